@@ -1,0 +1,19 @@
+//! kdop (work in progress skeleton)
+#![deny(missing_docs)]
+
+#[macro_use]
+mod profile;
+mod error;
+pub(crate) mod exact;
+pub mod oracle;
+mod tri;
+
+pub use error::{Error, FormatError, Result};
+pub use tri::{Triangle, triangle_distance, triangles_intersect};
+
+/// Largest coordinate magnitude accepted in a mesh (2^40, about 1.1e12).
+pub const MAX_COORDINATE: f64 = (1u64 << 40) as f64;
+/// Largest magnitude of an entry of a pose's linear part (2^20).
+pub const MAX_POSE_LINEAR: f64 = (1u64 << 20) as f64;
+/// Largest magnitude of a pose's translation (2^42).
+pub const MAX_POSE_TRANSLATION: f64 = (1u64 << 42) as f64;
