@@ -3,11 +3,14 @@
 
 #[macro_use]
 mod profile;
+mod dop;
 mod error;
 pub(crate) mod exact;
 pub mod oracle;
+mod hull;
 mod tri;
 
+pub use dop::{Dop, OverlapOrder, axes};
 pub use error::{Error, FormatError, Result};
 pub use tri::{Triangle, triangle_distance, triangles_intersect};
 

@@ -1,0 +1,383 @@
+//! Discrete orientation polytopes (Klosowski et al. 1998, §3.2 and §3.3.3).
+//!
+//! A k-DOP is the intersection of k/2 slabs `lo_i <= d_i . x <= hi_i` over fixed directions
+//! `d_i` with coordinates in {-1, 0, 1}: the paper's 6-, 14-, 18- and 26-DOPs. `K` is a
+//! compile-time constant, so every loop over the axes is unrolled and nothing dispatches at
+//! run time.
+//!
+//! Bounds are stored as `f32`, rounded *outward*: a k-DOP built from geometry always
+//! contains that geometry exactly (the projections are evaluated with a certified error
+//! bound and then rounded down for `lo`, up for `hi`).
+
+mod brep;
+mod overlap;
+
+use crate::exact::{EPS, sum_sign};
+use glam::DVec3;
+
+pub use overlap::OverlapOrder;
+
+/// Directions of the 6-DOP: the coordinate axes.
+const AXES_6: [[i8; 3]; 3] = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
+/// Directions of the 14-DOP: axes plus the four corner diagonals (§3.3.3).
+const AXES_14: [[i8; 3]; 7] = [
+    [1, 0, 0],
+    [0, 1, 0],
+    [0, 0, 1],
+    [1, 1, 1],
+    [1, -1, 1],
+    [1, 1, -1],
+    [1, -1, -1],
+];
+/// Directions of the 18-DOP: axes plus the six edge diagonals (§3.3.3).
+const AXES_18: [[i8; 3]; 9] = [
+    [1, 0, 0],
+    [0, 1, 0],
+    [0, 0, 1],
+    [1, 1, 0],
+    [1, 0, 1],
+    [0, 1, 1],
+    [1, -1, 0],
+    [1, 0, -1],
+    [0, 1, -1],
+];
+/// Directions of the 26-DOP: the union of the 14- and 18-DOP directions (§3.3.3).
+const AXES_26: [[i8; 3]; 13] = [
+    [1, 0, 0],
+    [0, 1, 0],
+    [0, 0, 1],
+    [1, 1, 1],
+    [1, -1, 1],
+    [1, 1, -1],
+    [1, -1, -1],
+    [1, 1, 0],
+    [1, 0, 1],
+    [0, 1, 1],
+    [1, -1, 0],
+    [1, 0, -1],
+    [0, 1, -1],
+];
+
+/// The fixed directions of the k-DOP with `k` faces; `k` must be 6, 14, 18 or 26.
+#[must_use]
+pub const fn axes(k: usize) -> &'static [[i8; 3]] {
+    match k {
+        6 => &AXES_6,
+        14 => &AXES_14,
+        18 => &AXES_18,
+        26 => &AXES_26,
+        _ => panic!("k must be 6, 14, 18 or 26"),
+    }
+}
+
+/// A k-DOP: `K / 2` intervals `[lo_i, hi_i]` along the fixed directions [`axes`]`(K)`.
+///
+/// `K` is one of 6, 14, 18, 26; any other value fails to compile when used.
+///
+/// The bounds are laid out as `[lo_0, .., lo_{K/2-1}, hi_0, .., hi_{K/2-1}]` so that one
+/// vector load compares four intervals.
+///
+/// # Example
+/// ```
+/// use glam::DVec3;
+/// use kdop::Dop;
+/// let a = Dop::<18>::from_points(&[DVec3::ZERO, DVec3::ONE]);
+/// let b = Dop::<18>::from_points(&[DVec3::splat(0.9), DVec3::splat(2.0)]);
+/// assert!(a.overlaps(&b));
+/// // Their boxes touch at the corner (1, 1, 0), but the diagonal x + y separates them.
+/// let c = Dop::<18>::from_triangle(&[DVec3::new(1.0, 1.5, 0.0), DVec3::new(1.5, 1.0, 0.0), DVec3::new(1.5, 1.5, 0.0)]);
+/// assert!(!a.overlaps(&c));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct Dop<const K: usize> {
+    pub(crate) b: [f32; K],
+}
+
+/// Largest `f32` not above `x`.
+#[inline]
+pub(crate) fn f32_down(x: f64) -> f32 {
+    let r = x as f32;
+    if f64::from(r) > x { r.next_down() } else { r }
+}
+
+/// Smallest `f32` not below `x`.
+#[inline]
+pub(crate) fn f32_up(x: f64) -> f32 {
+    let r = x as f32;
+    if f64::from(r) < x { r.next_up() } else { r }
+}
+
+impl<const K: usize> Dop<K> {
+    /// Number of slab directions, `K / 2`.
+    pub const AXES: usize = {
+        assert!(K == 6 || K == 14 || K == 18 || K == 26, "k must be 6, 14, 18 or 26");
+        K / 2
+    };
+
+    /// The empty k-DOP: contains nothing, overlaps nothing; the identity of [`Dop::merge`].
+    pub const EMPTY: Self = Dop {
+        b: {
+            let mut b = [0.0f32; K];
+            let mut i = 0;
+            while i < K {
+                b[i] = if i < K / 2 {
+                    f32::INFINITY
+                } else {
+                    f32::NEG_INFINITY
+                };
+                i += 1;
+            }
+            b
+        },
+    };
+
+    /// The k-DOP with the given bounds along [`axes`]`(K)`.
+    ///
+    /// `lo[i] > hi[i]` for any `i` makes it empty. Returns `None` if a bound is NaN.
+    #[must_use]
+    pub fn from_bounds(lo: &[f32], hi: &[f32]) -> Option<Self> {
+        let n = Self::AXES;
+        if lo.len() != n || hi.len() != n || lo.iter().chain(hi).any(|v| v.is_nan()) {
+            return None;
+        }
+        let mut b = [0.0; K];
+        b[..n].copy_from_slice(lo);
+        b[n..].copy_from_slice(hi);
+        Some(Dop { b })
+    }
+
+    /// Lower bound along axis `i`.
+    #[inline]
+    #[must_use]
+    pub fn lo(&self, i: usize) -> f32 {
+        self.b[i]
+    }
+
+    /// Upper bound along axis `i`.
+    #[inline]
+    #[must_use]
+    pub fn hi(&self, i: usize) -> f32 {
+        self.b[K / 2 + i]
+    }
+
+    /// Whether this k-DOP contains no point (some `lo > hi`).
+    #[inline]
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        (0..K / 2).any(|i| !(self.b[i] <= self.b[K / 2 + i]))
+    }
+
+    /// Outward-rounded projection of a point onto every axis: `(lo, hi)` per axis.
+    #[inline]
+    fn project_point(p: DVec3, out: &mut Self) {
+        let _ = Self::AXES;
+        let a = axes(K);
+        let s = p.x.abs() + p.y.abs() + p.z.abs();
+        // A sum of up to three terms is off by at most 2 EPS * s; 4 EPS * s also absorbs
+        // the rounding of the subtraction below (see f32_down/f32_up callers).
+        let err = 4.0 * EPS * s;
+        for (i, d) in a.iter().enumerate() {
+            let v = f64::from(d[0]) * p.x + f64::from(d[1]) * p.y + f64::from(d[2]) * p.z;
+            let single = (d[0] != 0) as u8 + (d[1] != 0) as u8 + (d[2] != 0) as u8 == 1;
+            let e = if single { 0.0 } else { err };
+            out.b[i] = out.b[i].min(f32_down(v - e));
+            out.b[K / 2 + i] = out.b[K / 2 + i].max(f32_up(v + e));
+        }
+    }
+
+    /// The smallest k-DOP (up to outward rounding to `f32`) containing the points.
+    #[must_use]
+    pub fn from_points(points: &[DVec3]) -> Self {
+        let mut d = Self::EMPTY;
+        for &p in points {
+            Self::project_point(p, &mut d);
+        }
+        d
+    }
+
+    /// The k-DOP of one triangle.
+    #[inline]
+    #[must_use]
+    pub fn from_triangle(t: &[DVec3; 3]) -> Self {
+        Self::from_points(t)
+    }
+
+    /// Grows this k-DOP to contain the point.
+    #[inline]
+    pub fn add_point(&mut self, p: DVec3) {
+        Self::project_point(p, self);
+    }
+
+    /// The smallest k-DOP containing both.
+    #[inline]
+    #[must_use]
+    pub fn merge(&self, other: &Self) -> Self {
+        let mut b = [0.0; K];
+        for i in 0..K / 2 {
+            b[i] = self.b[i].min(other.b[i]);
+        }
+        for i in K / 2..K {
+            b[i] = self.b[i].max(other.b[i]);
+        }
+        Dop { b }
+    }
+
+    /// The intersection of both (both contain some set, so does this).
+    #[inline]
+    #[must_use]
+    pub fn intersect(&self, other: &Self) -> Self {
+        let mut b = [0.0; K];
+        for i in 0..K / 2 {
+            b[i] = self.b[i].max(other.b[i]);
+        }
+        for i in K / 2..K {
+            b[i] = self.b[i].min(other.b[i]);
+        }
+        Dop { b }
+    }
+
+    /// Whether `other` lies inside this k-DOP (every interval contains the other's).
+    /// The empty k-DOP is contained in everything.
+    #[must_use]
+    pub fn contains(&self, other: &Self) -> bool {
+        if other.is_empty() {
+            return true;
+        }
+        (0..K / 2).all(|i| self.b[i] <= other.b[i] && other.b[K / 2 + i] <= self.b[K / 2 + i])
+    }
+
+    /// Whether the point lies in the closed k-DOP, decided exactly.
+    #[must_use]
+    pub fn contains_point(&self, p: DVec3) -> bool {
+        axes(K).iter().enumerate().all(|(i, d)| {
+            let terms = [
+                f64::from(d[0]) * p.x,
+                f64::from(d[1]) * p.y,
+                f64::from(d[2]) * p.z,
+            ];
+            // d . p - lo >= 0 and hi - d . p >= 0, each an exact sum sign.
+            let lo = f64::from(self.b[i]);
+            let hi = f64::from(self.b[K / 2 + i]);
+            sum_sign(&[terms[0], terms[1], terms[2], -lo]) >= 0
+                && sum_sign(&[hi, -terms[0], -terms[1], -terms[2]]) >= 0
+        })
+    }
+
+    /// This k-DOP grown so that it contains every point within Euclidean distance
+    /// `margin` of it. Each interval grows by `margin * |d_i|`, rounded outward.
+    /// A negative or NaN margin leaves it unchanged.
+    #[must_use]
+    pub fn enlarged(&self, margin: f64) -> Self {
+        if !(margin > 0.0) || self.is_empty() {
+            return *self;
+        }
+        let mut out = *self;
+        for (i, d) in axes(K).iter().enumerate() {
+            let len = f64::from(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            let m = margin * len * (1.0 + 4.0 * EPS);
+            out.b[i] = f32_down(f64::from(self.b[i]) - m);
+            out.b[K / 2 + i] = f32_up(f64::from(self.b[K / 2 + i]) + m);
+        }
+        out
+    }
+
+    /// Extent along each coordinate axis (x, y, z): the k-DOP's bounding box size.
+    #[must_use]
+    pub fn box_extent(&self) -> DVec3 {
+        DVec3::new(
+            f64::from(self.b[K / 2]) - f64::from(self.b[0]),
+            f64::from(self.b[K / 2 + 1]) - f64::from(self.b[1]),
+            f64::from(self.b[K / 2 + 2]) - f64::from(self.b[2]),
+        )
+    }
+
+    /// Largest magnitude among the bounds (0 for an empty k-DOP).
+    pub(crate) fn magnitude(&self) -> f64 {
+        if self.is_empty() {
+            return 0.0;
+        }
+        self.b.iter().fold(0.0f64, |m, &v| m.max(f64::from(v).abs()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg(s: &mut u64) -> f64 {
+        *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((*s >> 11) as f64) / ((1u64 << 53) as f64)
+    }
+
+    fn generic_props<const K: usize>() {
+        let mut s = 99u64;
+        for _ in 0..300 {
+            let scale = [1e-3, 1.0, 1e5, 1e11][(lcg(&mut s) * 4.0) as usize];
+            let off = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * scale * 3.0;
+            let pts: Vec<DVec3> = (0..7)
+                .map(|_| off + DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * scale)
+                .collect();
+            let a = Dop::<K>::from_points(&pts[..4]);
+            let b = Dop::<K>::from_points(&pts[3..]);
+            for p in &pts[..4] {
+                assert!(a.contains_point(*p), "from_points must contain its points");
+            }
+            let m = a.merge(&b);
+            assert!(m.contains(&a) && m.contains(&b), "merge contains both");
+            assert_eq!(a.overlaps(&b), b.overlaps(&a), "overlap is symmetric");
+            // They share pts[3], so they overlap.
+            assert!(a.overlaps(&b));
+            assert!(a.overlaps_scalar(&b));
+            let e = a.enlarged(scale * 0.1);
+            assert!(e.contains(&a));
+            // A point at distance 0.1 * scale outside along any direction is inside e.
+            let u = DVec3::new(lcg(&mut s) - 0.5, lcg(&mut s) - 0.5, lcg(&mut s) - 0.5)
+                .normalize();
+            assert!(e.contains_point(pts[0] + u * scale * 0.0999));
+        }
+        assert!(Dop::<K>::EMPTY.is_empty());
+        assert!(!Dop::<K>::EMPTY.overlaps(&Dop::<K>::EMPTY));
+    }
+
+    #[test]
+    fn properties_all_k() {
+        generic_props::<6>();
+        generic_props::<14>();
+        generic_props::<18>();
+        generic_props::<26>();
+    }
+
+    #[test]
+    fn projections_round_outward() {
+        // 0.1 + 0.2 has no exact f32 and the diagonal sum rounds in f64; the exact
+        // projection must still lie inside.
+        let p = DVec3::new(0.1, 0.2, 0.3);
+        let d = Dop::<26>::from_points(&[p]);
+        assert!(d.contains_point(p));
+        for i in 0..13 {
+            assert!(d.lo(i) <= d.hi(i));
+            assert!(d.lo(i) < d.hi(i) || i < 3 && f64::from(d.lo(i)) == p[i]);
+        }
+        // Cancellation: x - y is exactly 0 but the terms are large.
+        let q = DVec3::new(1e10 + 0.5, 1e10 + 0.5, 0.0);
+        let d = Dop::<18>::from_points(&[q]);
+        assert!(d.contains_point(q));
+    }
+
+    #[test]
+    fn contains_point_is_exact_on_the_boundary() {
+        let cube: Vec<DVec3> = (0..8)
+            .map(|i| DVec3::new((i & 1) as f64, (i >> 1 & 1) as f64, (i >> 2) as f64))
+            .collect();
+        let d = Dop::<14>::from_points(&cube);
+        assert!(d.contains_point(DVec3::ONE));
+        assert!(d.contains_point(DVec3::new(1.0, 0.0, 0.0)));
+        assert!(!d.contains_point(DVec3::new(1.0 + 1e-15, 0.0, 0.0)));
+        assert!(d.contains_point(DVec3::new(0.0, 1.0, 0.0)));
+        // The segment's 14-DOP is thin: x - y - z lies in [-1, 0], so (1, 0, 0) is outside.
+        let seg = Dop::<14>::from_points(&[DVec3::ZERO, DVec3::ONE]);
+        assert!(seg.contains_point(DVec3::splat(0.5)));
+        assert!(!seg.contains_point(DVec3::X));
+    }
+}
