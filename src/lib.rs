@@ -7,10 +7,16 @@ mod dop;
 mod error;
 pub(crate) mod exact;
 pub mod oracle;
+mod hierarchy;
 mod hull;
+mod mesh;
+mod pose;
 mod tri;
 
 pub use dop::{Dop, OverlapOrder, axes};
+pub use hierarchy::{AxisRule, BuildOptions, Bvh, SplitPoint};
+pub use mesh::Mesh;
+pub use pose::Pose;
 pub use error::{Error, FormatError, Result};
 pub use tri::{Triangle, triangle_distance, triangles_intersect};
 

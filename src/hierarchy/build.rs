@@ -1,0 +1,269 @@
+//! Top-down construction of a BV-tree (Klosowski et al. 1998, §3.3.2 and §3.3.4).
+//!
+//! Each triangle is represented by its centroid. A node with more than τ triangles is
+//! split by a plane orthogonal to x, y or z, chosen by one of the four axis rules, placed at
+//! the mean or the median of the centroid coordinates. If the mean leaves one side empty
+//! (identical centroids, or rounding) the median is used; the median breaks ties by triangle
+//! index, so every split makes progress and the recursion ends.
+//!
+//! Subtrees above a size threshold are built in parallel with `rayon::join`. Each subtree
+//! is a pure function of its input slice, and results are concatenated left before right,
+//! so the tree is identical whatever the number of threads.
+
+use super::{BuildOptions, Bvh, END, LEAF, Node, SplitPoint};
+use crate::dop::Dop;
+use crate::mesh::Mesh;
+use crate::AxisRule;
+use glam::DVec3;
+use rayon::prelude::*;
+
+/// Subtrees with more triangles than this are split off to another rayon task.
+const PARALLEL_MIN: usize = 8192;
+
+#[derive(Clone, Copy, Debug)]
+struct Item {
+    c: DVec3,
+    id: u32,
+}
+
+/// A node of the intermediate tree, stored in post-order.
+#[derive(Clone, Copy, Debug)]
+struct Tmp<const K: usize> {
+    dop: Dop<K>,
+    /// Children (indices into the same post-order vector), or `None` for a leaf.
+    kids: Option<(u32, u32)>,
+    /// Item range (leaves).
+    range: (u32, u32),
+}
+
+/// Builds a hierarchy over a validated mesh.
+pub(crate) fn build<const K: usize>(mesh: Mesh, opts: &BuildOptions) -> Bvh<K> {
+    zone!("Bvh::build");
+    let (vertices, triangles) = mesh.into_parts();
+    let vdops: Vec<Dop<K>> = vertices
+        .par_iter()
+        .with_min_len(4096)
+        .map(|&p| Dop::<K>::from_points(&[p]))
+        .collect();
+    let tdops: Vec<Dop<K>> = triangles
+        .par_iter()
+        .with_min_len(4096)
+        .map(|t| {
+            vdops[t[0] as usize]
+                .merge(&vdops[t[1] as usize])
+                .merge(&vdops[t[2] as usize])
+        })
+        .collect();
+    drop(vdops);
+    let mut items: Vec<Item> = triangles
+        .par_iter()
+        .with_min_len(4096)
+        .enumerate()
+        .map(|(i, t)| {
+            let [a, b, c] = t.map(|v| vertices[v as usize]);
+            Item {
+                c: (a + b + c) / 3.0,
+                id: i as u32,
+            }
+        })
+        .collect();
+
+    let tmp = build_range(&mut items, 0, &tdops, opts);
+    let (nodes, order) = flatten(&tmp, &items);
+    let mut tris = Vec::with_capacity(triangles.len());
+    let mut ids = Vec::with_capacity(triangles.len());
+    for (pos, &(id, last)) in order.iter().enumerate() {
+        debug_assert_eq!(pos, tris.len());
+        tris.push(triangles[id as usize]);
+        ids.push(id | if last { END } else { 0 });
+    }
+    Bvh {
+        nodes,
+        vertices,
+        tris,
+        ids,
+    }
+}
+
+fn merged<const K: usize>(items: &[Item], tdops: &[Dop<K>]) -> Dop<K> {
+    items
+        .iter()
+        .fold(Dop::EMPTY, |d, it| d.merge(&tdops[it.id as usize]))
+}
+
+/// Builds the subtree over `items` (positions `offset..` in the full item array), returning
+/// its nodes in post-order (root last).
+fn build_range<const K: usize>(
+    items: &mut [Item],
+    offset: u32,
+    tdops: &[Dop<K>],
+    opts: &BuildOptions,
+) -> Vec<Tmp<K>> {
+    let n = items.len();
+    if n <= opts.leaf_size as usize {
+        return vec![Tmp {
+            dop: merged(items, tdops),
+            kids: None,
+            range: (offset, offset + n as u32),
+        }];
+    }
+    let mid = split(items, tdops, opts);
+    let (left, right) = items.split_at_mut(mid);
+    let (mut l, r) = if n > PARALLEL_MIN {
+        rayon::join(
+            || build_range(left, offset, tdops, opts),
+            || build_range(right, offset + mid as u32, tdops, opts),
+        )
+    } else {
+        (
+            build_range(left, offset, tdops, opts),
+            build_range(right, offset + mid as u32, tdops, opts),
+        )
+    };
+    let shift = l.len() as u32;
+    let lroot = shift - 1;
+    let rroot = shift + r.len() as u32 - 1;
+    let dop = l[lroot as usize].dop.merge(&r[r.len() - 1].dop);
+    l.reserve(r.len() + 1);
+    l.extend(r.into_iter().map(|mut t| {
+        if let Some((a, b)) = t.kids.as_mut().map(|k| (&mut k.0, &mut k.1)) {
+            *a += shift;
+            *b += shift;
+        }
+        t
+    }));
+    l.push(Tmp {
+        dop,
+        kids: Some((lroot, rroot)),
+        range: (offset, offset + n as u32),
+    });
+    l
+}
+
+/// Reorders `items` around a splitting plane and returns the size of the left part,
+/// which is always in `1..items.len()`.
+fn split<const K: usize>(items: &mut [Item], tdops: &[Dop<K>], opts: &BuildOptions) -> usize {
+    let axis = match opts.rule {
+        AxisRule::Splatter => splatter_axis(items),
+        AxisRule::LongestSide => {
+            let ext = merged(items, tdops).box_extent();
+            longest(ext)
+        }
+        AxisRule::MinSum | AxisRule::MinMax => {
+            let mut best = (f64::INFINITY, 0usize);
+            for axis in 0..3 {
+                let mid = partition(items, axis, opts.split);
+                let vl = merged(&items[..mid], tdops).volume();
+                let vr = merged(&items[mid..], tdops).volume();
+                let cost = if opts.rule == AxisRule::MinSum {
+                    vl + vr
+                } else {
+                    vl.max(vr)
+                };
+                if cost < best.0 {
+                    best = (cost, axis);
+                }
+            }
+            best.1
+        }
+    };
+    partition(items, axis, opts.split)
+}
+
+fn longest(ext: DVec3) -> usize {
+    if ext.x >= ext.y && ext.x >= ext.z {
+        0
+    } else if ext.y >= ext.z {
+        1
+    } else {
+        2
+    }
+}
+
+/// The axis of largest centroid variance (two passes: mean, then squared deviations).
+fn splatter_axis(items: &[Item]) -> usize {
+    let n = items.len() as f64;
+    let mean = items.iter().fold(DVec3::ZERO, |s, it| s + it.c) / n;
+    let var = items.iter().fold(DVec3::ZERO, |s, it| {
+        let d = it.c - mean;
+        s + d * d
+    });
+    longest(var)
+}
+
+/// Partitions along `axis` at the mean or median; falls back to the median when the mean
+/// leaves a side empty. Returns the left size, in `1..len`.
+fn partition(items: &mut [Item], axis: usize, split: SplitPoint) -> usize {
+    if split == SplitPoint::Mean {
+        let mean = items.iter().map(|it| it.c[axis]).sum::<f64>() / items.len() as f64;
+        let mid = partition_below(items, axis, mean);
+        if mid > 0 && mid < items.len() {
+            return mid;
+        }
+    }
+    let mid = items.len() / 2;
+    items.select_nth_unstable_by(mid, |a, b| {
+        a.c[axis].total_cmp(&b.c[axis]).then(a.id.cmp(&b.id))
+    });
+    mid
+}
+
+/// Moves items with centroid coordinate below `v` to the front (deterministic two-pointer
+/// partition); returns how many there are.
+fn partition_below(items: &mut [Item], axis: usize, v: f64) -> usize {
+    let mut i = 0;
+    let mut j = items.len();
+    while i < j {
+        if items[i].c[axis] < v {
+            i += 1;
+        } else {
+            j -= 1;
+            items.swap(i, j);
+        }
+    }
+    i
+}
+
+/// Converts the post-order tree into the pair layout (children adjacent, after their
+/// parent) and lists `(triangle id, last of its leaf)` in leaf order.
+fn flatten<const K: usize>(tmp: &[Tmp<K>], items: &[Item]) -> (Vec<Node<K>>, Vec<(u32, bool)>) {
+    let mut nodes: Vec<Node<K>> = Vec::with_capacity(tmp.len());
+    let mut order: Vec<(u32, bool)> = Vec::with_capacity(items.len());
+    // (temporary index, final slot); slots are allocated two at a time for children.
+    let root = tmp.len() as u32 - 1;
+    nodes.push(Node {
+        dop: tmp[root as usize].dop,
+        link: 0,
+    });
+    let mut stack = vec![(root, 0u32)];
+    while let Some((t, slot)) = stack.pop() {
+        let node = &tmp[t as usize];
+        match node.kids {
+            Some((a, b)) => {
+                let first = nodes.len() as u32;
+                nodes.push(Node {
+                    dop: tmp[a as usize].dop,
+                    link: 0,
+                });
+                nodes.push(Node {
+                    dop: tmp[b as usize].dop,
+                    link: 0,
+                });
+                nodes[slot as usize].link = first;
+                // Right pushed first so the left subtree is laid out (and its leaves
+                // numbered) first.
+                stack.push((b, first + 1));
+                stack.push((a, first));
+            }
+            None => {
+                let start = order.len() as u32;
+                let (lo, hi) = node.range;
+                for (k, it) in items[lo as usize..hi as usize].iter().enumerate() {
+                    order.push((it.id, k + 1 == (hi - lo) as usize));
+                }
+                nodes[slot as usize].link = LEAF | start;
+            }
+        }
+    }
+    (nodes, order)
+}

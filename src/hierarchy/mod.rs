@@ -1,0 +1,340 @@
+//! Per-mesh BV-trees of k-DOPs (Klosowski et al. 1998, §3.3).
+//!
+//! Nodes live in one contiguous array addressed by `u32` index. The two children of an
+//! internal node are adjacent (`first`, `first + 1`), always after their parent, so the
+//! array has no cycles by construction and a loader can check that cheaply. The mesh's
+//! triangles are stored in leaf order, each leaf a contiguous run whose last entry carries
+//! [`END`], so a leaf is one index.
+
+mod build;
+mod validate;
+
+use crate::dop::Dop;
+use crate::error::{Error, Result};
+use glam::DVec3;
+
+pub(crate) use build::build;
+
+/// Marks a leaf in [`Node::link`]; the other bits are the leaf's first triangle position.
+pub(crate) const LEAF: u32 = 1 << 31;
+/// Marks the last triangle of a leaf in `Bvh::ids`; the other bits are the original
+/// triangle index.
+pub(crate) const END: u32 = 1 << 31;
+
+/// One node: its k-DOP and a link (first child, or `LEAF | first triangle`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub(crate) struct Node<const K: usize> {
+    pub dop: Dop<K>,
+    pub link: u32,
+}
+
+// Node sizes are part of the memory figures in docs/benchmarks.md.
+const _: () = assert!(std::mem::size_of::<Node<6>>() == 28);
+const _: () = assert!(std::mem::size_of::<Node<14>>() == 60);
+const _: () = assert!(std::mem::size_of::<Node<18>>() == 76);
+const _: () = assert!(std::mem::size_of::<Node<26>>() == 108);
+
+impl<const K: usize> Node<K> {
+    #[inline]
+    pub fn is_leaf(&self) -> bool {
+        self.link & LEAF != 0
+    }
+    /// First child (internal nodes).
+    #[inline]
+    pub fn first_child(&self) -> u32 {
+        self.link
+    }
+    /// First triangle position (leaves).
+    #[inline]
+    pub fn first_triangle(&self) -> u32 {
+        self.link & !LEAF
+    }
+}
+
+/// How to choose the axis of the splitting plane (§3.3.4, "Choice of Axis").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AxisRule {
+    /// The axis along which the node's k-DOP is longest (three subtractions).
+    LongestSide,
+    /// The axis minimising the sum of the children's k-DOP volumes.
+    MinSum,
+    /// The axis minimising the larger of the children's k-DOP volumes.
+    MinMax,
+    /// The axis along which the triangle centroids have the largest variance (the
+    /// paper's default).
+    Splatter,
+}
+
+/// Where to put the splitting plane along the chosen axis (§3.3.4, "Choice of Split Point").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SplitPoint {
+    /// The mean of the centroid coordinates (the paper's default: tighter volumes).
+    Mean,
+    /// The median of the centroid coordinates (balanced trees).
+    Median,
+}
+
+/// Parameters of a hierarchy build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BuildOptions {
+    /// Axis rule; default [`AxisRule::Splatter`].
+    pub rule: AxisRule,
+    /// Split point; default [`SplitPoint::Mean`].
+    pub split: SplitPoint,
+    /// The leaf threshold τ: a node with at most this many triangles is a leaf (§4.3).
+    /// The paper used 1 for environments; 1..=4096 is accepted.
+    pub leaf_size: u32,
+}
+
+impl BuildOptions {
+    /// Defaults for an environment: splatter, mean, τ = 2 (the best memory/speed
+    /// trade-off measured in `docs/benchmarks.md`; the paper's τ = 1 is a parameter away).
+    pub const ENVIRONMENT: BuildOptions = BuildOptions {
+        rule: AxisRule::Splatter,
+        split: SplitPoint::Mean,
+        leaf_size: 2,
+    };
+    /// Defaults for a flying object: splatter, mean, τ = 4. Fewer, fuller leaves mean fewer
+    /// nodes to re-bound when the object turns (§4.3).
+    pub const FLYING: BuildOptions = BuildOptions {
+        rule: AxisRule::Splatter,
+        split: SplitPoint::Mean,
+        leaf_size: 4,
+    };
+
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.leaf_size == 0 || self.leaf_size > 4096 {
+            return Err(Error::InvalidParameter {
+                name: "leaf_size",
+                reason: format!("{} is outside 1..=4096", self.leaf_size),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions::ENVIRONMENT
+    }
+}
+
+/// A BV-tree of k-DOPs over one mesh, which it owns (triangles reordered into leaf order).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bvh<const K: usize> {
+    pub(crate) nodes: Vec<Node<K>>,
+    pub(crate) vertices: Vec<DVec3>,
+    /// Triangles in leaf order.
+    pub(crate) tris: Vec<[u32; 3]>,
+    /// Original index of the triangle at each position, with [`END`] on each leaf's last.
+    pub(crate) ids: Vec<u32>,
+}
+
+impl<const K: usize> Bvh<K> {
+    /// Builds the hierarchy of a mesh (which it keeps, triangles reordered).
+    ///
+    /// Large builds run on rayon's current thread pool; the result is identical whatever
+    /// the number of threads.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a leaf size outside `1..=4096`.
+    ///
+    /// # Complexity
+    /// O(n log n) for splatter and longest side; min sum and min max also compute six
+    /// k-DOP volumes per node.
+    pub fn build(mesh: crate::Mesh, options: &BuildOptions) -> Result<Self> {
+        options.check()?;
+        Ok(build(mesh, options))
+    }
+
+    /// Number of nodes.
+    #[must_use]
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Number of triangles.
+    #[must_use]
+    pub fn triangle_count(&self) -> usize {
+        self.tris.len()
+    }
+
+    /// The root's k-DOP: it contains every triangle.
+    #[must_use]
+    pub fn root_dop(&self) -> Dop<K> {
+        self.nodes[0].dop
+    }
+
+    /// Height of the tree (a single leaf has depth 0).
+    #[must_use]
+    pub fn depth(&self) -> usize {
+        let mut best = 0;
+        let mut stack = vec![(0u32, 0usize)];
+        while let Some((n, d)) = stack.pop() {
+            best = best.max(d);
+            let node = &self.nodes[n as usize];
+            if !node.is_leaf() {
+                stack.push((node.first_child(), d + 1));
+                stack.push((node.first_child() + 1, d + 1));
+            }
+        }
+        best
+    }
+
+    /// Bytes used by vertices, triangles, ids and nodes.
+    #[must_use]
+    pub fn memory_bytes(&self) -> usize {
+        self.vertices.len() * std::mem::size_of::<DVec3>()
+            + self.tris.len() * (12 + 4)
+            + self.nodes.len() * std::mem::size_of::<Node<K>>()
+    }
+
+    /// The corners of the triangle at leaf-order position `pos`.
+    #[inline]
+    pub(crate) fn tri_at(&self, pos: usize) -> [DVec3; 3] {
+        self.tris[pos].map(|v| self.vertices[v as usize])
+    }
+
+    /// The original index of the triangle at leaf-order position `pos`.
+    #[inline]
+    pub(crate) fn id_at(&self, pos: usize) -> u32 {
+        self.ids[pos] & !END
+    }
+
+    /// The corners of the triangle with original index `id`, if any (linear search; for
+    /// tests and reports, not hot paths).
+    #[must_use]
+    pub fn triangle(&self, id: u32) -> Option<[DVec3; 3]> {
+        let pos = self.ids.iter().position(|&v| v & !END == id)?;
+        Some(self.tri_at(pos))
+    }
+
+    /// Sum of the volumes of all node k-DOPs (a quality measure, §3.3.4).
+    #[must_use]
+    pub fn total_volume(&self) -> f64 {
+        self.nodes.iter().map(|n| n.dop.volume()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Mesh;
+
+    fn lcg(s: &mut u64) -> f64 {
+        *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((*s >> 11) as f64) / ((1u64 << 53) as f64)
+    }
+
+    fn soup(n: usize, seed: u64) -> Mesh {
+        let mut s = seed;
+        let mut tris = Vec::new();
+        for i in 0..n {
+            let c = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * 10.0;
+            let p = |s: &mut u64| c + DVec3::new(lcg(s), lcg(s), lcg(s)) * 0.3;
+            let t = [p(&mut s), p(&mut s), p(&mut s)];
+            // Some exact duplicates and degenerate triangles.
+            let t = match i % 17 {
+                0 => [t[0], t[0], t[0]],
+                1 => [t[0], t[1], (t[0] + t[1]) * 0.5],
+                _ => t,
+            };
+            tris.push(t);
+            if i % 23 == 0 {
+                tris.push(t);
+            }
+        }
+        Mesh::from_triangles(&tris).unwrap()
+    }
+
+    fn all_options() -> Vec<BuildOptions> {
+        let mut v = Vec::new();
+        for rule in [AxisRule::LongestSide, AxisRule::MinSum, AxisRule::MinMax, AxisRule::Splatter] {
+            for split in [SplitPoint::Mean, SplitPoint::Median] {
+                for leaf_size in [1, 3, 8] {
+                    v.push(BuildOptions { rule, split, leaf_size });
+                }
+            }
+        }
+        v
+    }
+
+    fn valid_for<const K: usize>() {
+        let m = soup(700, 3);
+        for o in all_options() {
+            let b = Bvh::<K>::build(m.clone(), &o).unwrap();
+            assert_eq!(b.validate(), Ok(()), "{o:?}");
+            assert_eq!(b.triangle_count(), m.triangle_count());
+            // Every leaf respects the threshold.
+            for n in &b.nodes {
+                if n.is_leaf() {
+                    let mut pos = n.first_triangle() as usize;
+                    let mut count = 1;
+                    while b.ids[pos] & END == 0 {
+                        pos += 1;
+                        count += 1;
+                    }
+                    assert!(count <= o.leaf_size as usize);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn builds_are_valid_for_every_k_rule_split_and_leaf_size() {
+        valid_for::<6>();
+        valid_for::<14>();
+        valid_for::<18>();
+        valid_for::<26>();
+    }
+
+    #[test]
+    fn identical_centroids_terminate() {
+        let t = [DVec3::ZERO, DVec3::X, DVec3::Y];
+        let m = Mesh::from_triangles(&vec![t; 1000]).unwrap();
+        for o in all_options() {
+            let b = Bvh::<18>::build(m.clone(), &o).unwrap();
+            assert_eq!(b.validate(), Ok(()));
+            assert!(b.depth() <= 12, "median fallback keeps it balanced");
+        }
+    }
+
+    #[test]
+    fn same_tree_whatever_the_thread_count() {
+        let m = soup(40_000, 9);
+        let build_with = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| Bvh::<18>::build(m.clone(), &BuildOptions::ENVIRONMENT).unwrap())
+        };
+        let one = build_with(1);
+        assert_eq!(one, build_with(2));
+        assert_eq!(one, build_with(3));
+    }
+
+    #[test]
+    fn validate_catches_damage() {
+        let b = Bvh::<14>::build(soup(50, 1), &BuildOptions::ENVIRONMENT).unwrap();
+        let mut c = b.clone();
+        c.nodes[1].dop.b[0] += 1.0; // shrink a child below its geometry
+        assert!(c.validate().is_err());
+        let mut c = b.clone();
+        c.nodes[0].link = 0; // self-loop
+        assert!(c.validate().is_err());
+        let mut c = b.clone();
+        c.ids[0] ^= END;
+        assert!(c.validate().is_err());
+        let mut c = b;
+        c.tris[3][1] = 1_000_000;
+        assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn rejects_bad_leaf_size() {
+        let o = BuildOptions { leaf_size: 0, ..BuildOptions::ENVIRONMENT };
+        assert!(Bvh::<6>::build(soup(5, 1), &o).is_err());
+    }
+}
