@@ -4,6 +4,7 @@
 #[macro_use]
 mod profile;
 mod dop;
+mod env;
 mod error;
 pub(crate) mod exact;
 pub mod oracle;
@@ -11,12 +12,17 @@ mod hierarchy;
 mod hull;
 mod mesh;
 mod pose;
+mod traverse;
 mod tri;
+mod tumble;
 
 pub use dop::{Dop, OverlapOrder, axes};
 pub use hierarchy::{AxisRule, BuildOptions, Bvh, SplitPoint};
 pub use mesh::Mesh;
 pub use pose::Pose;
+pub use tumble::FlyingObject;
+pub use env::{Environment, Part, PartId};
+pub use traverse::{Contact, Mode, Outcome, QueryOptions, QueryState, QueryStats};
 pub use error::{Error, FormatError, Result};
 pub use tri::{Triangle, triangle_distance, triangles_intersect};
 

@@ -68,8 +68,7 @@ pub(crate) fn build<const K: usize>(mesh: Mesh, opts: &BuildOptions) -> Bvh<K> {
         })
         .collect();
 
-    let tmp = build_range(&mut items, 0, &tdops, opts);
-    let (nodes, order) = flatten(&tmp, &items);
+    let (nodes, order) = build_nodes(&mut items, &tdops, opts);
     let mut tris = Vec::with_capacity(triangles.len());
     let mut ids = Vec::with_capacity(triangles.len());
     for (pos, &(id, last)) in order.iter().enumerate() {
@@ -83,6 +82,38 @@ pub(crate) fn build<const K: usize>(mesh: Mesh, opts: &BuildOptions) -> Bvh<K> {
         tris,
         ids,
     }
+}
+
+/// Builds the node array over items with the given centroids and bounds (indexed by item
+/// id); returns the nodes and `(id, last of its leaf)` in leaf order.
+fn build_nodes<const K: usize>(
+    items: &mut [Item],
+    dops: &[Dop<K>],
+    opts: &BuildOptions,
+) -> (Vec<Node<K>>, Vec<(u32, bool)>) {
+    let tmp = build_range(items, 0, dops, opts);
+    flatten(&tmp, items)
+}
+
+/// A tree with one leaf per box (for the tree over an environment's parts): the nodes, and
+/// for each leaf-order position the box index. Leaves link to their position.
+pub(crate) fn build_over_boxes<const K: usize>(
+    centroids: &[DVec3],
+    dops: &[Dop<K>],
+    rule: AxisRule,
+) -> (Vec<Node<K>>, Vec<u32>) {
+    let mut items: Vec<Item> = centroids
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| Item { c, id: i as u32 })
+        .collect();
+    let opts = BuildOptions {
+        rule,
+        split: SplitPoint::Mean,
+        leaf_size: 1,
+    };
+    let (nodes, order) = build_nodes(&mut items, dops, &opts);
+    (nodes, order.into_iter().map(|(id, _)| id).collect())
 }
 
 fn merged<const K: usize>(items: &[Item], tdops: &[Dop<K>]) -> Dop<K> {

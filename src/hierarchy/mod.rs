@@ -13,7 +13,7 @@ use crate::dop::Dop;
 use crate::error::{Error, Result};
 use glam::DVec3;
 
-pub(crate) use build::build;
+pub(crate) use build::{build, build_over_boxes};
 
 /// Marks a leaf in [`Node::link`]; the other bits are the leaf's first triangle position.
 pub(crate) const LEAF: u32 = 1 << 31;

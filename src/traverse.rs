@@ -1,0 +1,333 @@
+//! Simultaneous descent of the flying hierarchy and the environment (Klosowski et al. 1998,
+//! §4.2, Algorithm 1), iterative, in two modes: *detect* (stop at the first intersecting
+//! triangle pair) and *report* (every intersecting pair, sorted).
+//!
+//! Algorithm 1 descends the environment first; only when it reaches an environment leaf
+//! does it descend the flying hierarchy, so flying nodes are re-bounded (tumbled) only where
+//! the environment is close. The environment is one tree: the part tree, whose leaves lead
+//! into the parts' own hierarchies.
+//!
+//! Every query returns its statistics, the terms of the paper's cost model
+//! `T = Nv·Cv + Np·Cp + Nu·Cu` (§3.1, equation 2).
+
+use crate::dop::Dop;
+use crate::env::{Environment, PartId};
+use crate::error::{Error, Result};
+use crate::hierarchy::END;
+use crate::pose::Pose;
+use crate::tri::{boxes_overlap, intersect_boxed, triangle_distance};
+use crate::tumble::{Climber, FlyingObject, PoseFrame, root_dop, tumble_node};
+use glam::DVec3;
+
+/// Marks a part-tree entry on the traversal stack.
+const TOP: u32 = u32::MAX;
+
+/// Stop at the first contact, or find them all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Is there any contact? Stops at the first intersecting triangle pair (the paper's
+    /// "detect"), which is then the one contact reported.
+    Detect,
+    /// Every intersecting triangle pair (the paper's "detect and report").
+    Report,
+}
+
+/// How to run a query.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueryOptions {
+    /// Detect or report.
+    pub mode: Mode,
+    /// The user epsilon of §5: with `epsilon > 0`, pairs of triangles closer than this are
+    /// contacts too. `0` (the default) reports exactly the intersecting pairs.
+    pub epsilon: f64,
+}
+
+impl QueryOptions {
+    /// Exact detection.
+    pub const DETECT: QueryOptions = QueryOptions {
+        mode: Mode::Detect,
+        epsilon: 0.0,
+    };
+    /// Exact report of all intersecting pairs.
+    pub const REPORT: QueryOptions = QueryOptions {
+        mode: Mode::Report,
+        epsilon: 0.0,
+    };
+}
+
+impl Default for QueryOptions {
+    fn default() -> Self {
+        QueryOptions::REPORT
+    }
+}
+
+/// One contact: a triangle of a part (its index in the part's mesh) and a triangle of the
+/// flying object (its index in the object's mesh).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Contact {
+    /// The environment part.
+    pub part: PartId,
+    /// Triangle index within the part's mesh.
+    pub env_triangle: u32,
+    /// Triangle index within the flying object's mesh.
+    pub object_triangle: u32,
+}
+
+/// What a query did: the terms of the paper's cost model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryStats {
+    /// `Nv`: k-DOP overlap tests.
+    pub nv: u64,
+    /// `Np`: triangle pair tests.
+    pub np: u64,
+    /// `Nu`: flying nodes re-bounded (tumbled), the root included.
+    pub nu: u64,
+    /// Contacts found.
+    pub contacts: u64,
+    /// Moves made by hill-climbing the root's exact k-DOP.
+    pub climb_steps: u64,
+}
+
+/// The answer of one query; contacts borrow the [`QueryState`].
+#[derive(Debug)]
+pub struct Outcome<'a> {
+    /// Whether any contact was found.
+    pub collides: bool,
+    /// The contacts, sorted by part (in build order), environment triangle, object triangle.
+    /// In detect mode at most one.
+    pub contacts: &'a [Contact],
+    /// Work done.
+    pub stats: QueryStats,
+}
+
+/// Reusable scratch for queries of one flying object: tumbled k-DOPs with their stamps,
+/// placed vertices, the hill-climbing state and the traversal stack. Nothing allocates per
+/// query once it has warmed up. Use one per thread.
+#[derive(Clone, Debug, Default)]
+pub struct QueryState<const K: usize> {
+    object: u64,
+    stamp: u32,
+    last: Option<(Pose, u64)>,
+    frame: Option<PoseFrame<K>>,
+    node_stamp: Vec<u32>,
+    node_dop: Vec<Dop<K>>,
+    vert_stamp: Vec<u32>,
+    vert_world: Vec<DVec3>,
+    climber: Climber,
+    stack: Vec<[u32; 3]>,
+    raw: Vec<[u32; 3]>,
+    contacts: Vec<Contact>,
+}
+
+impl<const K: usize> QueryState<K> {
+    /// An empty state; it binds to an object on first use.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn bind(&mut self, obj: &FlyingObject<K>) {
+        if self.object == obj.id {
+            return;
+        }
+        self.object = obj.id;
+        self.stamp = 0;
+        self.last = None;
+        self.node_stamp.clear();
+        self.node_stamp.resize(obj.bvh.nodes.len(), 0);
+        self.node_dop.clear();
+        self.node_dop.resize(obj.bvh.nodes.len(), Dop::EMPTY);
+        self.vert_stamp.clear();
+        self.vert_stamp.resize(obj.bvh.vertices.len(), 0);
+        self.vert_world.clear();
+        self.vert_world.resize(obj.bvh.vertices.len(), DVec3::ZERO);
+        self.climber.reset(obj.hull_pts.len(), K);
+    }
+
+    /// Starts a new pose (new stamp, root re-bounded exactly) unless it is the last one.
+    fn set_pose(&mut self, obj: &FlyingObject<K>, pose: &Pose, eps: f64) -> u64 {
+        let key = (*pose, eps.to_bits());
+        if self.last == Some(key) {
+            return 0;
+        }
+        self.last = Some(key);
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.node_stamp.iter_mut().for_each(|s| *s = 0);
+            self.vert_stamp.iter_mut().for_each(|s| *s = 0);
+            self.stamp = 1;
+        }
+        let frame = PoseFrame::new(pose, obj.magnitude);
+        let before = self.climber.steps;
+        let root = root_dop(obj, &frame, &mut self.climber);
+        self.node_dop[0] = root.enlarged(eps);
+        self.node_stamp[0] = self.stamp;
+        self.frame = Some(frame);
+        self.climber.steps - before
+    }
+
+    /// The tumbled k-DOP of flying node `f`, re-bounded now if not yet for this pose.
+    #[inline]
+    fn fly_dop(&mut self, obj: &FlyingObject<K>, f: u32, eps: f64, stats: &mut QueryStats) -> Dop<K> {
+        let fi = f as usize;
+        if self.node_stamp[fi] != self.stamp {
+            let Some(frame) = self.frame.as_ref() else {
+                return Dop::EMPTY;
+            };
+            // The parent was reached first, so its bound is current; both contain the
+            // node's geometry, and so does their intersection.
+            let parent = self.node_dop[obj.parent[fi] as usize];
+            let d = tumble_node(obj, fi, frame).enlarged(eps).intersect(&parent);
+            self.node_dop[fi] = d;
+            self.node_stamp[fi] = self.stamp;
+            stats.nu += 1;
+        }
+        self.node_dop[fi]
+    }
+
+    /// The placed corners of the object triangle at leaf-order position `pos`.
+    #[inline]
+    fn placed(&mut self, obj: &FlyingObject<K>, pose: &Pose, pos: usize) -> [DVec3; 3] {
+        obj.bvh.tris[pos].map(|v| {
+            let vi = v as usize;
+            if self.vert_stamp[vi] != self.stamp {
+                self.vert_stamp[vi] = self.stamp;
+                self.vert_world[vi] = pose.transform_point(obj.bvh.vertices[vi]);
+            }
+            self.vert_world[vi]
+        })
+    }
+
+    /// The contacts of the last query.
+    #[must_use]
+    pub fn contacts(&self) -> &[Contact] {
+        &self.contacts
+    }
+}
+
+impl<const K: usize> Environment<K> {
+    /// Checks `object` placed by `pose` against the environment.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a negative or non-finite epsilon.
+    ///
+    /// # Performance
+    /// No allocation once `state` has warmed up (its buffers grow to the largest report).
+    /// Nodes of the flying hierarchy are re-bounded at most once per pose; repeating a
+    /// query with the same pose reuses them.
+    pub fn collide<'s>(
+        &self,
+        object: &FlyingObject<K>,
+        pose: &Pose,
+        options: &QueryOptions,
+        state: &'s mut QueryState<K>,
+    ) -> Result<Outcome<'s>> {
+        zone!("Environment::collide");
+        let eps = options.epsilon;
+        if !(eps >= 0.0) || !eps.is_finite() {
+            return Err(Error::InvalidParameter {
+                name: "epsilon",
+                reason: format!("{eps} is not a finite non-negative number"),
+            });
+        }
+        state.bind(object);
+        let mut stats = QueryStats::default();
+        let fresh = state.last.is_none_or(|l| l != (*pose, eps.to_bits()));
+        stats.climb_steps = state.set_pose(object, pose, eps);
+        if fresh {
+            stats.nu += 1;
+        }
+        state.raw.clear();
+        state.stack.clear();
+        state.stack.push([0, TOP, 0]);
+        let detect = options.mode == Mode::Detect;
+        'outer: while let Some([f, p, e]) = state.stack.pop() {
+            let fd = state.fly_dop(object, f, eps, &mut stats);
+            let env = if p == TOP {
+                &self.top[e as usize]
+            } else {
+                &self.parts[p as usize].bvh.nodes[e as usize]
+            };
+            stats.nv += 1;
+            if !fd.overlaps(&env.dop) {
+                continue;
+            }
+            // A part-tree leaf has the part root's bound: enter the root without retesting.
+            let (p, e, env) = if p == TOP && env.is_leaf() {
+                let part = env.first_triangle();
+                (part, 0, &self.parts[part as usize].bvh.nodes[0])
+            } else {
+                (p, e, env)
+            };
+            if !env.is_leaf() {
+                let c = env.first_child();
+                state.stack.push([f, p, c + 1]);
+                state.stack.push([f, p, c]);
+                continue;
+            }
+            let fnode = &object.bvh.nodes[f as usize];
+            if !fnode.is_leaf() {
+                let c = fnode.first_child();
+                state.stack.push([c + 1, p, e]);
+                state.stack.push([c, p, e]);
+                continue;
+            }
+            // Both leaves: test their triangles pairwise.
+            let bvh = &self.parts[p as usize].bvh;
+            let mut epos = env.first_triangle() as usize;
+            loop {
+                let et = bvh.tri_at(epos);
+                let mut fpos = fnode.first_triangle() as usize;
+                loop {
+                    let ft = state.placed(object, pose, fpos);
+                    stats.np += 1;
+                    let hit = if eps == 0.0 {
+                        boxes_overlap(&et, &ft) && intersect_boxed(&et, &ft)
+                    } else {
+                        within(&et, &ft, eps)
+                    };
+                    if hit {
+                        state.raw.push([p, bvh.id_at(epos), object.bvh.id_at(fpos)]);
+                        if detect {
+                            break 'outer;
+                        }
+                    }
+                    if object.bvh.ids[fpos] & END != 0 {
+                        break;
+                    }
+                    fpos += 1;
+                }
+                if bvh.ids[epos] & END != 0 {
+                    break;
+                }
+                epos += 1;
+            }
+        }
+        state.raw.sort_unstable();
+        state.contacts.clear();
+        state.contacts.extend(state.raw.iter().map(|&[p, e, o]| Contact {
+            part: self.ids[p as usize],
+            env_triangle: e,
+            object_triangle: o,
+        }));
+        stats.contacts = state.contacts.len() as u64;
+        Ok(Outcome {
+            collides: !state.contacts.is_empty(),
+            contacts: &state.contacts,
+            stats,
+        })
+    }
+}
+
+/// Triangles closer than `eps` (or intersecting).
+#[inline]
+fn within(a: &[DVec3; 3], b: &[DVec3; 3], eps: f64) -> bool {
+    let lo_a = a[0].min(a[1]).min(a[2]) - DVec3::splat(eps);
+    let hi_a = a[0].max(a[1]).max(a[2]) + DVec3::splat(eps);
+    let lo_b = b[0].min(b[1]).min(b[2]);
+    let hi_b = b[0].max(b[1]).max(b[2]);
+    if !(lo_a.cmple(hi_b).all() && lo_b.cmple(hi_a).all()) {
+        return false;
+    }
+    triangle_distance(a, b) <= eps
+}

@@ -1,0 +1,485 @@
+//! Flying objects and "tumbling" their k-DOPs (Klosowski et al. 1998, §4.1).
+//!
+//! When the object turns, its k-DOPs no longer bound it along the fixed directions. Each
+//! node keeps the vertices of its k-DOP in the object's initial orientation; under a pose
+//! the node is re-bounded by the exact k-DOP of its transformed vertices (the paper's
+//! "approximation method", which contains the transformed geometry because an affine map
+//! preserves convex hulls). A query re-bounds only the nodes it reaches, once per pose,
+//! tracked by a stamp (the paper's "last tumbled" field).
+//!
+//! The root instead gets the *exact* k-DOP of the transformed object, by hill-climbing on
+//! the convex hull of the object's vertices from the previous pose's extreme vertices (the
+//! paper's method 1). Comparisons along the climb are exact, and plateaus of equal value are
+//! searched, so the climb ends at a true maximum for the (rounded) direction `A^T d`.
+//!
+//! # Rounding
+//! Tumbling runs in `f32` on vertices rounded to `f32`. Every re-bounded interval is widened
+//! by a certified margin that covers the vertex rounding, the `f32` arithmetic, and the `f64`
+//! rounding of [`Pose::transform_point`], so a tumbled k-DOP always contains the transformed
+//! triangles exactly as the triangle test sees them.
+
+use crate::dop::{Dop, axes, f32_down, f32_up};
+use crate::error::Result;
+use crate::exact::{EPS, cmp_dot};
+use crate::hierarchy::{BuildOptions, Bvh};
+use crate::hull::{Hull, convex_hull};
+use crate::mesh::Mesh;
+use crate::pose::Pose;
+use glam::DVec3;
+use std::cmp::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Unit roundoff of `f32`.
+const U32: f64 = 1.0 / (1u64 << 24) as f64;
+
+/// A rigid (or affinely moving) object with its hierarchy, ready to fly.
+///
+/// Build once; query with a [`QueryState`] per thread.
+#[derive(Debug)]
+pub struct FlyingObject<const K: usize> {
+    pub(crate) bvh: Bvh<K>,
+    pub(crate) parent: Vec<u32>,
+    /// Node `i`'s k-DOP vertices are `vx/vy/vz[vstart[i]..vstart[i + 1]]`.
+    pub(crate) vstart: Vec<u32>,
+    pub(crate) vx: Vec<f32>,
+    pub(crate) vy: Vec<f32>,
+    pub(crate) vz: Vec<f32>,
+    /// Per node: `(s, m)`, a bound on the distance (∞-norm) between the stored vertices and
+    /// the true k-DOP vertices, and the largest stored coordinate magnitude.
+    pub(crate) slack: Vec<(f64, f64)>,
+    pub(crate) hull: Hull,
+    /// Positions of the hull vertices (same order as `hull.vertices`).
+    pub(crate) hull_pts: Vec<DVec3>,
+    /// Largest coordinate magnitude of the object.
+    pub(crate) magnitude: f64,
+    pub(crate) id: u64,
+}
+
+impl<const K: usize> FlyingObject<K> {
+    /// Builds the flying hierarchy, the k-DOP vertices of every node and the convex hull.
+    ///
+    /// # Errors
+    /// As [`Bvh::build`].
+    pub fn new(mesh: Mesh, options: &BuildOptions) -> Result<Self> {
+        zone!("FlyingObject::new");
+        let bvh = Bvh::<K>::build(mesh, options)?;
+        Ok(Self::from_bvh(bvh))
+    }
+
+    pub(crate) fn from_bvh(bvh: Bvh<K>) -> Self {
+        let n = bvh.nodes.len();
+        let mut parent = vec![u32::MAX; n];
+        for (i, node) in bvh.nodes.iter().enumerate() {
+            if !node.is_leaf() {
+                parent[node.first_child() as usize] = i as u32;
+                parent[node.first_child() as usize + 1] = i as u32;
+            }
+        }
+        let mut vstart = Vec::with_capacity(n + 1);
+        let (mut vx, mut vy, mut vz) = (Vec::new(), Vec::new(), Vec::new());
+        let mut slack = Vec::with_capacity(n);
+        vstart.push(0u32);
+        for node in &bvh.nodes {
+            let verts = node.dop.vertices_small();
+            let scale = node.dop.magnitude();
+            let mut s: f64 = 0.0;
+            let mut m: f64 = 0.0;
+            for v in &verts {
+                let r = v.as_vec3();
+                let back = r.as_dvec3();
+                s = s.max((back - *v).abs().max_element());
+                m = m.max(back.abs().max_element());
+                vx.push(r.x);
+                vy.push(r.y);
+                vz.push(r.z);
+            }
+            // The enumeration finds every true vertex to within its merge tolerance
+            // (1024 EPS scale, see dop::brep) plus a few ulps; double it for margin.
+            s += 2048.0 * EPS * scale + f64::MIN_POSITIVE;
+            slack.push((s, m));
+            vstart.push(vx.len() as u32);
+        }
+        // Hull of the referenced vertices only.
+        let mut used: Vec<u32> = bvh.tris.iter().flatten().copied().collect();
+        used.sort_unstable();
+        used.dedup();
+        let pts: Vec<DVec3> = used.iter().map(|&v| bvh.vertices[v as usize]).collect();
+        let hull = convex_hull(&pts);
+        let hull_pts = hull.vertices.iter().map(|&i| pts[i as usize]).collect();
+        let magnitude = pts.iter().fold(0.0f64, |a, p| a.max(p.abs().max_element()));
+        FlyingObject {
+            bvh,
+            parent,
+            vstart,
+            vx,
+            vy,
+            vz,
+            slack,
+            hull,
+            hull_pts,
+            magnitude,
+            id: NEXT_ID.fetch_add(1, AtomicOrdering::Relaxed),
+        }
+    }
+
+    /// The object's hierarchy (in its own frame).
+    #[must_use]
+    pub fn bvh(&self) -> &Bvh<K> {
+        &self.bvh
+    }
+
+    /// Number of vertices on the convex hull used for the exact root k-DOP.
+    #[must_use]
+    pub fn hull_vertex_count(&self) -> usize {
+        self.hull.vertices.len()
+    }
+
+    /// Bytes of the hierarchy, the stored k-DOP vertices and the hull.
+    #[must_use]
+    pub fn memory_bytes(&self) -> usize {
+        self.bvh.memory_bytes()
+            + self.parent.len() * 4
+            + self.vstart.len() * 4
+            + self.vx.len() * 12
+            + self.slack.len() * 16
+            + self.hull.adjacency.len() * 4
+            + self.hull.adj_start.len() * 4
+            + self.hull_pts.len() * 24
+            + self.hull.vertices.len() * 4
+    }
+}
+
+/// Per-pose quantities shared by all nodes.
+#[derive(Clone, Debug)]
+pub(crate) struct PoseFrame<const K: usize> {
+    /// Linear part rounded to `f32`, row-major.
+    a32: [[f32; 3]; 3],
+    /// `d_i . t` per axis.
+    dt: [f64; K],
+    /// Margin coefficients: per axis `|d_i|_1 * ||A||_inf` and the constant part.
+    coef: [f64; K],
+    cons: [f64; K],
+    /// Pulled-back directions `A^T d_i` in `f64` (for the root).
+    pull: [DVec3; K],
+    /// Root margin per axis.
+    root_margin: [f64; K],
+}
+
+impl<const K: usize> PoseFrame<K> {
+    pub(crate) fn new(pose: &Pose, object_magnitude: f64) -> Self {
+        let lin = pose.linear();
+        let mut a32 = [[0.0f32; 3]; 3];
+        for (r, row) in a32.iter_mut().enumerate() {
+            for (c, v) in row.iter_mut().enumerate() {
+                *v = lin.col(c)[r] as f32;
+            }
+        }
+        let na = pose.linear_inf_norm();
+        let nt = pose.translation_inf_norm();
+        let t = pose.translation();
+        let mut dt = [0.0; K];
+        let mut coef = [0.0; K];
+        let mut cons = [0.0; K];
+        let mut pull = [DVec3::ZERO; K];
+        let mut root_margin = [0.0; K];
+        for (i, d) in axes(K).iter().enumerate() {
+            let l1 = f64::from(d[0].abs() + d[1].abs() + d[2].abs());
+            dt[i] = f64::from(d[0]) * t.x + f64::from(d[1]) * t.y + f64::from(d[2]) * t.z;
+            coef[i] = l1 * na;
+            // dt rounding and the f64 rounding of transform_point's translation term.
+            cons[i] = l1 * 8.0 * EPS * nt + 1e-300;
+            pull[i] = pose.pull_back(*d);
+            root_margin[i] = l1 * 16.0 * EPS * (na * object_magnitude + nt) + 1e-300;
+        }
+        PoseFrame {
+            a32,
+            dt,
+            coef,
+            cons,
+            pull,
+            root_margin,
+        }
+    }
+}
+
+/// Re-bounds node `node` of `obj` under the pose of `frame`: the k-DOP of its transformed
+/// stored vertices, widened by the certified margin.
+pub(crate) fn tumble_node<const K: usize>(
+    obj: &FlyingObject<K>,
+    node: usize,
+    frame: &PoseFrame<K>,
+) -> Dop<K> {
+    let s = obj.vstart[node] as usize;
+    let e = obj.vstart[node + 1] as usize;
+    let (xs, ys, zs) = (&obj.vx[s..e], &obj.vy[s..e], &obj.vz[s..e]);
+    let a = &frame.a32;
+    let n = K / 2;
+    let mut lo = [f32::INFINITY; 13];
+    let mut hi = [f32::NEG_INFINITY; 13];
+    let ax = axes(K);
+    for j in 0..xs.len() {
+        let (x, y, z) = (xs[j], ys[j], zs[j]);
+        let w = [
+            a[0][0] * x + a[0][1] * y + a[0][2] * z,
+            a[1][0] * x + a[1][1] * y + a[1][2] * z,
+            a[2][0] * x + a[2][1] * y + a[2][2] * z,
+        ];
+        for (i, d) in ax.iter().enumerate() {
+            let p = f32::from(d[0]) * w[0] + f32::from(d[1]) * w[1] + f32::from(d[2]) * w[2];
+            lo[i] = lo[i].min(p);
+            hi[i] = hi[i].max(p);
+        }
+    }
+    let (sl, m) = obj.slack[node];
+    let mut out = Dop::<K>::EMPTY;
+    for i in 0..n {
+        let margin = (frame.coef[i] * (sl + 7.0 * U32 * m) + frame.cons[i]) * (1.0 + 1.0 / 1048576.0);
+        let (l, h) = (f64::from(lo[i]), f64::from(hi[i]));
+        let dt = frame.dt[i];
+        // The f64 sums below round by at most EPS of their magnitude each; 4 EPS covers it.
+        out.b[i] = f32_down(l + dt - margin - 4.0 * EPS * (l.abs() + dt.abs()));
+        out.b[n + i] = f32_up(h + dt + margin + 4.0 * EPS * (h.abs() + dt.abs()));
+    }
+    out
+}
+
+/// Scratch for exact hill-climbing on the hull.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Climber {
+    /// Previous extreme hull slot per direction: `[max along d_i, max along -d_i]`.
+    pub extremes: Vec<u32>,
+    mark: Vec<u32>,
+    round: u32,
+    queue: Vec<u32>,
+    /// Hill-climbing moves made (for statistics).
+    pub steps: u64,
+}
+
+impl Climber {
+    pub(crate) fn reset(&mut self, hull_len: usize, k: usize) {
+        self.extremes.clear();
+        self.extremes.resize(k, 0);
+        self.mark.clear();
+        self.mark.resize(hull_len, 0);
+        self.round = 0;
+    }
+
+    /// The hull slot maximising `c . p`, climbing from `start`.
+    fn climb(&mut self, hull: &Hull, pts: &[DVec3], c: DVec3, start: u32) -> u32 {
+        let mut cur = start;
+        loop {
+            let mut best = cur;
+            let mut tie = false;
+            for &nb in hull.neighbours(cur) {
+                match cmp_dot(c, pts[nb as usize], pts[best as usize]) {
+                    Ordering::Greater => {
+                        best = nb;
+                        tie = false;
+                    }
+                    Ordering::Equal if best == cur => tie = true,
+                    _ => {}
+                }
+            }
+            if best != cur {
+                cur = best;
+                self.steps += 1;
+                continue;
+            }
+            if !tie {
+                return cur;
+            }
+            // A plateau of equal values: search it for a vertex with a strictly better
+            // neighbour (exists unless the plateau is the maximum).
+            match self.escape_plateau(hull, pts, c, cur) {
+                Some(v) => {
+                    cur = v;
+                    self.steps += 1;
+                }
+                None => return cur,
+            }
+        }
+    }
+
+    fn escape_plateau(&mut self, hull: &Hull, pts: &[DVec3], c: DVec3, from: u32) -> Option<u32> {
+        self.round = self.round.wrapping_add(1);
+        if self.round == 0 {
+            self.mark.iter_mut().for_each(|m| *m = 0);
+            self.round = 1;
+        }
+        let level = pts[from as usize];
+        self.queue.clear();
+        self.queue.push(from);
+        self.mark[from as usize] = self.round;
+        let mut head = 0;
+        while head < self.queue.len() {
+            let v = self.queue[head];
+            head += 1;
+            for &nb in hull.neighbours(v) {
+                match cmp_dot(c, pts[nb as usize], level) {
+                    Ordering::Greater => return Some(nb),
+                    Ordering::Equal if self.mark[nb as usize] != self.round => {
+                        self.mark[nb as usize] = self.round;
+                        self.queue.push(nb);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The exact k-DOP of the placed object (up to outward rounding), by hill-climbing.
+pub(crate) fn root_dop<const K: usize>(
+    obj: &FlyingObject<K>,
+    frame: &PoseFrame<K>,
+    climber: &mut Climber,
+) -> Dop<K> {
+    let n = K / 2;
+    let mut out = Dop::<K>::EMPTY;
+    if obj.hull_pts.is_empty() {
+        return out;
+    }
+    for i in 0..n {
+        let c = frame.pull[i];
+        let hi_v = climber.climb(&obj.hull, &obj.hull_pts, c, climber.extremes[2 * i]);
+        let lo_v = climber.climb(&obj.hull, &obj.hull_pts, -c, climber.extremes[2 * i + 1]);
+        climber.extremes[2 * i] = hi_v;
+        climber.extremes[2 * i + 1] = lo_v;
+        let hi = c.dot(obj.hull_pts[hi_v as usize]) + frame.dt[i];
+        let lo = c.dot(obj.hull_pts[lo_v as usize]) + frame.dt[i];
+        let m = frame.root_margin[i];
+        out.b[i] = f32_down(lo - m - 4.0 * EPS * lo.abs());
+        out.b[n + i] = f32_up(hi + m + 4.0 * EPS * hi.abs());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::{DMat3, DQuat};
+
+    fn lcg(s: &mut u64) -> f64 {
+        *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((*s >> 11) as f64) / ((1u64 << 53) as f64)
+    }
+
+    fn blob(seed: u64) -> Mesh {
+        let mut s = seed;
+        let tris: Vec<[DVec3; 3]> = (0..300)
+            .map(|_| {
+                let c = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * 4.0 - 2.0;
+                [c, c + DVec3::new(lcg(&mut s), 0.1, 0.0), c + DVec3::new(0.0, lcg(&mut s), 0.2)]
+            })
+            .collect();
+        Mesh::from_triangles(&tris).unwrap()
+    }
+
+    fn random_pose(s: &mut u64, affine: bool, far: bool) -> Pose {
+        let q = DQuat::from_xyzw(lcg(s) - 0.5, lcg(s) - 0.5, lcg(s) - 0.5, lcg(s) - 0.5).normalize();
+        let mut m = DMat3::from_quat(q);
+        if affine {
+            m *= DMat3::from_diagonal(DVec3::new(0.3 + lcg(s), 1.0, 2.0 * lcg(s) + 0.1));
+            m.x_axis.y += lcg(s) - 0.5;
+        }
+        let t = DVec3::new(lcg(s), lcg(s), lcg(s)) * if far { 1e9 } else { 10.0 };
+        Pose::new(m, t).unwrap()
+    }
+
+    fn props<const K: usize>() {
+        let obj = FlyingObject::<K>::new(blob(K as u64), &BuildOptions::FLYING).unwrap();
+        let mut climber = Climber::default();
+        climber.reset(obj.hull_pts.len(), K);
+        let mut s = 77u64;
+        for round in 0..60 {
+            let pose = random_pose(&mut s, round % 3 == 1, round % 4 == 3);
+            let frame = PoseFrame::<K>::new(&pose, obj.magnitude);
+            let root = root_dop(&obj, &frame, &mut climber);
+            // Exactness of the root: brute force over every vertex gives the same bounds.
+            let placed: Vec<DVec3> = (0..obj.bvh.tris.len())
+                .flat_map(|p| obj.bvh.tri_at(p))
+                .map(|v| pose.transform_point(v))
+                .collect();
+            let brute = Dop::<K>::from_points(&placed);
+            for v in &placed {
+                assert!(root.contains_point(*v), "root misses a vertex");
+            }
+            let width = brute.box_extent().max_element();
+            for i in 0..K {
+                let diff = (f64::from(root.b[i]) - f64::from(brute.b[i])).abs();
+                assert!(diff <= 1e-6 * (width + f64::from(brute.b[i]).abs()), "root not tight on {i}: {diff}");
+            }
+            // Every node's tumbled k-DOP contains its placed triangles.
+            for (ni, node) in obj.bvh.nodes.iter().enumerate() {
+                let d = tumble_node(&obj, ni, &frame);
+                let mut stack = vec![ni];
+                while let Some(x) = stack.pop() {
+                    let nd = &obj.bvh.nodes[x];
+                    if nd.is_leaf() {
+                        let mut pos = nd.first_triangle() as usize;
+                        loop {
+                            for v in obj.bvh.tri_at(pos) {
+                                assert!(d.contains_point(pose.transform_point(v)), "tumbled node misses a vertex");
+                            }
+                            if obj.bvh.ids[pos] & crate::hierarchy::END != 0 {
+                                break;
+                            }
+                            pos += 1;
+                        }
+                    } else {
+                        stack.push(nd.first_child() as usize);
+                        stack.push(nd.first_child() as usize + 1);
+                    }
+                }
+                let _ = node;
+            }
+        }
+    }
+
+    #[test]
+    fn tumbled_and_root_dops_contain_the_placed_object() {
+        props::<6>();
+        props::<14>();
+        props::<18>();
+        props::<26>();
+    }
+
+    #[test]
+    fn climbing_handles_plateaus() {
+        // An axis-aligned grid box: under the identity many vertices tie on every axis,
+        // and face-interior points are not on the hull.
+        let mut tris = Vec::new();
+        for i in 0..10 {
+            for j in 0..10 {
+                let p = DVec3::new(i as f64, j as f64, 0.0);
+                tris.push([p, p + DVec3::X, p + DVec3::Y]);
+                let q = DVec3::new(i as f64, j as f64, 5.0);
+                tris.push([q, q + DVec3::X, q + DVec3::Y]);
+            }
+        }
+        let obj = FlyingObject::<18>::new(Mesh::from_triangles(&tris).unwrap(), &BuildOptions::FLYING).unwrap();
+        let mut climber = Climber::default();
+        climber.reset(obj.hull_pts.len(), 18);
+        // Start every climb from the worst possible vertex.
+        for e in climber.extremes.iter_mut() {
+            *e = 0;
+        }
+        for pose in [Pose::IDENTITY, Pose::from_translation(DVec3::new(0.5, -3.0, 2.0)).unwrap()] {
+            let frame = PoseFrame::<18>::new(&pose, obj.magnitude);
+            let root = root_dop(&obj, &frame, &mut climber);
+            let t = pose.translation();
+            // Bounds are rounded outward to f32: never inside, at most two f32 ulps out.
+            let near_above = |got: f32, exact: f64| {
+                let g = f64::from(got);
+                g >= exact && g - exact <= 2.0 * U32 * 2.0 * exact.abs().max(1.0)
+            };
+            assert!(near_above(root.hi(0), 10.0 + t.x));
+            assert!(near_above(-root.lo(1), -t.y));
+            // (10, 10) is not a vertex: the largest x + y is 19.
+            assert!(near_above(root.hi(3), 19.0 + t.x + t.y));
+        }
+    }
+}
