@@ -10,6 +10,7 @@ pub(crate) mod exact;
 pub mod oracle;
 mod hierarchy;
 mod hull;
+pub mod io;
 mod mesh;
 mod pose;
 mod traverse;

@@ -1,27 +1,29 @@
 //! Vertices and volume of a k-DOP: the intersection of its K halfspaces (§3.3.4 footnote 4
 //! and §4.1).
 //!
-//! Every vertex of the polytope is the meeting point of three bounding planes with
+//! Vertices: every vertex of the polytope is the meeting point of three bounding planes with
 //! independent normals. With the paper's integer directions the 3×3 systems have small
 //! integer inverses, so each candidate vertex is `adj(M) b / det(M)` computed in `f64`
 //! (error a few ulps); a candidate is kept if it satisfies every halfspace up to a tolerance
 //! far above that error. Wrongly kept candidates lie within the tolerance of the polytope,
-//! so the vertex set may only err outward — what tumbling (§4.1) needs. The volume is that
-//! of the vertices' exact convex hull.
+//! so the vertex set may only err outward — what tumbling (§4.1) needs.
+//!
+//! Volume: the bounding box is clipped by each diagonal halfspace in turn, keeping the face
+//! polygons; the volume sums area times height over the faces. The two constructions check
+//! each other in the tests.
 
 use super::{Dop, axes};
 use crate::exact::EPS;
-use crate::hull::convex_hull;
 use glam::DVec3;
 use smallvec::SmallVec;
 use std::sync::OnceLock;
 
-/// Three independent directions and the integer adjugate of the matrix whose rows they are.
+/// Three independent directions and the inverse of the matrix whose rows they are
+/// (`adj(M) / det(M)`: small rationals).
 #[derive(Clone, Copy, Debug)]
 struct Triple {
     axes: [usize; 3],
-    adj: [[i32; 3]; 3],
-    det: i32,
+    inv: [[f64; 3]; 3],
 }
 
 fn triples(k: usize) -> &'static [Triple] {
@@ -46,26 +48,24 @@ fn triples(k: usize) -> &'static [Triple] {
                 for l in j + 1..n {
                     let m = [a[i], a[j], a[l]].map(|r| r.map(i32::from));
                     let cof = |r: usize, c: usize| {
-                        let rs: Vec<usize> = (0..3).filter(|&x| x != r).collect();
-                        let cs: Vec<usize> = (0..3).filter(|&x| x != c).collect();
-                        let d = m[rs[0]][cs[0]] * m[rs[1]][cs[1]] - m[rs[0]][cs[1]] * m[rs[1]][cs[0]];
-                        if (r + c) % 2 == 0 { d } else { -d }
+                        let (r0, r1) = ((r + 1) % 3, (r + 2) % 3);
+                        let (c0, c1) = ((c + 1) % 3, (c + 2) % 3);
+                        // Cyclic minors already carry the cofactor sign.
+                        m[r0][c0] * m[r1][c1] - m[r0][c1] * m[r1][c0]
                     };
                     let det = (0..3).map(|c| m[0][c] * cof(0, c)).sum::<i32>();
                     if det == 0 {
                         continue;
                     }
-                    // adj[r][c] = cofactor(c, r)
-                    let mut adj = [[0; 3]; 3];
-                    for (r, row) in adj.iter_mut().enumerate() {
+                    let mut inv = [[0.0; 3]; 3];
+                    for (r, row) in inv.iter_mut().enumerate() {
                         for (c, v) in row.iter_mut().enumerate() {
-                            *v = cof(c, r);
+                            *v = f64::from(cof(c, r)) / f64::from(det);
                         }
                     }
                     out.push(Triple {
                         axes: [i, j, l],
-                        adj,
-                        det,
+                        inv,
                     });
                 }
             }
@@ -85,6 +85,13 @@ impl<const K: usize> Dop<K> {
         self.vertices_small().into_vec()
     }
 
+    /// Tolerance for feasibility and merging: far above the few-ulp error of a candidate.
+    fn tolerance(&self) -> f64 {
+        1024.0 * EPS * self.magnitude().max(f64::MIN_POSITIVE)
+    }
+
+    /// Every triple of planes with independent normals meets in a candidate vertex; those
+    /// satisfying all halfspaces (up to the tolerance) are the vertices.
     pub(crate) fn vertices_small(&self) -> SmallVec<[DVec3; 64]> {
         let mut out: SmallVec<[DVec3; 64]> = SmallVec::new();
         if self.is_empty() || self.b.iter().any(|v| !v.is_finite()) {
@@ -92,29 +99,29 @@ impl<const K: usize> Dop<K> {
         }
         let a = axes(K);
         let n = K / 2;
-        let scale = self.magnitude().max(f64::MIN_POSITIVE);
-        // Candidate error: adj entries <= 2 in magnitude, three terms, one division; far
-        // below this tolerance. Feasibility is checked with it, duplicates merged within it.
-        let tol = 1024.0 * EPS * scale;
+        let tol = self.tolerance();
+        let lo: [f64; 13] = std::array::from_fn(|i| if i < n { f64::from(self.b[i]) - 3.0 * tol } else { 0.0 });
+        let hi: [f64; 13] = std::array::from_fn(|i| if i < n { f64::from(self.b[n + i]) + 3.0 * tol } else { 0.0 });
         for t in triples(K) {
-            for choice in 0..8u32 {
-                let bsel = |q: usize| {
+            for choice in 0..8usize {
+                let r = [0, 1, 2].map(|q| {
                     let ax = t.axes[q];
-                    let hi = choice & (1 << q) != 0;
-                    f64::from(if hi { self.b[n + ax] } else { self.b[ax] })
-                };
-                let rhs = [bsel(0), bsel(1), bsel(2)];
-                let det = f64::from(t.det);
-                let v = DVec3::new(
-                    (f64::from(t.adj[0][0]) * rhs[0] + f64::from(t.adj[0][1]) * rhs[1] + f64::from(t.adj[0][2]) * rhs[2]) / det,
-                    (f64::from(t.adj[1][0]) * rhs[0] + f64::from(t.adj[1][1]) * rhs[1] + f64::from(t.adj[1][2]) * rhs[2]) / det,
-                    (f64::from(t.adj[2][0]) * rhs[0] + f64::from(t.adj[2][1]) * rhs[1] + f64::from(t.adj[2][2]) * rhs[2]) / det,
-                );
-                let feasible = a.iter().enumerate().all(|(i, d)| {
-                    let p = f64::from(d[0]) * v.x + f64::from(d[1]) * v.y + f64::from(d[2]) * v.z;
-                    p >= f64::from(self.b[i]) - 3.0 * tol && p <= f64::from(self.b[n + i]) + 3.0 * tol
+                    f64::from(self.b[if choice >> q & 1 == 1 { n + ax } else { ax }])
                 });
-                if feasible && !out.iter().any(|w| (*w - v).abs().max_element() <= tol) {
+                let v = DVec3::new(
+                    t.inv[0][0] * r[0] + t.inv[0][1] * r[1] + t.inv[0][2] * r[2],
+                    t.inv[1][0] * r[0] + t.inv[1][1] * r[1] + t.inv[1][2] * r[2],
+                    t.inv[2][0] * r[0] + t.inv[2][1] * r[1] + t.inv[2][2] * r[2],
+                );
+                let mut ok = true;
+                for (i, d) in a.iter().enumerate() {
+                    let p = f64::from(d[0]) * v.x + f64::from(d[1]) * v.y + f64::from(d[2]) * v.z;
+                    if p < lo[i] || p > hi[i] {
+                        ok = false;
+                        break;
+                    }
+                }
+                if ok && !out.iter().any(|w| (*w - v).abs().max_element() <= tol) {
                     out.push(v);
                 }
             }
@@ -122,14 +129,188 @@ impl<const K: usize> Dop<K> {
         out
     }
 
-    /// The volume of the polytope (zero if it is flat or empty).
+    /// The faces of the polytope: the bounding box clipped by each diagonal halfspace in
+    /// turn (Sutherland–Hodgman on every face polygon, the cut points forming the new
+    /// face). A point within the tolerance of a plane counts as inside, so errors are
+    /// outward only.
+    fn faces(&self) -> Faces {
+        let mut f = Faces::default();
+        if self.is_empty() || self.b.iter().any(|v| !v.is_finite()) {
+            return f;
+        }
+        let n = K / 2;
+        let tol = self.tolerance();
+        let (lo, hi) = (
+            DVec3::new(self.b[0].into(), self.b[1].into(), self.b[2].into()),
+            DVec3::new(self.b[n].into(), self.b[n + 1].into(), self.b[n + 2].into()),
+        );
+        let c = |x: bool, y: bool, z: bool| {
+            DVec3::new(if x { hi.x } else { lo.x }, if y { hi.y } else { lo.y }, if z { hi.z } else { lo.z })
+        };
+        // Box faces, counterclockwise seen from outside; plane ids as in `b`.
+        let quads: [(usize, [DVec3; 4]); 6] = [
+            (0, [c(false, false, false), c(false, false, true), c(false, true, true), c(false, true, false)]),
+            (n, [c(true, false, false), c(true, true, false), c(true, true, true), c(true, false, true)]),
+            (1, [c(false, false, false), c(true, false, false), c(true, false, true), c(false, false, true)]),
+            (n + 1, [c(false, true, false), c(false, true, true), c(true, true, true), c(true, true, false)]),
+            (2, [c(false, false, false), c(false, true, false), c(true, true, false), c(true, false, false)]),
+            (n + 2, [c(false, false, true), c(true, false, true), c(true, true, true), c(false, true, true)]),
+        ];
+        for (plane, q) in quads {
+            f.push_face(plane, &q);
+        }
+        let a = axes(K);
+        let mut next = Faces::default();
+        for i in 3..n {
+            let d = DVec3::new(a[i][0].into(), a[i][1].into(), a[i][2].into());
+            for (nrm, b, plane) in [(d, f64::from(self.b[n + i]), n + i), (-d, -f64::from(self.b[i]), i)] {
+                if f.clip_into(nrm, b, plane, tol, &mut next) {
+                    std::mem::swap(&mut f, &mut next);
+                }
+            }
+        }
+        f
+    }
+
+    /// The vertices found by clipping: an independent reference for the triple enumeration.
+    #[cfg(test)]
+    fn vertices_by_clipping(&self) -> SmallVec<[DVec3; 64]> {
+        let tol = self.tolerance();
+        let mut out: SmallVec<[DVec3; 64]> = SmallVec::new();
+        for &p in &self.faces().pts {
+            if !out.iter().any(|w| (*w - p).abs().max_element() <= tol) {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// The volume of the polytope (zero if it is flat or empty): over its faces, area
+    /// times distance to an interior point, over three.
     #[must_use]
     pub fn volume(&self) -> f64 {
-        let v = self.vertices_small();
-        if v.len() < 4 {
+        let f = self.faces();
+        if f.pts.is_empty() {
             return 0.0;
         }
-        convex_hull(&v).volume(&v)
+        let a = axes(K);
+        let n = K / 2;
+        let center = f.pts.iter().fold(DVec3::ZERO, |s, p| s + *p) / f.pts.len() as f64;
+        let mut total = 0.0;
+        for &(plane, start, len) in &f.faces {
+            let (plane, start, len) = (plane as usize, start as usize, len as usize);
+            let (i, sign) = if plane < n { (plane, -1.0) } else { (plane - n, 1.0) };
+            let d = DVec3::new(a[i][0].into(), a[i][1].into(), a[i][2].into());
+            let l = d.length();
+            let normal = d * sign / l;
+            let h = f64::from(self.b[plane]) * sign / l - normal.dot(center);
+            let pts = &f.pts[start..start + len];
+            let o = pts[0];
+            let mut area = 0.0;
+            for k in 1..len.saturating_sub(1) {
+                area += (pts[k] - o).cross(pts[k + 1] - o).dot(normal);
+            }
+            total += 0.5 * area.abs() * h.max(0.0) / 3.0;
+        }
+        total
+    }
+}
+
+/// Face polygons of a convex polytope in one flat buffer: `(bound index in Dop::b, start,
+/// length)` per face, vertices in order.
+#[derive(Default)]
+struct Faces {
+    faces: SmallVec<[(u16, u16, u16); 32]>,
+    pts: SmallVec<[DVec3; 160]>,
+}
+
+impl Faces {
+    fn push_face(&mut self, plane: usize, pts: &[DVec3]) {
+        self.faces.push((plane as u16, self.pts.len() as u16, pts.len() as u16));
+        self.pts.extend_from_slice(pts);
+    }
+
+    /// Clips to `nrm . x <= b` into `out`; returns false (and leaves `out` alone) if no
+    /// point is outside.
+    fn clip_into(&self, nrm: DVec3, b: f64, plane: usize, tol: f64, out: &mut Faces) -> bool {
+        let t = tol * nrm.length();
+        let mut dist: SmallVec<[f64; 160]> = SmallVec::with_capacity(self.pts.len());
+        let mut any_out = false;
+        for p in &self.pts {
+            let d = nrm.dot(*p) - b;
+            any_out |= d > t;
+            dist.push(d);
+        }
+        if !any_out {
+            return false;
+        }
+        out.faces.clear();
+        out.pts.clear();
+        let mut cap: SmallVec<[DVec3; 24]> = SmallVec::new();
+        for &(fp, start, len) in &self.faces {
+            let (start, len) = (start as usize, len as usize);
+            let first = out.pts.len();
+            for k in 0..len {
+                let kn = if k + 1 == len { 0 } else { k + 1 };
+                let (p, q) = (self.pts[start + k], self.pts[start + kn]);
+                let (dp, dq) = (dist[start + k], dist[start + kn]);
+                if dp <= t {
+                    out.pts.push(p);
+                    if dp >= -t {
+                        cap.push(p);
+                    }
+                }
+                if (dp < -t && dq > t) || (dp > t && dq < -t) {
+                    let x = p + (q - p) * (dp / (dp - dq));
+                    out.pts.push(x);
+                    cap.push(x);
+                }
+            }
+            let m = out.pts.len() - first;
+            if m >= 3 {
+                out.faces.push((fp, first as u16, m as u16));
+            } else {
+                out.pts.truncate(first);
+            }
+        }
+        // The cut points, deduplicated and ordered by angle around their centre, form the
+        // new face.
+        let mut uniq: SmallVec<[(f64, DVec3); 24]> = SmallVec::new();
+        for p in cap {
+            if !uniq.iter().any(|(_, w)| (*w - p).abs().max_element() <= tol) {
+                uniq.push((0.0, p));
+            }
+        }
+        if uniq.len() >= 3 {
+            let c = uniq.iter().fold(DVec3::ZERO, |s, (_, p)| s + *p) / uniq.len() as f64;
+            let u = nrm.any_orthonormal_vector();
+            let w = nrm.normalize().cross(u);
+            for e in uniq.iter_mut() {
+                let r = e.1 - c;
+                e.0 = pseudo_angle(r.dot(u), r.dot(w));
+            }
+            uniq.sort_by(|x, y| x.0.total_cmp(&y.0));
+            out.faces.push((plane as u16, out.pts.len() as u16, uniq.len() as u16));
+            out.pts.extend(uniq.into_iter().map(|(_, p)| p));
+        }
+        true
+    }
+}
+
+/// A monotone stand-in for the angle of `(x, y)`, in `[0, 4)`, without trigonometry.
+#[inline]
+fn pseudo_angle(x: f64, y: f64) -> f64 {
+    let s = x.abs() + y.abs();
+    if s == 0.0 {
+        return 0.0;
+    }
+    let p = y / s;
+    if x < 0.0 {
+        2.0 - p
+    } else if y < 0.0 {
+        4.0 + p
+    } else {
+        p
     }
 }
 
@@ -234,6 +415,60 @@ mod tests {
             one::<18>(seed);
             one::<26>(seed);
         }
+    }
+
+    /// Clipping against the enumeration of plane triples: the same vertex sets.
+    #[test]
+    fn clipping_matches_triple_enumeration() {
+        fn one<const K: usize>(seed: u64) {
+            let mut s = seed;
+            for round in 0..300 {
+                let count = 1 + (lcg(&mut s) * 9.0) as usize;
+                let flat = round % 5 == 0;
+                let pts: Vec<DVec3> = (0..count)
+                    .map(|_| {
+                        let p = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * 10.0;
+                        if flat { DVec3::new(p.x, p.y, 2.0) } else { p }
+                    })
+                    .collect();
+                let d = Dop::<K>::from_points(&pts);
+                let fast = d.vertices_by_clipping();
+                let slow = d.vertices_small();
+                let tol = 1e-9 * 10.0;
+                for v in &slow {
+                    assert!(fast.iter().any(|w| (*w - *v).length() < tol), "k={K}: clipping lost {v}");
+                }
+                for v in &fast {
+                    assert!(slow.iter().any(|w| (*w - *v).length() < tol), "k={K}: clipping invented {v}");
+                }
+            }
+        }
+        one::<6>(5);
+        one::<14>(6);
+        one::<18>(7);
+        one::<26>(8);
+    }
+
+    /// The face-based volume against the convex-hull volume of the same vertices.
+    #[test]
+    fn face_volume_matches_hull_volume() {
+        fn one<const K: usize>(seed: u64) {
+            let mut s = seed;
+            for _ in 0..200 {
+                let pts: Vec<DVec3> = (0..(3 + (lcg(&mut s) * 8.0) as usize))
+                    .map(|_| DVec3::new(lcg(&mut s), lcg(&mut s) * 3.0, lcg(&mut s)) * 100.0)
+                    .collect();
+                let d = Dop::<K>::from_points(&pts);
+                let v = d.vertices();
+                let hull = crate::hull::convex_hull(&v).volume(&v);
+                let faces = d.volume();
+                assert!((hull - faces).abs() <= 1e-9 * hull.max(1.0), "k={K}: {faces} vs hull {hull}");
+            }
+        }
+        one::<6>(1);
+        one::<14>(2);
+        one::<18>(3);
+        one::<26>(4);
     }
 
     #[test]
