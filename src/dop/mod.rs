@@ -250,15 +250,24 @@ impl<const K: usize> Dop<K> {
     /// Whether the point lies in the closed k-DOP, decided exactly.
     #[must_use]
     pub fn contains_point(&self, p: DVec3) -> bool {
+        let err = 4.0 * EPS * (p.x.abs() + p.y.abs() + p.z.abs());
         axes(K).iter().enumerate().all(|(i, d)| {
             let terms = [
                 f64::from(d[0]) * p.x,
                 f64::from(d[1]) * p.y,
                 f64::from(d[2]) * p.z,
             ];
-            // d . p - lo >= 0 and hi - d . p >= 0, each an exact sum sign.
             let lo = f64::from(self.b[i]);
             let hi = f64::from(self.b[K / 2 + i]);
+            // Filter: the rounded projection is within `err` of the exact one.
+            let v = terms[0] + terms[1] + terms[2];
+            if v - err >= lo && v + err <= hi {
+                return true;
+            }
+            if v + err < lo || v - err > hi {
+                return false;
+            }
+            // d . p - lo >= 0 and hi - d . p >= 0, each an exact sum sign.
             sum_sign(&[terms[0], terms[1], terms[2], -lo]) >= 0
                 && sum_sign(&[hi, -terms[0], -terms[1], -terms[2]]) >= 0
         })

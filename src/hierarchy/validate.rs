@@ -3,6 +3,7 @@
 //! bounds or miss a contact.
 
 use super::{Bvh, END};
+use rayon::prelude::*;
 
 impl<const K: usize> Bvh<K> {
     /// Checks every invariant; `Err` names the first one broken.
@@ -48,11 +49,6 @@ impl<const K: usize> Bvh<K> {
                     if tri.iter().any(|&v| v as usize >= self.vertices.len()) {
                         return Err("vertex index out of range");
                     }
-                    for v in self.tri_at(pos) {
-                        if !node.dop.contains_point(v) {
-                            return Err("leaf bound does not contain its triangle");
-                        }
-                    }
                     if self.ids[pos] & END != 0 {
                         break;
                     }
@@ -66,9 +62,6 @@ impl<const K: usize> Bvh<K> {
                 for k in [c, c + 1] {
                     if std::mem::replace(&mut parent_seen[k], true) {
                         return Err("node has two parents");
-                    }
-                    if !node.dop.contains(&self.nodes[k].dop) {
-                        return Err("bound does not contain a child's bound");
                     }
                 }
             }
@@ -94,6 +87,27 @@ impl<const K: usize> Bvh<K> {
                 return Err("vertex coordinate out of range");
             }
         }
-        Ok(())
+        // The structure is sound; now the geometry, node by node in parallel.
+        let broken = self.nodes.par_iter().with_min_len(1024).find_map_first(|node| {
+            if node.is_leaf() {
+                let mut pos = node.first_triangle() as usize;
+                loop {
+                    if self.tri_at(pos).iter().any(|v| !node.dop.contains_point(*v)) {
+                        return Some("leaf bound does not contain its triangle");
+                    }
+                    if self.ids[pos] & END != 0 {
+                        return None;
+                    }
+                    pos += 1;
+                }
+            }
+            let c = node.first_child() as usize;
+            let ok = node.dop.contains(&self.nodes[c].dop) && node.dop.contains(&self.nodes[c + 1].dop);
+            (!ok).then_some("bound does not contain a child's bound")
+        });
+        match broken {
+            Some(why) => Err(why),
+            None => Ok(()),
+        }
     }
 }

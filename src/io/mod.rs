@@ -2,3 +2,4 @@
 
 #[cfg(feature = "formats")]
 pub mod formats;
+pub mod saved;

@@ -1,0 +1,281 @@
+//! Saved environment hierarchies (Klosowski et al. 1998, §5: "our software has the option
+//! to store the environment hierarchy to a binary file").
+//!
+//! # Format (version 1, little-endian)
+//! ```text
+//! magic      8 bytes  "KDOPENV\0"
+//! version    u32      1
+//! k          u32      6, 14, 18 or 26
+//! rule       u8       0 longest side, 1 min sum, 2 min max, 3 splatter
+//! split      u8       0 mean, 1 median
+//! reserved   u16      0
+//! leaf_size  u32
+//! parts      u64
+//! per part:  placement 12 × f64 (row-major 3×4)
+//!            vertices u64, triangles u64, nodes u64
+//!            vertices × 3 f64, triangles × 3 u32 (leaf order),
+//!            triangles × u32 ids (bit 31: last of its leaf),
+//!            nodes × (k f32 bounds, u32 link)
+//! crc32      u32      of every byte before it
+//! ```
+//! Every count is checked against the bytes that remain before anything is allocated, every
+//! value is decoded with `from_le_bytes`, and the decoded hierarchies are validated in full
+//! (tree shape, ranges, and that every bound contains its geometry) before use. The part
+//! tree is rebuilt on load (it is small). A truncated, damaged or foreign file is a
+//! [`FormatError`], never a panic.
+
+use crate::env::{Environment, Part};
+use crate::error::{Error, FormatError, Result};
+use crate::hierarchy::{AxisRule, BuildOptions, Bvh, Node, SplitPoint};
+use crate::dop::Dop;
+use crate::pose::Pose;
+use glam::DVec3;
+use rayon::prelude::*;
+use std::io::{Read, Write};
+use std::path::Path;
+
+const MAGIC: &[u8; 8] = b"KDOPENV\0";
+const VERSION: u32 = 1;
+
+impl<const K: usize> Environment<K> {
+    /// Writes the environment (meshes, placements, hierarchies) in the versioned,
+    /// checksummed format of [`crate::io::saved`].
+    ///
+    /// # Errors
+    /// [`Error::Io`] if writing fails.
+    pub fn save(&self, w: &mut impl Write) -> Result<()> {
+        w.write_all(&self.to_bytes())?;
+        Ok(())
+    }
+
+    /// [`Environment::save`] to a file.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the file cannot be written.
+    pub fn save_to_file(&self, path: impl AsRef<Path>) -> Result<()> {
+        std::fs::write(path, self.to_bytes())?;
+        Ok(())
+    }
+
+    /// The saved form as bytes.
+    #[must_use]
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(64 + self.memory_bytes());
+        b.extend_from_slice(MAGIC);
+        b.extend_from_slice(&VERSION.to_le_bytes());
+        b.extend_from_slice(&(K as u32).to_le_bytes());
+        b.push(match self.options.rule {
+            AxisRule::LongestSide => 0,
+            AxisRule::MinSum => 1,
+            AxisRule::MinMax => 2,
+            AxisRule::Splatter => 3,
+        });
+        b.push(match self.options.split {
+            SplitPoint::Mean => 0,
+            SplitPoint::Median => 1,
+        });
+        b.extend_from_slice(&0u16.to_le_bytes());
+        b.extend_from_slice(&self.options.leaf_size.to_le_bytes());
+        b.extend_from_slice(&(self.parts.len() as u64).to_le_bytes());
+        for p in &self.parts {
+            for v in p.placement.to_rows() {
+                b.extend_from_slice(&v.to_le_bytes());
+            }
+            let h = &p.bvh;
+            for n in [h.vertices.len(), h.tris.len(), h.nodes.len()] {
+                b.extend_from_slice(&(n as u64).to_le_bytes());
+            }
+            for v in &h.vertices {
+                for c in v.to_array() {
+                    b.extend_from_slice(&c.to_le_bytes());
+                }
+            }
+            for t in &h.tris {
+                for i in t {
+                    b.extend_from_slice(&i.to_le_bytes());
+                }
+            }
+            for i in &h.ids {
+                b.extend_from_slice(&i.to_le_bytes());
+            }
+            for n in &h.nodes {
+                for f in n.dop.b {
+                    b.extend_from_slice(&f.to_le_bytes());
+                }
+                b.extend_from_slice(&n.link.to_le_bytes());
+            }
+        }
+        let crc = crc32fast::hash(&b);
+        b.extend_from_slice(&crc.to_le_bytes());
+        b
+    }
+
+    /// Reads an environment written by [`Environment::save`].
+    ///
+    /// # Errors
+    /// [`Error::Format`] for anything but an intact file of this k; [`Error::Io`] if
+    /// reading fails.
+    pub fn load(r: &mut impl Read) -> Result<Self> {
+        let mut bytes = Vec::new();
+        r.read_to_end(&mut bytes)?;
+        Self::from_bytes(&bytes)
+    }
+
+    /// [`Environment::load`] from a file.
+    ///
+    /// # Errors
+    /// As [`Environment::load`].
+    pub fn load_from_file(path: impl AsRef<Path>) -> Result<Self> {
+        Self::from_bytes(&std::fs::read(path)?)
+    }
+
+    /// Decodes and validates the saved form.
+    ///
+    /// # Errors
+    /// As [`Environment::load`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        zone!("Environment::from_bytes");
+        let _ = Dop::<K>::AXES;
+        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+            return Err(FormatError::NotKdopFile.into());
+        }
+        let mut c = Cursor { b: bytes, pos: MAGIC.len() };
+        let version = c.u32()?;
+        if version != VERSION {
+            return Err(FormatError::UnsupportedVersion { found: version }.into());
+        }
+        let k = c.u32()?;
+        if k as usize != K {
+            return Err(FormatError::WrongK { found: k, expected: K as u32 }.into());
+        }
+        if bytes.len() < c.pos + 4 {
+            return Err(FormatError::Truncated.into());
+        }
+        let body = &bytes[..bytes.len() - 4];
+        let stored = u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().map_err(|_| FormatError::Truncated)?);
+        if crc32fast::hash(body) != stored {
+            return Err(FormatError::ChecksumMismatch.into());
+        }
+        let mut c = Cursor { b: body, pos: c.pos };
+        let rule = match c.u8()? {
+            0 => AxisRule::LongestSide,
+            1 => AxisRule::MinSum,
+            2 => AxisRule::MinMax,
+            3 => AxisRule::Splatter,
+            _ => return Err(FormatError::Corrupt("unknown axis rule").into()),
+        };
+        let split = match c.u8()? {
+            0 => SplitPoint::Mean,
+            1 => SplitPoint::Median,
+            _ => return Err(FormatError::Corrupt("unknown split point").into()),
+        };
+        let _reserved = c.u16()?;
+        let leaf_size = c.u32()?;
+        let options = BuildOptions { rule, split, leaf_size };
+        options.check().map_err(|_| FormatError::Corrupt("leaf size out of range"))?;
+        let part_count = c.count(12 * 8 + 24)?;
+        if part_count == 0 {
+            return Err(FormatError::Corrupt("no parts").into());
+        }
+        let mut parts = Vec::with_capacity(part_count);
+        for _ in 0..part_count {
+            let mut rows = [0.0; 12];
+            for v in rows.iter_mut() {
+                *v = c.f64()?;
+            }
+            let placement = Pose::from_rows(rows).map_err(|_| FormatError::Corrupt("invalid placement"))?;
+            let nv = c.u64()?;
+            let nt = c.u64()?;
+            let nn = c.u64()?;
+            let node_size = 4 * K + 4;
+            let need = nv
+                .checked_mul(24)
+                .and_then(|a| nt.checked_mul(16).and_then(|b| a.checked_add(b)))
+                .and_then(|a| nn.checked_mul(node_size as u64).and_then(|b| a.checked_add(b)))
+                .ok_or(FormatError::Truncated)?;
+            if need > c.remaining() as u64 {
+                return Err(FormatError::Truncated.into());
+            }
+            let (nv, nt, nn) = (nv as usize, nt as usize, nn as usize);
+            if nt > crate::mesh::MAX_ELEMENTS || nv > crate::mesh::MAX_ELEMENTS {
+                return Err(FormatError::Corrupt("too many elements").into());
+            }
+            let mut vertices = Vec::with_capacity(nv);
+            for _ in 0..nv {
+                vertices.push(DVec3::new(c.f64()?, c.f64()?, c.f64()?));
+            }
+            let mut tris = Vec::with_capacity(nt);
+            for _ in 0..nt {
+                tris.push([c.u32()?, c.u32()?, c.u32()?]);
+            }
+            let mut ids = Vec::with_capacity(nt);
+            for _ in 0..nt {
+                ids.push(c.u32()?);
+            }
+            let mut nodes = Vec::with_capacity(nn);
+            for _ in 0..nn {
+                let mut dop = Dop::<K>::EMPTY;
+                for f in dop.b.iter_mut() {
+                    *f = c.f32()?;
+                }
+                nodes.push(Node { dop, link: c.u32()? });
+            }
+            parts.push(Part {
+                bvh: Bvh { nodes, vertices, tris, ids },
+                placement,
+            });
+        }
+        if c.remaining() != 0 {
+            return Err(FormatError::Corrupt("trailing bytes").into());
+        }
+        let invalid = parts.par_iter().find_map_first(|p| p.bvh.validate().err());
+        if let Some(why) = invalid {
+            return Err(FormatError::Corrupt(why).into());
+        }
+        Ok(Environment::assemble(parts, options))
+    }
+}
+
+/// A bounds-checked little-endian reader over untrusted bytes.
+struct Cursor<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl Cursor<'_> {
+    fn take<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let end = self.pos.checked_add(N).ok_or(FormatError::Truncated)?;
+        let s = self.b.get(self.pos..end).ok_or(FormatError::Truncated)?;
+        self.pos = end;
+        s.try_into().map_err(|_| Error::Format(FormatError::Truncated))
+    }
+    fn remaining(&self) -> usize {
+        self.b.len().saturating_sub(self.pos)
+    }
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.take::<1>()?[0])
+    }
+    fn u16(&mut self) -> Result<u16> {
+        Ok(u16::from_le_bytes(self.take()?))
+    }
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.take()?))
+    }
+    fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.take()?))
+    }
+    fn f32(&mut self) -> Result<f32> {
+        Ok(f32::from_le_bytes(self.take()?))
+    }
+    fn f64(&mut self) -> Result<f64> {
+        Ok(f64::from_le_bytes(self.take()?))
+    }
+    /// A count of records of at least `min_size` bytes each, checked against what remains.
+    fn count(&mut self, min_size: usize) -> Result<usize> {
+        let n = self.u64()?;
+        if n.saturating_mul(min_size as u64) > self.remaining() as u64 {
+            return Err(FormatError::Truncated.into());
+        }
+        Ok(n as usize)
+    }
+}
