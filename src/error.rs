@@ -111,7 +111,10 @@ impl fmt::Display for Error {
                 "triangle {triangle} uses vertex {index}, but the mesh has {vertex_count} vertices"
             ),
             Error::TooLarge { what, count } => {
-                write!(f, "too many {what} ({count}); at most 2^31 - 1 are supported")
+                write!(
+                    f,
+                    "too many {what} ({count}); at most 2^31 - 1 are supported"
+                )
             }
             Error::InvalidPose { reason } => write!(f, "invalid pose: {reason}"),
             Error::InvalidParameter { name, reason } => write!(f, "invalid {name}: {reason}"),

@@ -23,6 +23,8 @@ pub(crate) struct Hull {
     /// See `adj_start`.
     pub adjacency: Vec<u32>,
     /// Outward-oriented triangles (input indices); empty unless the hull is 3-dimensional.
+    /// Only read by [`Hull::volume`] and the tests.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub faces: Vec<[u32; 3]>,
     /// Dimension of the hull: 0 (a point), 1, 2 or 3; `None` for no points.
     pub dim: Option<u8>,
@@ -37,7 +39,8 @@ impl Hull {
         &self.adjacency[s..e]
     }
 
-    /// Volume enclosed by the faces (zero for flat hulls).
+    /// Volume enclosed by the faces (zero for flat hulls); tests compare k-DOP volumes with it.
+    #[cfg(test)]
     pub fn volume(&self, points: &[DVec3]) -> f64 {
         let Some(&o) = self.faces.first().map(|f| &f[0]) else {
             return 0.0;
@@ -53,7 +56,12 @@ impl Hull {
         (v / 6.0).abs()
     }
 
-    fn from_edges(vertices: Vec<u32>, mut edges: Vec<(u32, u32)>, faces: Vec<[u32; 3]>, dim: u8) -> Hull {
+    fn from_edges(
+        vertices: Vec<u32>,
+        mut edges: Vec<(u32, u32)>,
+        faces: Vec<[u32; 3]>,
+        dim: u8,
+    ) -> Hull {
         let slot: HashMap<u32, u32> = vertices
             .iter()
             .enumerate()
@@ -124,7 +132,9 @@ pub(crate) fn convex_hull(points: &[DVec3]) -> Hull {
     // Third: farthest from the line, confirmed non-collinear exactly.
     let dir = p1 - p0;
     let line_dist = |i: u32| dir.cross(points[i as usize] - p0).length_squared();
-    let best = (0..n).max_by(|&a, &b| line_dist(a).total_cmp(&line_dist(b))).unwrap_or(0);
+    let best = (0..n)
+        .max_by(|&a, &b| line_dist(a).total_cmp(&line_dist(b)))
+        .unwrap_or(0);
     let non_collinear = |i: u32| !Plane::new(p0, p1, points[i as usize]).is_degenerate();
     let i2 = if non_collinear(best) {
         Some(best)
@@ -138,7 +148,9 @@ pub(crate) fn convex_hull(points: &[DVec3]) -> Hull {
     let base = Plane::new(p0, p1, p2);
     let nrm = (p1 - p0).cross(p2 - p0);
     let plane_dist = |i: u32| nrm.dot(points[i as usize] - p0).abs();
-    let best = (0..n).max_by(|&a, &b| plane_dist(a).total_cmp(&plane_dist(b))).unwrap_or(0);
+    let best = (0..n)
+        .max_by(|&a, &b| plane_dist(a).total_cmp(&plane_dist(b)))
+        .unwrap_or(0);
     let i3 = if base.side(points[best as usize]) != 0 {
         Some(best)
     } else {
@@ -158,7 +170,13 @@ pub(crate) fn convex_hull(points: &[DVec3]) -> Hull {
             .map(|(_, &v)| v)
             .collect();
         let opp = points[tet[skip] as usize];
-        if orient3d(points[f[0] as usize], points[f[1] as usize], points[f[2] as usize], opp) > 0 {
+        if orient3d(
+            points[f[0] as usize],
+            points[f[1] as usize],
+            points[f[2] as usize],
+            opp,
+        ) > 0
+        {
             f.swap(1, 2);
         }
         faces.push(new_face(points, [f[0], f[1], f[2]]));
@@ -279,7 +297,11 @@ fn new_face(points: &[DVec3], v: [u32; 3]) -> Face {
         v,
         nb: [u32::MAX; 3],
         alive: true,
-        plane: Plane::new(points[v[0] as usize], points[v[1] as usize], points[v[2] as usize]),
+        plane: Plane::new(
+            points[v[0] as usize],
+            points[v[1] as usize],
+            points[v[2] as usize],
+        ),
         outside: Vec::new(),
         far: None,
     }
@@ -355,7 +377,11 @@ fn coplanar_hull(points: &[DVec3], plane: &Plane) -> Hull {
         };
         for &i in seq {
             while chain.len() >= start + 2
-                && orient2d(pr(chain[chain.len() - 2]), pr(chain[chain.len() - 1]), pr(i)) <= 0
+                && orient2d(
+                    pr(chain[chain.len() - 2]),
+                    pr(chain[chain.len() - 1]),
+                    pr(i),
+                ) <= 0
             {
                 chain.pop();
             }
@@ -375,14 +401,20 @@ mod tests {
     use super::*;
 
     fn lcg(s: &mut u64) -> f64 {
-        *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        *s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((*s >> 11) as f64) / ((1u64 << 53) as f64)
     }
 
     /// Every input point lies inside or on every face's plane, and the faces close up.
     fn assert_valid(points: &[DVec3], h: &Hull) {
         for f in &h.faces {
-            let pl = Plane::new(points[f[0] as usize], points[f[1] as usize], points[f[2] as usize]);
+            let pl = Plane::new(
+                points[f[0] as usize],
+                points[f[1] as usize],
+                points[f[2] as usize],
+            );
             assert!(!pl.is_degenerate(), "degenerate hull face");
             for p in points {
                 assert!(pl.side(*p) <= 0, "point outside a hull face");

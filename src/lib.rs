@@ -7,25 +7,26 @@ mod dop;
 mod env;
 mod error;
 pub(crate) mod exact;
-pub mod oracle;
 mod hierarchy;
 mod hull;
 pub mod io;
 mod mesh;
+pub mod oracle;
 mod pose;
+pub mod scene;
 mod traverse;
 mod tri;
 mod tumble;
 
 pub use dop::{Dop, OverlapOrder, axes};
+pub use env::{Environment, Part, PartId};
+pub use error::{Error, FormatError, Result};
 pub use hierarchy::{AxisRule, BuildOptions, Bvh, SplitPoint};
 pub use mesh::Mesh;
 pub use pose::Pose;
-pub use tumble::FlyingObject;
-pub use env::{Environment, Part, PartId};
 pub use traverse::{Contact, Mode, Outcome, QueryOptions, QueryState, QueryStats};
-pub use error::{Error, FormatError, Result};
 pub use tri::{Triangle, triangle_distance, triangles_intersect};
+pub use tumble::FlyingObject;
 
 /// Largest coordinate magnitude accepted in a mesh (2^40, about 1.1e12).
 pub const MAX_COORDINATE: f64 = (1u64 << 40) as f64;

@@ -6,10 +6,10 @@
 //! collinear corners) and duplicate triangles are accepted; every later stage handles them
 //! exactly (a degenerate triangle is the segment or point it is).
 
+use crate::MAX_COORDINATE;
 use crate::error::{Error, Result};
 use crate::pose::Pose;
 use crate::tri::Triangle;
-use crate::MAX_COORDINATE;
 use glam::DVec3;
 use std::collections::HashMap;
 
@@ -94,7 +94,10 @@ impl Mesh {
             .chunks_exact(3)
             .map(|c| DVec3::new(c[0].into(), c[1].into(), c[2].into()))
             .collect();
-        let t = indices.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+        let t = indices
+            .chunks_exact(3)
+            .map(|c| [c[0], c[1], c[2]])
+            .collect();
         Mesh::new(v, t)
     }
 
@@ -169,7 +172,11 @@ impl Mesh {
     /// # Errors
     /// [`Error::CoordinateOutOfRange`] if a moved vertex leaves the supported range.
     pub fn transformed(&self, pose: &Pose) -> Result<Mesh> {
-        let vertices: Vec<DVec3> = self.vertices.iter().map(|&p| pose.transform_point(p)).collect();
+        let vertices: Vec<DVec3> = self
+            .vertices
+            .iter()
+            .map(|&p| pose.transform_point(p))
+            .collect();
         for (i, v) in vertices.iter().enumerate() {
             check_point(*v, i)?;
         }
@@ -251,7 +258,10 @@ mod tests {
         assert_eq!(w.triangle_count(), 3);
         assert_eq!(w.vertices().len(), 4);
         for i in 0..3 {
-            assert_eq!(w.triangle(i), soup.triangle(i).map(|t| t.map(|p| p + DVec3::ZERO)));
+            assert_eq!(
+                w.triangle(i),
+                soup.triangle(i).map(|t| t.map(|p| p + DVec3::ZERO))
+            );
         }
     }
 }

@@ -168,7 +168,13 @@ impl<const K: usize> QueryState<K> {
 
     /// The tumbled k-DOP of flying node `f`, re-bounded now if not yet for this pose.
     #[inline]
-    fn fly_dop(&mut self, obj: &FlyingObject<K>, f: u32, eps: f64, stats: &mut QueryStats) -> Dop<K> {
+    fn fly_dop(
+        &mut self,
+        obj: &FlyingObject<K>,
+        f: u32,
+        eps: f64,
+        stats: &mut QueryStats,
+    ) -> Dop<K> {
         let fi = f as usize;
         if self.node_stamp[fi] != self.stamp {
             let Some(frame) = self.frame.as_ref() else {
@@ -305,11 +311,13 @@ impl<const K: usize> Environment<K> {
         }
         state.raw.sort_unstable();
         state.contacts.clear();
-        state.contacts.extend(state.raw.iter().map(|&[p, e, o]| Contact {
-            part: self.ids[p as usize],
-            env_triangle: e,
-            object_triangle: o,
-        }));
+        state
+            .contacts
+            .extend(state.raw.iter().map(|&[p, e, o]| Contact {
+                part: self.ids[p as usize],
+                env_triangle: e,
+                object_triangle: o,
+            }));
         stats.contacts = state.contacts.len() as u64;
         Ok(Outcome {
             collides: !state.contacts.is_empty(),

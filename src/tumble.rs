@@ -81,24 +81,49 @@ impl<const K: usize> FlyingObject<K> {
         let (mut vx, mut vy, mut vz) = (Vec::new(), Vec::new(), Vec::new());
         let mut slack = Vec::with_capacity(n);
         vstart.push(0u32);
-        for node in &bvh.nodes {
-            let verts = node.dop.vertices_small();
+        let mut own: Vec<u32> = Vec::new();
+        for (i, node) in bvh.nodes.iter().enumerate() {
+            // The node's own triangle corners if there are fewer of them than k-DOP corners
+            // (always so for small leaves): cheaper, and exact rather than approximate.
+            own.clear();
+            let (first, last) = triangle_span(&bvh, i);
+            for t in &bvh.tris[first..last] {
+                own.extend_from_slice(t);
+                if own.len() > 3 * MAX_VERTS {
+                    break;
+                }
+            }
+            own.sort_unstable();
+            own.dedup();
+            let dop_verts = node.dop.vertices_small();
+            let (verts, exact): (Vec<DVec3>, bool) = if own.len() <= dop_verts.len() && own.len() <= MAX_VERTS {
+                (own.iter().map(|&v| bvh.vertices[v as usize]).collect(), true)
+            } else {
+                (dop_verts.into_vec(), false)
+            };
             let scale = node.dop.magnitude();
             let mut s: f64 = 0.0;
             let mut m: f64 = 0.0;
             for v in &verts {
-                let r = v.as_vec3();
-                let back = r.as_dvec3();
+                let back = v.as_vec3().as_dvec3();
                 s = s.max((back - *v).abs().max_element());
                 m = m.max(back.abs().max_element());
+            }
+            if !exact {
+                // The enumeration finds every true vertex to within its merge tolerance
+                // (1024 EPS scale, see dop::brep) plus a few ulps; double it for margin.
+                s += 2048.0 * EPS * scale;
+            }
+            slack.push((s + f64::MIN_POSITIVE, m));
+            // Pad to a multiple of the lane count with copies of the first vertex (harmless
+            // for minima and maxima) so the re-bounding loop has no tail.
+            let padded = verts.len().div_ceil(LANES) * LANES;
+            for j in 0..padded {
+                let r = verts[if j < verts.len() { j } else { 0 }].as_vec3();
                 vx.push(r.x);
                 vy.push(r.y);
                 vz.push(r.z);
             }
-            // The enumeration finds every true vertex to within its merge tolerance
-            // (1024 EPS scale, see dop::brep) plus a few ulps; double it for margin.
-            s += 2048.0 * EPS * scale + f64::MIN_POSITIVE;
-            slack.push((s, m));
             vstart.push(vx.len() as u32);
         }
         // Hull of the referenced vertices only.
@@ -128,6 +153,13 @@ impl<const K: usize> FlyingObject<K> {
     #[must_use]
     pub fn bvh(&self) -> &Bvh<K> {
         &self.bvh
+    }
+
+    /// Dimension of the object's convex hull: 3 for a solid, 2 for a flat object, 1 for
+    /// one along a line, 0 for a point.
+    #[must_use]
+    pub fn hull_dimension(&self) -> u8 {
+        self.hull.dim.unwrap_or(0)
     }
 
     /// Number of vertices on the convex hull used for the exact root k-DOP.
@@ -204,6 +236,30 @@ impl<const K: usize> PoseFrame<K> {
     }
 }
 
+/// Lanes of the re-bounding loop; vertex lists are padded to a multiple of this.
+const LANES: usize = 8;
+/// A node's own triangle corners replace its k-DOP's corners only up to this many (a
+/// 26-DOP has at most 48 corners, §5).
+const MAX_VERTS: usize = 48;
+
+/// The leaf-order triangle positions `first..last` under node `i`.
+fn triangle_span<const K: usize>(bvh: &Bvh<K>, i: usize) -> (usize, usize) {
+    let mut lo = i;
+    while !bvh.nodes[lo].is_leaf() {
+        lo = bvh.nodes[lo].first_child() as usize;
+    }
+    let mut hi = i;
+    while !bvh.nodes[hi].is_leaf() {
+        hi = bvh.nodes[hi].first_child() as usize + 1;
+    }
+    let first = bvh.nodes[lo].first_triangle() as usize;
+    let mut last = bvh.nodes[hi].first_triangle() as usize;
+    while bvh.ids[last] & crate::hierarchy::END == 0 {
+        last += 1;
+    }
+    (first, last + 1)
+}
+
 /// Re-bounds node `node` of `obj` under the pose of `frame`: the k-DOP of its transformed
 /// stored vertices, widened by the certified margin.
 pub(crate) fn tumble_node<const K: usize>(
@@ -216,27 +272,34 @@ pub(crate) fn tumble_node<const K: usize>(
     let (xs, ys, zs) = (&obj.vx[s..e], &obj.vy[s..e], &obj.vz[s..e]);
     let a = &frame.a32;
     let n = K / 2;
-    let mut lo = [f32::INFINITY; 13];
-    let mut hi = [f32::NEG_INFINITY; 13];
     let ax = axes(K);
-    for j in 0..xs.len() {
-        let (x, y, z) = (xs[j], ys[j], zs[j]);
-        let w = [
-            a[0][0] * x + a[0][1] * y + a[0][2] * z,
-            a[1][0] * x + a[1][1] * y + a[1][2] * z,
-            a[2][0] * x + a[2][1] * y + a[2][2] * z,
-        ];
+    // Per axis, per lane running extremes; the lanes vectorise. Comparisons, not
+    // f32::min/max: coordinates are validated, never NaN, and this compiles to minps/maxps.
+    let mut lo = [[f32::INFINITY; LANES]; 13];
+    let mut hi = [[f32::NEG_INFINITY; LANES]; 13];
+    for ((cx, cy), cz) in xs.chunks_exact(LANES).zip(ys.chunks_exact(LANES)).zip(zs.chunks_exact(LANES)) {
+        let mut w = [[0.0f32; LANES]; 3];
+        for l in 0..LANES {
+            for (r, wr) in w.iter_mut().enumerate() {
+                wr[l] = a[r][0] * cx[l] + a[r][1] * cy[l] + a[r][2] * cz[l];
+            }
+        }
         for (i, d) in ax.iter().enumerate() {
-            let p = f32::from(d[0]) * w[0] + f32::from(d[1]) * w[1] + f32::from(d[2]) * w[2];
-            lo[i] = lo[i].min(p);
-            hi[i] = hi[i].max(p);
+            let (d0, d1, d2) = (f32::from(d[0]), f32::from(d[1]), f32::from(d[2]));
+            for l in 0..LANES {
+                let p = d0 * w[0][l] + d1 * w[1][l] + d2 * w[2][l];
+                lo[i][l] = if p < lo[i][l] { p } else { lo[i][l] };
+                hi[i][l] = if p > hi[i][l] { p } else { hi[i][l] };
+            }
         }
     }
+    let lane_min = |v: &[f32; LANES]| v.iter().fold(f32::INFINITY, |x, &y| if y < x { y } else { x });
+    let lane_max = |v: &[f32; LANES]| v.iter().fold(f32::NEG_INFINITY, |x, &y| if y > x { y } else { x });
     let (sl, m) = obj.slack[node];
     let mut out = Dop::<K>::EMPTY;
     for i in 0..n {
+        let (l, h) = (f64::from(lane_min(&lo[i])), f64::from(lane_max(&hi[i])));
         let margin = (frame.coef[i] * (sl + 7.0 * U32 * m) + frame.cons[i]) * (1.0 + 1.0 / 1048576.0);
-        let (l, h) = (f64::from(lo[i]), f64::from(hi[i]));
         let dt = frame.dt[i];
         // The f64 sums below round by at most EPS of their magnitude each; 4 EPS covers it.
         out.b[i] = f32_down(l + dt - margin - 4.0 * EPS * (l.abs() + dt.abs()));
@@ -363,7 +426,9 @@ mod tests {
     use glam::{DMat3, DQuat};
 
     fn lcg(s: &mut u64) -> f64 {
-        *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        *s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((*s >> 11) as f64) / ((1u64 << 53) as f64)
     }
 
@@ -372,14 +437,19 @@ mod tests {
         let tris: Vec<[DVec3; 3]> = (0..300)
             .map(|_| {
                 let c = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * 4.0 - 2.0;
-                [c, c + DVec3::new(lcg(&mut s), 0.1, 0.0), c + DVec3::new(0.0, lcg(&mut s), 0.2)]
+                [
+                    c,
+                    c + DVec3::new(lcg(&mut s), 0.1, 0.0),
+                    c + DVec3::new(0.0, lcg(&mut s), 0.2),
+                ]
             })
             .collect();
         Mesh::from_triangles(&tris).unwrap()
     }
 
     fn random_pose(s: &mut u64, affine: bool, far: bool) -> Pose {
-        let q = DQuat::from_xyzw(lcg(s) - 0.5, lcg(s) - 0.5, lcg(s) - 0.5, lcg(s) - 0.5).normalize();
+        let q =
+            DQuat::from_xyzw(lcg(s) - 0.5, lcg(s) - 0.5, lcg(s) - 0.5, lcg(s) - 0.5).normalize();
         let mut m = DMat3::from_quat(q);
         if affine {
             m *= DMat3::from_diagonal(DVec3::new(0.3 + lcg(s), 1.0, 2.0 * lcg(s) + 0.1));
@@ -410,7 +480,10 @@ mod tests {
             let width = brute.box_extent().max_element();
             for i in 0..K {
                 let diff = (f64::from(root.b[i]) - f64::from(brute.b[i])).abs();
-                assert!(diff <= 1e-6 * (width + f64::from(brute.b[i]).abs()), "root not tight on {i}: {diff}");
+                assert!(
+                    diff <= 1e-6 * (width + f64::from(brute.b[i]).abs()),
+                    "root not tight on {i}: {diff}"
+                );
             }
             // Every node's tumbled k-DOP contains its placed triangles.
             for (ni, node) in obj.bvh.nodes.iter().enumerate() {
@@ -422,7 +495,10 @@ mod tests {
                         let mut pos = nd.first_triangle() as usize;
                         loop {
                             for v in obj.bvh.tri_at(pos) {
-                                assert!(d.contains_point(pose.transform_point(v)), "tumbled node misses a vertex");
+                                assert!(
+                                    d.contains_point(pose.transform_point(v)),
+                                    "tumbled node misses a vertex"
+                                );
                             }
                             if obj.bvh.ids[pos] & crate::hierarchy::END != 0 {
                                 break;
@@ -460,14 +536,19 @@ mod tests {
                 tris.push([q, q + DVec3::X, q + DVec3::Y]);
             }
         }
-        let obj = FlyingObject::<18>::new(Mesh::from_triangles(&tris).unwrap(), &BuildOptions::FLYING).unwrap();
+        let obj =
+            FlyingObject::<18>::new(Mesh::from_triangles(&tris).unwrap(), &BuildOptions::FLYING)
+                .unwrap();
         let mut climber = Climber::default();
         climber.reset(obj.hull_pts.len(), 18);
         // Start every climb from the worst possible vertex.
         for e in climber.extremes.iter_mut() {
             *e = 0;
         }
-        for pose in [Pose::IDENTITY, Pose::from_translation(DVec3::new(0.5, -3.0, 2.0)).unwrap()] {
+        for pose in [
+            Pose::IDENTITY,
+            Pose::from_translation(DVec3::new(0.5, -3.0, 2.0)).unwrap(),
+        ] {
             let frame = PoseFrame::<18>::new(&pose, obj.magnitude);
             let root = root_dop(&obj, &frame, &mut climber);
             let t = pose.translation();

@@ -19,9 +19,9 @@ fn cluster(rng: &mut Rng, n: usize, radius: f64, size: f64) -> Mesh {
         let s = size * (0.2 + rng.f64());
         let t = [c, c + rng.vec(-s, s), c + rng.vec(-s, s)];
         let t = match i % 29 {
-            0 => [t[0], t[1], t[1]],                  // repeated corner
-            1 => [t[0], t[1], (t[0] + t[1]) * 0.5],   // collinear
-            2 => [t[0], t[0], t[0]],                  // a point
+            0 => [t[0], t[1], t[1]],                // repeated corner
+            1 => [t[0], t[1], (t[0] + t[1]) * 0.5], // collinear
+            2 => [t[0], t[0], t[0]],                // a point
             _ => t,
         };
         tris.push(t);
@@ -39,11 +39,20 @@ struct Scene {
 }
 
 fn random_pose(rng: &mut Rng, spread: f64, affine: bool) -> Pose {
-    let q = DQuat::from_xyzw(rng.f64() - 0.5, rng.f64() - 0.5, rng.f64() - 0.5, rng.f64() - 0.5)
-        .normalize();
+    let q = DQuat::from_xyzw(
+        rng.f64() - 0.5,
+        rng.f64() - 0.5,
+        rng.f64() - 0.5,
+        rng.f64() - 0.5,
+    )
+    .normalize();
     let mut m = DMat3::from_quat(q);
     if affine {
-        m *= DMat3::from_diagonal(DVec3::new(rng.range(0.5, 1.5), rng.range(0.5, 1.5), rng.range(0.5, 1.5)));
+        m *= DMat3::from_diagonal(DVec3::new(
+            rng.range(0.5, 1.5),
+            rng.range(0.5, 1.5),
+            rng.range(0.5, 1.5),
+        ));
     }
     Pose::new(m, rng.vec(-spread, spread)).unwrap()
 }
@@ -56,9 +65,15 @@ fn scene(seed: u64) -> Scene {
         parts.push((m, random_pose(&mut rng, 3.0, false)));
     }
     let object = cluster(&mut rng, 60, 1.0, 0.6);
-    let mut poses: Vec<Pose> = (0..24).map(|i| random_pose(&mut rng, 4.0, i % 5 == 4)).collect();
+    let mut poses: Vec<Pose> = (0..24)
+        .map(|i| random_pose(&mut rng, 4.0, i % 5 == 4))
+        .collect();
     poses.push(Pose::IDENTITY);
-    Scene { parts, object, poses }
+    Scene {
+        parts,
+        object,
+        poses,
+    }
 }
 
 fn key(env_parts: &[kdop::PartId], c: &kdop::Contact) -> (usize, u32, u32) {
@@ -66,7 +81,11 @@ fn key(env_parts: &[kdop::PartId], c: &kdop::Contact) -> (usize, u32, u32) {
     (p, c.env_triangle, c.object_triangle)
 }
 
-fn check_k<const K: usize>(sc: &Scene, oracle: &[Vec<(usize, u32, u32)>], opts: &BuildOptions) -> usize {
+fn check_k<const K: usize>(
+    sc: &Scene,
+    oracle: &[Vec<(usize, u32, u32)>],
+    opts: &BuildOptions,
+) -> usize {
     let env = Environment::<K>::build(sc.parts.clone(), opts).unwrap();
     assert_eq!(env.validate(), Ok(()));
     let obj = FlyingObject::<K>::new(sc.object.clone(), opts).unwrap();
@@ -74,15 +93,29 @@ fn check_k<const K: usize>(sc: &Scene, oracle: &[Vec<(usize, u32, u32)>], opts: 
     let mut contacts = 0;
     for (i, pose) in sc.poses.iter().enumerate() {
         let expect = &oracle[i];
-        let r = env.collide(&obj, pose, &QueryOptions::REPORT, &mut st).unwrap();
+        let r = env
+            .collide(&obj, pose, &QueryOptions::REPORT, &mut st)
+            .unwrap();
         let got: Vec<_> = r.contacts.iter().map(|c| key(env.part_ids(), c)).collect();
-        assert_eq!(&got, expect, "k={K} {opts:?} pose {i}: report differs from brute force");
+        assert_eq!(
+            &got, expect,
+            "k={K} {opts:?} pose {i}: report differs from brute force"
+        );
         assert_eq!(r.stats.contacts as usize, expect.len());
         contacts += expect.len();
-        let d = env.collide(&obj, pose, &QueryOptions::DETECT, &mut st).unwrap();
-        assert_eq!(d.collides, !expect.is_empty(), "k={K} {opts:?} pose {i}: detect disagrees");
+        let d = env
+            .collide(&obj, pose, &QueryOptions::DETECT, &mut st)
+            .unwrap();
+        assert_eq!(
+            d.collides,
+            !expect.is_empty(),
+            "k={K} {opts:?} pose {i}: detect disagrees"
+        );
         if let Some(c) = d.contacts.first() {
-            assert!(expect.contains(&key(env.part_ids(), c)), "detect witness is not a contact");
+            assert!(
+                expect.contains(&key(env.part_ids(), c)),
+                "detect witness is not a contact"
+            );
             assert_eq!(d.contacts.len(), 1);
         }
     }
@@ -110,11 +143,23 @@ fn every_k_rule_split_and_leaf_size_matches_brute_force() {
         let oracle = oracle_for(&sc);
         let total: usize = oracle.iter().map(Vec::len).sum();
         let touching = oracle.iter().filter(|o| !o.is_empty()).count();
-        assert!(total > 50 && touching > 5 && touching < sc.poses.len(), "scene must mix hits and misses: {total} contacts, {touching} poses");
-        for rule in [AxisRule::LongestSide, AxisRule::MinSum, AxisRule::MinMax, AxisRule::Splatter] {
+        assert!(
+            total > 50 && touching > 5 && touching < sc.poses.len(),
+            "scene must mix hits and misses: {total} contacts, {touching} poses"
+        );
+        for rule in [
+            AxisRule::LongestSide,
+            AxisRule::MinSum,
+            AxisRule::MinMax,
+            AxisRule::Splatter,
+        ] {
             for split in [SplitPoint::Mean, SplitPoint::Median] {
                 for leaf_size in [1, 2, 5] {
-                    let o = BuildOptions { rule, split, leaf_size };
+                    let o = BuildOptions {
+                        rule,
+                        split,
+                        leaf_size,
+                    };
                     check_k::<6>(&sc, &oracle, &o);
                     check_k::<14>(&sc, &oracle, &o);
                     check_k::<18>(&sc, &oracle, &o);
@@ -132,11 +177,17 @@ fn epsilon_queries_match_brute_force() {
     let sc = scene(13);
     let eps = 0.05;
     for leaf in [1, 4] {
-        let o = BuildOptions { leaf_size: leaf, ..BuildOptions::ENVIRONMENT };
+        let o = BuildOptions {
+            leaf_size: leaf,
+            ..BuildOptions::ENVIRONMENT
+        };
         let env = Environment::<18>::build(sc.parts.clone(), &o).unwrap();
         let obj = FlyingObject::<18>::new(sc.object.clone(), &o).unwrap();
         let mut st = QueryState::new();
-        let q = QueryOptions { mode: Mode::Report, epsilon: eps };
+        let q = QueryOptions {
+            mode: Mode::Report,
+            epsilon: eps,
+        };
         let mut extra = 0;
         for pose in &sc.poses {
             let expect = brute_force_contacts(&env, &obj, pose, eps);
@@ -145,7 +196,10 @@ fn epsilon_queries_match_brute_force() {
             let r = env.collide(&obj, pose, &q, &mut st).unwrap();
             assert_eq!(r.contacts, &expect[..]);
         }
-        assert!(extra > 0, "epsilon must add near pairs for the test to mean anything");
+        assert!(
+            extra > 0,
+            "epsilon must add near pairs for the test to mean anything"
+        );
     }
 }
 
@@ -157,11 +211,18 @@ fn repeated_pose_reuses_tumbling() {
     let obj = FlyingObject::<18>::new(sc.object.clone(), &BuildOptions::FLYING).unwrap();
     let mut st = QueryState::new();
     for pose in &sc.poses {
-        let a = env.collide(&obj, pose, &QueryOptions::REPORT, &mut st).unwrap();
+        let a = env
+            .collide(&obj, pose, &QueryOptions::REPORT, &mut st)
+            .unwrap();
         let (ca, sa) = (a.contacts.to_vec(), a.stats);
-        let b = env.collide(&obj, pose, &QueryOptions::REPORT, &mut st).unwrap();
+        let b = env
+            .collide(&obj, pose, &QueryOptions::REPORT, &mut st)
+            .unwrap();
         assert_eq!(b.contacts, &ca[..]);
-        assert_eq!(b.stats.nu, 0, "second query with the same pose re-bounds nothing");
+        assert_eq!(
+            b.stats.nu, 0,
+            "second query with the same pose re-bounds nothing"
+        );
         assert_eq!(b.stats.nv, sa.nv);
     }
 }
@@ -173,7 +234,10 @@ fn bad_epsilon_is_an_error() {
     let obj = FlyingObject::<14>::new(sc.object.clone(), &BuildOptions::FLYING).unwrap();
     let mut st = QueryState::new();
     for eps in [-1.0, f64::NAN, f64::INFINITY] {
-        let q = QueryOptions { mode: Mode::Detect, epsilon: eps };
+        let q = QueryOptions {
+            mode: Mode::Detect,
+            epsilon: eps,
+        };
         assert!(env.collide(&obj, &Pose::IDENTITY, &q, &mut st).is_err());
     }
 }

@@ -40,19 +40,31 @@ fn loaders_match_the_readme_counts() {
 
 fn random_rotation(rng: &mut Rng) -> DMat3 {
     DMat3::from_quat(
-        DQuat::from_xyzw(rng.f64() - 0.5, rng.f64() - 0.5, rng.f64() - 0.5, rng.f64() - 0.5)
-            .normalize(),
+        DQuat::from_xyzw(
+            rng.f64() - 0.5,
+            rng.f64() - 0.5,
+            rng.f64() - 0.5,
+            rng.f64() - 0.5,
+        )
+        .normalize(),
     )
 }
 
 type Key = (u32, u32);
 
 fn keys(cs: &[kdop::Contact]) -> Vec<Key> {
-    cs.iter().map(|c| (c.env_triangle, c.object_triangle)).collect()
+    cs.iter()
+        .map(|c| (c.env_triangle, c.object_triangle))
+        .collect()
 }
 
 fn run_all_configs(env_mesh: &Mesh, obj_mesh: &Mesh, poses: &[Pose], oracle: &[Vec<Key>]) {
-    for rule in [AxisRule::LongestSide, AxisRule::MinSum, AxisRule::MinMax, AxisRule::Splatter] {
+    for rule in [
+        AxisRule::LongestSide,
+        AxisRule::MinSum,
+        AxisRule::MinMax,
+        AxisRule::Splatter,
+    ] {
         for split in [SplitPoint::Mean, SplitPoint::Median] {
             check::<6>(env_mesh, obj_mesh, poses, oracle, rule, split);
             check::<14>(env_mesh, obj_mesh, poses, oracle, rule, split);
@@ -72,20 +84,40 @@ fn check<const K: usize>(
 ) {
     let env = Environment::<K>::from_mesh(
         env_mesh.clone(),
-        &BuildOptions { rule, split, ..BuildOptions::ENVIRONMENT },
+        &BuildOptions {
+            rule,
+            split,
+            ..BuildOptions::ENVIRONMENT
+        },
     )
     .unwrap();
     let obj = FlyingObject::<K>::new(
         obj_mesh.clone(),
-        &BuildOptions { rule, split, ..BuildOptions::FLYING },
+        &BuildOptions {
+            rule,
+            split,
+            ..BuildOptions::FLYING
+        },
     )
     .unwrap();
     let mut st = QueryState::new();
     for (i, pose) in poses.iter().enumerate() {
-        let r = env.collide(&obj, pose, &QueryOptions::REPORT, &mut st).unwrap();
-        assert_eq!(keys(r.contacts), oracle[i], "k={K} {rule:?} {split:?} pose {i}");
-        let d = env.collide(&obj, pose, &QueryOptions::DETECT, &mut st).unwrap();
-        assert_eq!(d.collides, !oracle[i].is_empty(), "k={K} {rule:?} {split:?} pose {i} detect");
+        let r = env
+            .collide(&obj, pose, &QueryOptions::REPORT, &mut st)
+            .unwrap();
+        assert_eq!(
+            keys(r.contacts),
+            oracle[i],
+            "k={K} {rule:?} {split:?} pose {i}"
+        );
+        let d = env
+            .collide(&obj, pose, &QueryOptions::DETECT, &mut st)
+            .unwrap();
+        assert_eq!(
+            d.collides,
+            !oracle[i].is_empty(),
+            "k={K} {rule:?} {split:?} pose {i} detect"
+        );
     }
 }
 
@@ -102,12 +134,18 @@ fn oracle(env_mesh: &Mesh, obj_mesh: &Mesh, poses: &[Pose]) -> Vec<Vec<Key>> {
 /// for every k, axis rule and split point.
 #[test]
 fn fcl_env_and_rob_match_brute_force_for_every_configuration() {
-    let (Some(env), Some(rob)) = (load("fcl_env.obj"), load("fcl_rob.obj")) else { return };
+    let (Some(env), Some(rob)) = (load("fcl_env.obj"), load("fcl_rob.obj")) else {
+        return;
+    };
     let (lo, hi) = env.bounds();
     let mut rng = Rng(2024);
     let poses: Vec<Pose> = (0..40)
         .map(|_| {
-            let t = DVec3::new(rng.range(lo.x, hi.x), rng.range(lo.y, hi.y), rng.range(lo.z, hi.z));
+            let t = DVec3::new(
+                rng.range(lo.x, hi.x),
+                rng.range(lo.y, hi.y),
+                rng.range(lo.z, hi.z),
+            );
             Pose::new(random_rotation(&mut rng), t).unwrap()
         })
         .collect();
@@ -115,7 +153,10 @@ fn fcl_env_and_rob_match_brute_force_for_every_configuration() {
     let hits = truth.iter().filter(|o| !o.is_empty()).count();
     let total: usize = truth.iter().map(Vec::len).sum();
     eprintln!("fcl: {hits}/40 poses in contact, {total} contacts");
-    assert!(hits >= 8 && hits <= 36, "poses must mix contact and free space ({hits})");
+    assert!(
+        hits >= 8 && hits <= 36,
+        "poses must mix contact and free space ({hits})"
+    );
     run_all_configs(&env, &rob, &poses, &truth);
 
     // The oracle's own triangle decisions, against the exact LP reference: every reported
@@ -135,7 +176,11 @@ fn fcl_env_and_rob_match_brute_force_for_every_configuration() {
                     continue;
                 }
                 let reported = truth[i].binary_search(&(e as u32, o as u32)).is_ok();
-                assert_eq!(reported, reference_triangles_intersect(&et, ot), "pose {i} pair ({e}, {o})");
+                assert_eq!(
+                    reported,
+                    reference_triangles_intersect(&et, ot),
+                    "pose {i} pair ({e}, {o})"
+                );
             }
         }
     }
@@ -145,19 +190,31 @@ fn fcl_env_and_rob_match_brute_force_for_every_configuration() {
 /// 8 poses, for every k, axis rule and split point.
 #[test]
 fn terrain_over_50k_triangles_matches_brute_force_for_every_configuration() {
-    let (Some(env), Some(link)) = (load("mountain.obj"), load("kuka_iiwa_link0.obj")) else { return };
+    let (Some(env), Some(link)) = (load("mountain.obj"), load("kuka_iiwa_link0.obj")) else {
+        return;
+    };
     assert!(env.triangle_count() > 50_000);
     let (lo, hi) = env.bounds();
     let mut rng = Rng(7);
     let poses: Vec<Pose> = (0..8)
         .map(|_| {
-            let t = DVec3::new(rng.range(lo.x, hi.x), rng.range(lo.y, hi.y), rng.range(lo.z, hi.z));
+            let t = DVec3::new(
+                rng.range(lo.x, hi.x),
+                rng.range(lo.y, hi.y),
+                rng.range(lo.z, hi.z),
+            );
             Pose::new(random_rotation(&mut rng) * 10.0, t).unwrap()
         })
         .collect();
     let truth = oracle(&env, &link, &poses);
     let hits = truth.iter().filter(|o| !o.is_empty()).count();
-    eprintln!("terrain: {hits}/8 poses in contact, {} contacts", truth.iter().map(Vec::len).sum::<usize>());
-    assert!(hits >= 2 && hits <= 7, "poses must mix contact and free space ({hits})");
+    eprintln!(
+        "terrain: {hits}/8 poses in contact, {} contacts",
+        truth.iter().map(Vec::len).sum::<usize>()
+    );
+    assert!(
+        hits >= 2 && hits <= 7,
+        "poses must mix contact and free space ({hits})"
+    );
     run_all_configs(&env, &link, &poses, &truth);
 }

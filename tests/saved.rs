@@ -5,7 +5,10 @@ mod common;
 
 use common::Rng;
 use glam::DVec3;
-use kdop::{BuildOptions, Environment, Error, FlyingObject, FormatError, Mesh, Pose, QueryOptions, QueryState};
+use kdop::{
+    BuildOptions, Environment, Error, FlyingObject, FormatError, Mesh, Pose, QueryOptions,
+    QueryState,
+};
 
 fn scene(rng: &mut Rng) -> (Vec<(Mesh, Pose)>, Mesh) {
     let blob = |rng: &mut Rng, n: usize| {
@@ -18,7 +21,12 @@ fn scene(rng: &mut Rng) -> (Vec<(Mesh, Pose)>, Mesh) {
         Mesh::from_triangles(&tris).unwrap()
     };
     let parts = (0..3)
-        .map(|i| (blob(rng, 400), Pose::from_translation(DVec3::new(i as f64 * 2.0, 0.0, 0.0)).unwrap()))
+        .map(|i| {
+            (
+                blob(rng, 400),
+                Pose::from_translation(DVec3::new(i as f64 * 2.0, 0.0, 0.0)).unwrap(),
+            )
+        })
         .collect();
     (parts, blob(rng, 50))
 }
@@ -29,15 +37,23 @@ fn roundtrip<const K: usize>() {
     let env = Environment::<K>::build(parts, &BuildOptions::ENVIRONMENT).unwrap();
     let bytes = env.to_bytes();
     let back = Environment::<K>::from_bytes(&bytes).unwrap();
-    assert_eq!(back.to_bytes(), bytes, "saving the loaded environment gives the same bytes");
+    assert_eq!(
+        back.to_bytes(),
+        bytes,
+        "saving the loaded environment gives the same bytes"
+    );
     assert_eq!(back.part_count(), env.part_count());
     let obj = FlyingObject::<K>::new(obj_mesh, &BuildOptions::FLYING).unwrap();
     let (mut s1, mut s2) = (QueryState::new(), QueryState::new());
     let mut contacts = 0;
     for _ in 0..30 {
         let pose = Pose::from_translation(rng.vec(-2.0, 6.0)).unwrap();
-        let a = env.collide(&obj, &pose, &QueryOptions::REPORT, &mut s1).unwrap();
-        let b = back.collide(&obj, &pose, &QueryOptions::REPORT, &mut s2).unwrap();
+        let a = env
+            .collide(&obj, &pose, &QueryOptions::REPORT, &mut s1)
+            .unwrap();
+        let b = back
+            .collide(&obj, &pose, &QueryOptions::REPORT, &mut s2)
+            .unwrap();
         assert_eq!(a.contacts, b.contacts);
         assert_eq!(a.stats, b.stats);
         contacts += a.contacts.len();
@@ -56,7 +72,9 @@ fn roundtrip_answers_exactly_as_the_original() {
 fn sample_bytes() -> Vec<u8> {
     let mut rng = Rng(99);
     let (parts, _) = scene(&mut rng);
-    Environment::<14>::build(parts, &BuildOptions::ENVIRONMENT).unwrap().to_bytes()
+    Environment::<14>::build(parts, &BuildOptions::ENVIRONMENT)
+        .unwrap()
+        .to_bytes()
 }
 
 #[test]
@@ -66,10 +84,16 @@ fn foreign_version_and_k_are_recognised() {
         Environment::<14>::from_bytes(b"solid cube\n").unwrap_err(),
         Error::Format(FormatError::NotKdopFile)
     );
-    assert_eq!(Environment::<14>::from_bytes(&[]).unwrap_err(), Error::Format(FormatError::NotKdopFile));
+    assert_eq!(
+        Environment::<14>::from_bytes(&[]).unwrap_err(),
+        Error::Format(FormatError::NotKdopFile)
+    );
     assert_eq!(
         Environment::<18>::from_bytes(&bytes).unwrap_err(),
-        Error::Format(FormatError::WrongK { found: 14, expected: 18 })
+        Error::Format(FormatError::WrongK {
+            found: 14,
+            expected: 18
+        })
     );
     let mut v = bytes.clone();
     v[8] = 9;
@@ -83,9 +107,15 @@ fn foreign_version_and_k_are_recognised() {
 fn every_truncation_is_an_error() {
     let bytes = sample_bytes();
     let step = (bytes.len() / 400).max(1);
-    for len in (0..bytes.len()).step_by(step).chain(bytes.len() - 8..bytes.len()) {
+    for len in (0..bytes.len())
+        .step_by(step)
+        .chain(bytes.len() - 8..bytes.len())
+    {
         assert!(
-            matches!(Environment::<14>::from_bytes(&bytes[..len]), Err(Error::Format(_))),
+            matches!(
+                Environment::<14>::from_bytes(&bytes[..len]),
+                Err(Error::Format(_))
+            ),
             "truncated to {len} bytes"
         );
     }
@@ -125,7 +155,10 @@ fn hostile_edits_with_valid_checksum_are_validated() {
             Ok(env) => assert_eq!(env.validate(), Ok(())),
         }
     }
-    assert!(refused > 100, "most random edits must be caught ({refused})");
+    assert!(
+        refused > 100,
+        "most random edits must be caught ({refused})"
+    );
 }
 
 /// CRC-32 (IEEE), written out here so the test does not share the library's checksum code.
@@ -134,7 +167,11 @@ fn crc32(data: &[u8]) -> u32 {
     for &b in data {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc
@@ -150,5 +187,8 @@ fn file_roundtrip_and_missing_file() {
     let back = Environment::<6>::load_from_file(&path).unwrap();
     assert_eq!(back.to_bytes(), env.to_bytes());
     std::fs::remove_file(&path).unwrap();
-    assert!(matches!(Environment::<6>::load_from_file(&path), Err(Error::Io(_))));
+    assert!(matches!(
+        Environment::<6>::load_from_file(&path),
+        Err(Error::Io(_))
+    ));
 }

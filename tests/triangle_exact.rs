@@ -10,12 +10,19 @@ use kdop::{Triangle, triangles_intersect};
 fn check(t1: &Triangle, t2: &Triangle, what: &str) -> bool {
     let fast = triangles_intersect(t1, t2);
     let refr = reference_triangles_intersect(t1, t2);
-    assert_eq!(fast, refr, "{what}: fast={fast} reference={refr}\n t1={t1:?}\n t2={t2:?}");
+    assert_eq!(
+        fast, refr,
+        "{what}: fast={fast} reference={refr}\n t1={t1:?}\n t2={t2:?}"
+    );
     // The answer cannot depend on argument or corner order.
     assert_eq!(triangles_intersect(t2, t1), fast, "{what}: symmetry");
     let rot = [t1[1], t1[2], t1[0]];
     let flip = [t2[0], t2[2], t2[1]];
-    assert_eq!(triangles_intersect(&rot, &flip), fast, "{what}: corner order");
+    assert_eq!(
+        triangles_intersect(&rot, &flip),
+        fast,
+        "{what}: corner order"
+    );
     fast
 }
 
@@ -129,8 +136,16 @@ fn extreme_magnitudes_match_reference() {
     let mut rng = Rng(5);
     for scale in [1e-300, 1e-200, 1e-20, 1e11] {
         for i in 0..300 {
-            let t1 = [rng.grid(3) * scale, rng.grid(3) * scale, rng.grid(3) * scale];
-            let t2 = [rng.grid(3) * scale, rng.grid(3) * scale, rng.grid(3) * scale];
+            let t1 = [
+                rng.grid(3) * scale,
+                rng.grid(3) * scale,
+                rng.grid(3) * scale,
+            ];
+            let t2 = [
+                rng.grid(3) * scale,
+                rng.grid(3) * scale,
+                rng.grid(3) * scale,
+            ];
             check(&t1, &t2, &format!("scale {scale:e} #{i}"));
         }
     }
@@ -141,11 +156,7 @@ fn distance_agrees_with_intersection_and_sampling() {
     let mut rng = Rng(6);
     for i in 0..400 {
         let t1 = [rng.vec(0.0, 1.0), rng.vec(0.0, 1.0), rng.vec(0.0, 1.0)];
-        let t2 = [
-            rng.vec(0.5, 1.5),
-            rng.vec(0.5, 1.5),
-            rng.vec(0.5, 1.5),
-        ];
+        let t2 = [rng.vec(0.5, 1.5), rng.vec(0.5, 1.5), rng.vec(0.5, 1.5)];
         let d = kdop::triangle_distance(&t1, &t2);
         if triangles_intersect(&t1, &t2) {
             assert_eq!(d, 0.0);
@@ -169,7 +180,16 @@ fn distance_agrees_with_intersection_and_sampling() {
         }
         assert!(d <= best + 1e-12, "#{i}: distance {d} above sampled {best}");
         // The grid spacing bounds how far above the true distance a sample can be.
-        let h = t1.iter().chain(t2.iter()).map(|p| p.length()).fold(0.0, f64::max) * 2.0 / n as f64;
-        assert!(d >= best - 2.0 * h, "#{i}: distance {d} far below sampled {best}");
+        let h = t1
+            .iter()
+            .chain(t2.iter())
+            .map(|p| p.length())
+            .fold(0.0, f64::max)
+            * 2.0
+            / n as f64;
+        assert!(
+            d >= best - 2.0 * h,
+            "#{i}: distance {d} far below sampled {best}"
+        );
     }
 }

@@ -100,8 +100,20 @@ impl<const K: usize> Dop<K> {
         let a = axes(K);
         let n = K / 2;
         let tol = self.tolerance();
-        let lo: [f64; 13] = std::array::from_fn(|i| if i < n { f64::from(self.b[i]) - 3.0 * tol } else { 0.0 });
-        let hi: [f64; 13] = std::array::from_fn(|i| if i < n { f64::from(self.b[n + i]) + 3.0 * tol } else { 0.0 });
+        let lo: [f64; 13] = std::array::from_fn(|i| {
+            if i < n {
+                f64::from(self.b[i]) - 3.0 * tol
+            } else {
+                0.0
+            }
+        });
+        let hi: [f64; 13] = std::array::from_fn(|i| {
+            if i < n {
+                f64::from(self.b[n + i]) + 3.0 * tol
+            } else {
+                0.0
+            }
+        });
         for t in triples(K) {
             for choice in 0..8usize {
                 let r = [0, 1, 2].map(|q| {
@@ -145,16 +157,68 @@ impl<const K: usize> Dop<K> {
             DVec3::new(self.b[n].into(), self.b[n + 1].into(), self.b[n + 2].into()),
         );
         let c = |x: bool, y: bool, z: bool| {
-            DVec3::new(if x { hi.x } else { lo.x }, if y { hi.y } else { lo.y }, if z { hi.z } else { lo.z })
+            DVec3::new(
+                if x { hi.x } else { lo.x },
+                if y { hi.y } else { lo.y },
+                if z { hi.z } else { lo.z },
+            )
         };
         // Box faces, counterclockwise seen from outside; plane ids as in `b`.
         let quads: [(usize, [DVec3; 4]); 6] = [
-            (0, [c(false, false, false), c(false, false, true), c(false, true, true), c(false, true, false)]),
-            (n, [c(true, false, false), c(true, true, false), c(true, true, true), c(true, false, true)]),
-            (1, [c(false, false, false), c(true, false, false), c(true, false, true), c(false, false, true)]),
-            (n + 1, [c(false, true, false), c(false, true, true), c(true, true, true), c(true, true, false)]),
-            (2, [c(false, false, false), c(false, true, false), c(true, true, false), c(true, false, false)]),
-            (n + 2, [c(false, false, true), c(true, false, true), c(true, true, true), c(false, true, true)]),
+            (
+                0,
+                [
+                    c(false, false, false),
+                    c(false, false, true),
+                    c(false, true, true),
+                    c(false, true, false),
+                ],
+            ),
+            (
+                n,
+                [
+                    c(true, false, false),
+                    c(true, true, false),
+                    c(true, true, true),
+                    c(true, false, true),
+                ],
+            ),
+            (
+                1,
+                [
+                    c(false, false, false),
+                    c(true, false, false),
+                    c(true, false, true),
+                    c(false, false, true),
+                ],
+            ),
+            (
+                n + 1,
+                [
+                    c(false, true, false),
+                    c(false, true, true),
+                    c(true, true, true),
+                    c(true, true, false),
+                ],
+            ),
+            (
+                2,
+                [
+                    c(false, false, false),
+                    c(false, true, false),
+                    c(true, true, false),
+                    c(true, false, false),
+                ],
+            ),
+            (
+                n + 2,
+                [
+                    c(false, false, true),
+                    c(true, false, true),
+                    c(true, true, true),
+                    c(false, true, true),
+                ],
+            ),
         ];
         for (plane, q) in quads {
             f.push_face(plane, &q);
@@ -163,7 +227,10 @@ impl<const K: usize> Dop<K> {
         let mut next = Faces::default();
         for i in 3..n {
             let d = DVec3::new(a[i][0].into(), a[i][1].into(), a[i][2].into());
-            for (nrm, b, plane) in [(d, f64::from(self.b[n + i]), n + i), (-d, -f64::from(self.b[i]), i)] {
+            for (nrm, b, plane) in [
+                (d, f64::from(self.b[n + i]), n + i),
+                (-d, -f64::from(self.b[i]), i),
+            ] {
                 if f.clip_into(nrm, b, plane, tol, &mut next) {
                     std::mem::swap(&mut f, &mut next);
                 }
@@ -199,7 +266,11 @@ impl<const K: usize> Dop<K> {
         let mut total = 0.0;
         for &(plane, start, len) in &f.faces {
             let (plane, start, len) = (plane as usize, start as usize, len as usize);
-            let (i, sign) = if plane < n { (plane, -1.0) } else { (plane - n, 1.0) };
+            let (i, sign) = if plane < n {
+                (plane, -1.0)
+            } else {
+                (plane - n, 1.0)
+            };
             let d = DVec3::new(a[i][0].into(), a[i][1].into(), a[i][2].into());
             let l = d.length();
             let normal = d * sign / l;
@@ -226,7 +297,8 @@ struct Faces {
 
 impl Faces {
     fn push_face(&mut self, plane: usize, pts: &[DVec3]) {
-        self.faces.push((plane as u16, self.pts.len() as u16, pts.len() as u16));
+        self.faces
+            .push((plane as u16, self.pts.len() as u16, pts.len() as u16));
         self.pts.extend_from_slice(pts);
     }
 
@@ -277,7 +349,10 @@ impl Faces {
         // new face.
         let mut uniq: SmallVec<[(f64, DVec3); 24]> = SmallVec::new();
         for p in cap {
-            if !uniq.iter().any(|(_, w)| (*w - p).abs().max_element() <= tol) {
+            if !uniq
+                .iter()
+                .any(|(_, w)| (*w - p).abs().max_element() <= tol)
+            {
                 uniq.push((0.0, p));
             }
         }
@@ -290,7 +365,8 @@ impl Faces {
                 e.0 = pseudo_angle(r.dot(u), r.dot(w));
             }
             uniq.sort_by(|x, y| x.0.total_cmp(&y.0));
-            out.faces.push((plane as u16, out.pts.len() as u16, uniq.len() as u16));
+            out.faces
+                .push((plane as u16, out.pts.len() as u16, uniq.len() as u16));
             out.pts.extend(uniq.into_iter().map(|(_, p)| p));
         }
         true
@@ -319,7 +395,9 @@ mod tests {
     use super::*;
 
     fn lcg(s: &mut u64) -> f64 {
-        *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        *s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((*s >> 11) as f64) / ((1u64 << 53) as f64)
     }
 
@@ -359,7 +437,12 @@ mod tests {
         // neighbouring edge midpoints loses 8 tetrahedra of volume (1/2)^3 / 6.
         let mut d = Dop::<14>::from_points(&[DVec3::ZERO, DVec3::ONE]);
         // x+y+z in [0.5, 2.5]; x-y+z in [-0.5, 1.5]; x+y-z in [-0.5, 1.5]; x-y-z in [-1.5, 0.5].
-        let cut = [(3, 0.5, 2.5), (4, -0.5, 1.5), (5, -0.5, 1.5), (6, -1.5, 0.5)];
+        let cut = [
+            (3, 0.5, 2.5),
+            (4, -0.5, 1.5),
+            (5, -0.5, 1.5),
+            (6, -1.5, 0.5),
+        ];
         for (i, lo, hi) in cut {
             d.b[i] = lo;
             d.b[7 + i] = hi;
@@ -403,7 +486,10 @@ mod tests {
             let est = box_v * f64::from(inside) / f64::from(n);
             let sigma = box_v * (0.25 / f64::from(n)).sqrt();
             let v = d.volume();
-            assert!((v - est).abs() < 5.0 * sigma, "k={K}: {v} vs sampled {est} ± {sigma}");
+            assert!(
+                (v - est).abs() < 5.0 * sigma,
+                "k={K}: {v} vs sampled {est} ± {sigma}"
+            );
             // Every vertex is on the polytope: inside up to rounding.
             for w in d.vertices() {
                 assert!(d.enlarged(1e-9).contains_point(w));
@@ -436,10 +522,16 @@ mod tests {
                 let slow = d.vertices_small();
                 let tol = 1e-9 * 10.0;
                 for v in &slow {
-                    assert!(fast.iter().any(|w| (*w - *v).length() < tol), "k={K}: clipping lost {v}");
+                    assert!(
+                        fast.iter().any(|w| (*w - *v).length() < tol),
+                        "k={K}: clipping lost {v}"
+                    );
                 }
                 for v in &fast {
-                    assert!(slow.iter().any(|w| (*w - *v).length() < tol), "k={K}: clipping invented {v}");
+                    assert!(
+                        slow.iter().any(|w| (*w - *v).length() < tol),
+                        "k={K}: clipping invented {v}"
+                    );
                 }
             }
         }
@@ -462,7 +554,10 @@ mod tests {
                 let v = d.vertices();
                 let hull = crate::hull::convex_hull(&v).volume(&v);
                 let faces = d.volume();
-                assert!((hull - faces).abs() <= 1e-9 * hull.max(1.0), "k={K}: {faces} vs hull {hull}");
+                assert!(
+                    (hull - faces).abs() <= 1e-9 * hull.max(1.0),
+                    "k={K}: {faces} vs hull {hull}"
+                );
             }
         }
         one::<6>(1);

@@ -111,7 +111,10 @@ pub(crate) fn f32_up(x: f64) -> f32 {
 impl<const K: usize> Dop<K> {
     /// Number of slab directions, `K / 2`.
     pub const AXES: usize = {
-        assert!(K == 6 || K == 14 || K == 18 || K == 26, "k must be 6, 14, 18 or 26");
+        assert!(
+            K == 6 || K == 14 || K == 18 || K == 26,
+            "k must be 6, 14, 18 or 26"
+        );
         K / 2
     };
 
@@ -306,7 +309,9 @@ impl<const K: usize> Dop<K> {
         if self.is_empty() {
             return 0.0;
         }
-        self.b.iter().fold(0.0f64, |m, &v| m.max(f64::from(v).abs()))
+        self.b
+            .iter()
+            .fold(0.0f64, |m, &v| m.max(f64::from(v).abs()))
     }
 }
 
@@ -315,7 +320,9 @@ mod tests {
     use super::*;
 
     fn lcg(s: &mut u64) -> f64 {
-        *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        *s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((*s >> 11) as f64) / ((1u64 << 53) as f64)
     }
 
@@ -341,8 +348,7 @@ mod tests {
             let e = a.enlarged(scale * 0.1);
             assert!(e.contains(&a));
             // A point at distance 0.1 * scale outside along any direction is inside e.
-            let u = DVec3::new(lcg(&mut s) - 0.5, lcg(&mut s) - 0.5, lcg(&mut s) - 0.5)
-                .normalize();
+            let u = DVec3::new(lcg(&mut s) - 0.5, lcg(&mut s) - 0.5, lcg(&mut s) - 0.5).normalize();
             assert!(e.contains_point(pts[0] + u * scale * 0.0999));
         }
         assert!(Dop::<K>::EMPTY.is_empty());

@@ -143,7 +143,10 @@ fn overlaps_sse<const K: usize>(a: &[f32; K], b: &[f32; K]) -> bool {
             let ahi = _mm_loadu_ps(a.as_ptr().add(n + s));
             let blo = _mm_loadu_ps(b.as_ptr().add(s));
             let bhi = _mm_loadu_ps(b.as_ptr().add(n + s));
-            acc = _mm_and_ps(acc, _mm_and_ps(_mm_cmple_ps(alo, bhi), _mm_cmple_ps(blo, ahi)));
+            acc = _mm_and_ps(
+                acc,
+                _mm_and_ps(_mm_cmple_ps(alo, bhi), _mm_cmple_ps(blo, ahi)),
+            );
             c += 4;
         }
         _mm_movemask_ps(acc) == 0xF
@@ -155,7 +158,9 @@ mod tests {
     use super::*;
 
     fn lcg(s: &mut u64) -> f32 {
-        *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        *s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((*s >> 40) as f32) / ((1u64 << 24) as f32)
     }
 

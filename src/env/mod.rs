@@ -166,7 +166,10 @@ impl<const K: usize> Environment<K> {
     /// Bytes of all meshes, hierarchies and the part tree.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
-        self.parts.iter().map(|p| p.bvh.memory_bytes()).sum::<usize>()
+        self.parts
+            .iter()
+            .map(|p| p.bvh.memory_bytes())
+            .sum::<usize>()
             + self.top.len() * std::mem::size_of::<Node<K>>()
     }
 

@@ -87,7 +87,15 @@ mod tests {
 
     #[test]
     fn decompose_is_exact() {
-        for v in [1.0, -3.5, 0.1, 1e-310, -5e-324, 1.7976931348623157e308, 123456.789] {
+        for v in [
+            1.0,
+            -3.5,
+            0.1,
+            1e-310,
+            -5e-324,
+            1.7976931348623157e308,
+            123456.789,
+        ] {
             let (m, e) = decompose(v);
             // Reconstruct with exact power-of-two scaling in two steps to avoid overflow.
             let r = (m as f64) * 2f64.powi(e / 2) * 2f64.powi(e - e / 2);

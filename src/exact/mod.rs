@@ -175,7 +175,11 @@ impl Plane {
             b,
             c,
             n: DVec3::new(m1 - m2, m3 - m4, m5 - m6),
-            pn: DVec3::new(m1.abs() + m2.abs(), m3.abs() + m4.abs(), m5.abs() + m6.abs()),
+            pn: DVec3::new(
+                m1.abs() + m2.abs(),
+                m3.abs() + m4.abs(),
+                m5.abs() + m6.abs(),
+            ),
         }
     }
 

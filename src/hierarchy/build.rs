@@ -11,9 +11,9 @@
 //! so the tree is identical whatever the number of threads.
 
 use super::{BuildOptions, Bvh, END, LEAF, Node, SplitPoint};
+use crate::AxisRule;
 use crate::dop::Dop;
 use crate::mesh::Mesh;
-use crate::AxisRule;
 use glam::DVec3;
 use rayon::prelude::*;
 

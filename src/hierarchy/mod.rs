@@ -223,7 +223,9 @@ mod tests {
     use crate::Mesh;
 
     fn lcg(s: &mut u64) -> f64 {
-        *s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        *s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((*s >> 11) as f64) / ((1u64 << 53) as f64)
     }
 
@@ -250,10 +252,19 @@ mod tests {
 
     fn all_options() -> Vec<BuildOptions> {
         let mut v = Vec::new();
-        for rule in [AxisRule::LongestSide, AxisRule::MinSum, AxisRule::MinMax, AxisRule::Splatter] {
+        for rule in [
+            AxisRule::LongestSide,
+            AxisRule::MinSum,
+            AxisRule::MinMax,
+            AxisRule::Splatter,
+        ] {
             for split in [SplitPoint::Mean, SplitPoint::Median] {
                 for leaf_size in [1, 3, 8] {
-                    v.push(BuildOptions { rule, split, leaf_size });
+                    v.push(BuildOptions {
+                        rule,
+                        split,
+                        leaf_size,
+                    });
                 }
             }
         }
@@ -334,7 +345,10 @@ mod tests {
 
     #[test]
     fn rejects_bad_leaf_size() {
-        let o = BuildOptions { leaf_size: 0, ..BuildOptions::ENVIRONMENT };
+        let o = BuildOptions {
+            leaf_size: 0,
+            ..BuildOptions::ENVIRONMENT
+        };
         assert!(Bvh::<6>::build(soup(5, 1), &o).is_err());
     }
 }

@@ -88,23 +88,32 @@ impl<const K: usize> Bvh<K> {
             }
         }
         // The structure is sound; now the geometry, node by node in parallel.
-        let broken = self.nodes.par_iter().with_min_len(1024).find_map_first(|node| {
-            if node.is_leaf() {
-                let mut pos = node.first_triangle() as usize;
-                loop {
-                    if self.tri_at(pos).iter().any(|v| !node.dop.contains_point(*v)) {
-                        return Some("leaf bound does not contain its triangle");
+        let broken = self
+            .nodes
+            .par_iter()
+            .with_min_len(1024)
+            .find_map_first(|node| {
+                if node.is_leaf() {
+                    let mut pos = node.first_triangle() as usize;
+                    loop {
+                        if self
+                            .tri_at(pos)
+                            .iter()
+                            .any(|v| !node.dop.contains_point(*v))
+                        {
+                            return Some("leaf bound does not contain its triangle");
+                        }
+                        if self.ids[pos] & END != 0 {
+                            return None;
+                        }
+                        pos += 1;
                     }
-                    if self.ids[pos] & END != 0 {
-                        return None;
-                    }
-                    pos += 1;
                 }
-            }
-            let c = node.first_child() as usize;
-            let ok = node.dop.contains(&self.nodes[c].dop) && node.dop.contains(&self.nodes[c + 1].dop);
-            (!ok).then_some("bound does not contain a child's bound")
-        });
+                let c = node.first_child() as usize;
+                let ok = node.dop.contains(&self.nodes[c].dop)
+                    && node.dop.contains(&self.nodes[c + 1].dop);
+                (!ok).then_some("bound does not contain a child's bound")
+            });
         match broken {
             Some(why) => Err(why),
             None => Ok(()),

@@ -51,10 +51,9 @@ fn read_obj(path: &Path) -> Result<Raw> {
     // Materials are not needed; a missing .mtl file must not fail the load.
     let file = std::fs::File::open(path).map_err(|e| err(path, e))?;
     let mut reader = std::io::BufReader::new(file);
-    let (models, _) = tobj::load_obj_buf(&mut reader, &opts, |_| {
-        Err(tobj::LoadError::OpenFileFailed)
-    })
-    .map_err(|e| err(path, e))?;
+    let (models, _) =
+        tobj::load_obj_buf(&mut reader, &opts, |_| Err(tobj::LoadError::OpenFileFailed))
+            .map_err(|e| err(path, e))?;
     let mut vertices = Vec::new();
     let mut triangles = Vec::new();
     for m in models {
@@ -192,7 +191,10 @@ mod tests {
         assert!(matches!(load_mesh(&bad), Err(Error::MeshFile { .. })));
         let bad = tmp("d.obj", b"v 0 0 0\nf 1 2 3\n");
         assert!(load_mesh(&bad).is_err());
-        assert!(matches!(load_mesh(tmp("e.xyz", b"")), Err(Error::MeshFile { .. })));
+        assert!(matches!(
+            load_mesh(tmp("e.xyz", b"")),
+            Err(Error::MeshFile { .. })
+        ));
         assert!(load_mesh(tmp("f.stl", b"solid x\nfacet normal")).is_err());
     }
 }

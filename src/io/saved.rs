@@ -24,10 +24,10 @@
 //! tree is rebuilt on load (it is small). A truncated, damaged or foreign file is a
 //! [`FormatError`], never a panic.
 
+use crate::dop::Dop;
 use crate::env::{Environment, Part};
 use crate::error::{Error, FormatError, Result};
 use crate::hierarchy::{AxisRule, BuildOptions, Bvh, Node, SplitPoint};
-use crate::dop::Dop;
 use crate::pose::Pose;
 use glam::DVec3;
 use rayon::prelude::*;
@@ -139,24 +139,38 @@ impl<const K: usize> Environment<K> {
         if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
             return Err(FormatError::NotKdopFile.into());
         }
-        let mut c = Cursor { b: bytes, pos: MAGIC.len() };
+        let mut c = Cursor {
+            b: bytes,
+            pos: MAGIC.len(),
+        };
         let version = c.u32()?;
         if version != VERSION {
             return Err(FormatError::UnsupportedVersion { found: version }.into());
         }
         let k = c.u32()?;
         if k as usize != K {
-            return Err(FormatError::WrongK { found: k, expected: K as u32 }.into());
+            return Err(FormatError::WrongK {
+                found: k,
+                expected: K as u32,
+            }
+            .into());
         }
         if bytes.len() < c.pos + 4 {
             return Err(FormatError::Truncated.into());
         }
         let body = &bytes[..bytes.len() - 4];
-        let stored = u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().map_err(|_| FormatError::Truncated)?);
+        let stored = u32::from_le_bytes(
+            bytes[bytes.len() - 4..]
+                .try_into()
+                .map_err(|_| FormatError::Truncated)?,
+        );
         if crc32fast::hash(body) != stored {
             return Err(FormatError::ChecksumMismatch.into());
         }
-        let mut c = Cursor { b: body, pos: c.pos };
+        let mut c = Cursor {
+            b: body,
+            pos: c.pos,
+        };
         let rule = match c.u8()? {
             0 => AxisRule::LongestSide,
             1 => AxisRule::MinSum,
@@ -171,8 +185,14 @@ impl<const K: usize> Environment<K> {
         };
         let _reserved = c.u16()?;
         let leaf_size = c.u32()?;
-        let options = BuildOptions { rule, split, leaf_size };
-        options.check().map_err(|_| FormatError::Corrupt("leaf size out of range"))?;
+        let options = BuildOptions {
+            rule,
+            split,
+            leaf_size,
+        };
+        options
+            .check()
+            .map_err(|_| FormatError::Corrupt("leaf size out of range"))?;
         let part_count = c.count(12 * 8 + 24)?;
         if part_count == 0 {
             return Err(FormatError::Corrupt("no parts").into());
@@ -183,7 +203,8 @@ impl<const K: usize> Environment<K> {
             for v in rows.iter_mut() {
                 *v = c.f64()?;
             }
-            let placement = Pose::from_rows(rows).map_err(|_| FormatError::Corrupt("invalid placement"))?;
+            let placement =
+                Pose::from_rows(rows).map_err(|_| FormatError::Corrupt("invalid placement"))?;
             let nv = c.u64()?;
             let nt = c.u64()?;
             let nn = c.u64()?;
@@ -191,7 +212,10 @@ impl<const K: usize> Environment<K> {
             let need = nv
                 .checked_mul(24)
                 .and_then(|a| nt.checked_mul(16).and_then(|b| a.checked_add(b)))
-                .and_then(|a| nn.checked_mul(node_size as u64).and_then(|b| a.checked_add(b)))
+                .and_then(|a| {
+                    nn.checked_mul(node_size as u64)
+                        .and_then(|b| a.checked_add(b))
+                })
                 .ok_or(FormatError::Truncated)?;
             if need > c.remaining() as u64 {
                 return Err(FormatError::Truncated.into());
@@ -218,10 +242,18 @@ impl<const K: usize> Environment<K> {
                 for f in dop.b.iter_mut() {
                     *f = c.f32()?;
                 }
-                nodes.push(Node { dop, link: c.u32()? });
+                nodes.push(Node {
+                    dop,
+                    link: c.u32()?,
+                });
             }
             parts.push(Part {
-                bvh: Bvh { nodes, vertices, tris, ids },
+                bvh: Bvh {
+                    nodes,
+                    vertices,
+                    tris,
+                    ids,
+                },
                 placement,
             });
         }
@@ -247,7 +279,8 @@ impl Cursor<'_> {
         let end = self.pos.checked_add(N).ok_or(FormatError::Truncated)?;
         let s = self.b.get(self.pos..end).ok_or(FormatError::Truncated)?;
         self.pos = end;
-        s.try_into().map_err(|_| Error::Format(FormatError::Truncated))
+        s.try_into()
+            .map_err(|_| Error::Format(FormatError::Truncated))
     }
     fn remaining(&self) -> usize {
         self.b.len().saturating_sub(self.pos)

@@ -29,7 +29,11 @@ impl Rng {
         DVec3::new(self.range(lo, hi), self.range(lo, hi), self.range(lo, hi))
     }
     pub fn grid(&mut self, n: u64) -> DVec3 {
-        DVec3::new(self.below(n) as f64, self.below(n) as f64, self.below(n) as f64)
+        DVec3::new(
+            self.below(n) as f64,
+            self.below(n) as f64,
+            self.below(n) as f64,
+        )
     }
     pub fn unit(&mut self) -> DVec3 {
         loop {

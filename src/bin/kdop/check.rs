@@ -1,0 +1,119 @@
+//! `kdop check`: an object at every pose of a file against an environment that stays where
+//! it is. One answer per pose, in pose order.
+
+use crate::common::{HierarchyArgs, ModeArg, load_environment, load_mesh};
+use crate::with_k;
+use clap::Args;
+use indicatif::ProgressBar;
+use kdop::{FlyingObject, Pose, QueryState};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The environment: a mesh (OBJ, STL, PLY) or a hierarchy saved by `kdop build`.
+    pub env: PathBuf,
+    /// The object to place (OBJ, STL, PLY).
+    pub object: PathBuf,
+    /// Poses, one per line: 12 numbers, the row-major 3x4 matrix
+    /// `r00 r01 r02 tx r10 r11 r12 ty r20 r21 r22 tz`. Lines starting with `#` are comments.
+    #[arg(long)]
+    pub poses: PathBuf,
+    /// Detect (first contact only) or report (all intersecting triangle pairs).
+    #[arg(long, value_enum, default_value = "report")]
+    pub mode: ModeArg,
+    /// One JSON object per pose and line: {"pose", "collides", "pairs", "us"}.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub hierarchy: HierarchyArgs,
+}
+
+/// A pose line, or why it is not one. Poses are numbered from 0 in file order, comments and
+/// blank lines skipped.
+pub fn read_poses(path: &Path) -> kdop::Result<Vec<(usize, Result<Pose, String>)>> {
+    let text = std::fs::read_to_string(path)?;
+    let mut out = Vec::new();
+    for (line_no, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let nums: Result<Vec<f64>, _> = line
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|s| !s.is_empty())
+            .map(str::parse::<f64>)
+            .collect();
+        let parsed = match nums {
+            Err(e) => Err(format!("line {}: {e}", line_no + 1)),
+            Ok(v) if v.len() != 12 => Err(format!("line {}: expected 12 numbers, found {}", line_no + 1, v.len())),
+            Ok(v) => {
+                let mut m = [0.0; 12];
+                m.copy_from_slice(&v);
+                Pose::from_rows(m).map_err(|e| format!("line {}: {e}", line_no + 1))
+            }
+        };
+        out.push((line_no + 1, parsed));
+    }
+    Ok(out)
+}
+
+pub fn run(a: &CheckArgs) -> kdop::Result<ExitCode> {
+    with_k!(a.hierarchy.k, KK => check::<KK>(a))
+}
+
+fn check<const K: usize>(a: &CheckArgs) -> kdop::Result<ExitCode> {
+    let start = Instant::now();
+    let env = load_environment::<K>(&a.env, &a.hierarchy.env_options())?;
+    let obj = FlyingObject::<K>::new(load_mesh(&a.object)?, &a.hierarchy.object_options())?;
+    let poses = read_poses(&a.poses)?;
+    eprintln!(
+        "loaded and built in {:.1} ms: environment {} triangles, object {} triangles, {} poses ({}-DOP)",
+        start.elapsed().as_secs_f64() * 1e3,
+        env.triangle_count(),
+        obj.bvh().triangle_count(),
+        poses.len(),
+        K
+    );
+    let options = a.mode.options();
+    let mut state = QueryState::new();
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let bar = ProgressBar::new(poses.len() as u64);
+    let mut failed = 0;
+    let mut colliding = 0;
+    for (i, (_line, pose)) in poses.iter().enumerate() {
+        bar.inc(1);
+        let pose = match pose {
+            Ok(p) => p,
+            Err(why) => {
+                failed += 1;
+                if a.json {
+                    writeln!(out, "{}", serde_json::json!({ "pose": i, "error": why }))?;
+                } else {
+                    writeln!(out, "pose {i}: error: {why}")?;
+                }
+                continue;
+            }
+        };
+        let t0 = Instant::now();
+        let r = env.collide(&obj, pose, &options, &mut state)?;
+        let us = t0.elapsed().as_secs_f64() * 1e6;
+        colliding += r.collides as usize;
+        let pairs: Vec<[u32; 2]> = r.contacts.iter().map(|c| [c.env_triangle, c.object_triangle]).collect();
+        if a.json {
+            let v = serde_json::json!({ "pose": i, "collides": r.collides, "pairs": pairs, "us": us });
+            writeln!(out, "{v}")?;
+        } else if r.collides {
+            writeln!(out, "pose {i}: CLASH, {} triangle pairs ({us:.1} us)", pairs.len())?;
+        } else {
+            writeln!(out, "pose {i}: clear ({us:.1} us)")?;
+        }
+    }
+    out.flush()?;
+    bar.finish_and_clear();
+    eprintln!("{colliding} of {} poses collide; {failed} invalid", poses.len());
+    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}

@@ -1,0 +1,176 @@
+//! `kdop demo`: a billiard flight (§5.2.2) through the built-in scene or given meshes.
+
+use crate::common::{HierarchyArgs, ModeArg, load_environment, load_mesh, summary};
+use crate::with_k;
+use clap::Args;
+use glam::DVec3;
+use indicatif::{ProgressBar, ProgressStyle};
+use kdop::scene::{Billiard, Rng, demo_environment, demo_object};
+use kdop::{Environment, FlyingObject, Mesh, QueryOptions, QueryState};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    pub hierarchy: HierarchyArgs,
+    /// Number of flight steps (one collision check each).
+    #[arg(long, default_value_t = 5000)]
+    pub steps: usize,
+    /// Seed of the scene and the flight.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Detect (stop at the first contact) or report (all intersecting triangle pairs).
+    #[arg(long, value_enum, default_value = "report")]
+    pub mode: ModeArg,
+    /// Environment mesh (OBJ, STL, PLY) or saved hierarchy instead of the built-in room.
+    #[arg(long)]
+    pub env: Option<PathBuf>,
+    /// Flying object mesh instead of the built-in torus knot.
+    #[arg(long)]
+    pub object: Option<PathBuf>,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: &DemoArgs) -> kdop::Result<ExitCode> {
+    with_k!(a.hierarchy.k, KK => fly::<KK>(a))
+}
+
+struct Totals {
+    steps: usize,
+    contact_steps: usize,
+    contacts: u64,
+    times_us: Vec<f64>,
+    nv: u64,
+    np: u64,
+    nu: u64,
+}
+
+fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
+    let env_opts = a.hierarchy.env_options();
+    let obj_opts = a.hierarchy.object_options();
+    let obj_mesh: Mesh = match &a.object {
+        Some(p) => load_mesh(p)?,
+        None => demo_object()?,
+    };
+    let env_parts = match &a.env {
+        Some(_) => None,
+        None => Some(demo_environment(a.seed)?),
+    };
+    let start = Instant::now();
+    let env = match (&a.env, env_parts) {
+        (Some(p), _) => load_environment::<K>(p, &env_opts)?,
+        (None, Some(parts)) => Environment::<K>::build(parts, &env_opts)?,
+        (None, None) => unreachable!("one of the two is set"),
+    };
+    let obj = FlyingObject::<K>::new(obj_mesh, &obj_opts)?;
+    let build_ms = start.elapsed().as_secs_f64() * 1e3;
+
+    let bounds = env.bounds();
+    let lo = DVec3::new(bounds.lo(0).into(), bounds.lo(1).into(), bounds.lo(2).into());
+    let hi = DVec3::new(bounds.hi(0).into(), bounds.hi(1).into(), bounds.hi(2).into());
+    let o = obj.bvh().root_dop().box_extent();
+    let size = o.length();
+    let margin = (o * 0.5).min((hi - lo) * 0.49);
+    let inner = (lo + margin, hi - margin);
+    let mut state = QueryState::new();
+    // A start in free space, found by trying random places.
+    let mut rng = Rng::new(a.seed ^ 0x5eed);
+    let mut start_pose = None;
+    for _ in 0..2000 {
+        let q = rng.rotation();
+        let p = rng.in_box(inner.0, inner.1);
+        let pose = kdop::Pose::new(glam::DMat3::from_quat(q), p)?;
+        if !env.collide(&obj, &pose, &QueryOptions::DETECT, &mut state)?.collides {
+            start_pose = Some((p, q));
+            break;
+        }
+    }
+    let Some((p0, q0)) = start_pose else {
+        return Err(kdop::Error::InvalidParameter {
+            name: "scene",
+            reason: "found no free place for the object in 2,000 tries".into(),
+        });
+    };
+    let mut flight = Billiard::new(a.seed, p0, q0, size * 0.02, 0.03, inner);
+    let options = a.mode.options();
+
+    if !a.json {
+        eprintln!(
+            "{}-DOP, {:?} at the {:?}, leaf size {}: environment {} triangles in {} parts, object {} triangles; built in {:.1} ms",
+            K,
+            env_opts.rule,
+            env_opts.split,
+            env_opts.leaf_size,
+            env.triangle_count(),
+            env.part_count(),
+            obj.bvh().triangle_count(),
+            build_ms
+        );
+    }
+    let bar = ProgressBar::new(a.steps as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} flying [{bar:40}] {pos}/{len} steps ({per_sec}, eta {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let mut t = Totals {
+        steps: 0,
+        contact_steps: 0,
+        contacts: 0,
+        times_us: Vec::with_capacity(a.steps),
+        nv: 0,
+        np: 0,
+        nu: 0,
+    };
+    for _ in 0..a.steps {
+        let pose = flight.step();
+        let t0 = Instant::now();
+        let r = env.collide(&obj, &pose, &options, &mut state)?;
+        let us = t0.elapsed().as_secs_f64() * 1e6;
+        t.steps += 1;
+        t.times_us.push(us);
+        t.nv += r.stats.nv;
+        t.np += r.stats.np;
+        t.nu += r.stats.nu;
+        if r.collides {
+            t.contact_steps += 1;
+            t.contacts += r.contacts.len() as u64;
+            flight.bounce();
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let (mean, p50, p99, max) = summary(&mut t.times_us);
+    let n = t.steps.max(1) as f64;
+    let bytes_per_triangle = env.memory_bytes() as f64 / env.triangle_count() as f64;
+    if a.json {
+        let v = serde_json::json!({
+            "steps": t.steps,
+            "contact_steps": t.contact_steps,
+            "contacts": t.contacts,
+            "mean_us": mean,
+            "p50_us": p50,
+            "p99_us": p99,
+            "max_us": max,
+            "nv_mean": t.nv as f64 / n,
+            "np_mean": t.np as f64 / n,
+            "nu_mean": t.nu as f64 / n,
+            "build_ms": build_ms,
+            "bytes_per_triangle": bytes_per_triangle,
+        });
+        println!("{v}");
+    } else {
+        println!("steps               {}", t.steps);
+        println!("steps in contact    {}", t.contact_steps);
+        println!("contacts            {} ({})", t.contacts, if options.mode == kdop::Mode::Detect { "one per contact step in detect mode" } else { "intersecting triangle pairs" });
+        println!("check time (us)     mean {mean:.1}  p50 {p50:.1}  p99 {p99:.1}  max {max:.1}");
+        println!("per check           Nv {:.1}  Np {:.1}  Nu {:.1}", t.nv as f64 / n, t.np as f64 / n, t.nu as f64 / n);
+        println!("build time          {build_ms:.1} ms");
+        println!("memory              {bytes_per_triangle:.1} bytes per environment triangle");
+    }
+    Ok(ExitCode::SUCCESS)
+}
