@@ -24,7 +24,7 @@ pub use error::{Error, FormatError, Result};
 pub use hierarchy::{AxisRule, BuildOptions, Bvh, SplitPoint};
 pub use mesh::Mesh;
 pub use pose::Pose;
-pub use traverse::{Contact, Mode, Outcome, QueryOptions, QueryState, QueryStats};
+pub use traverse::{Contact, Descent, Mode, Outcome, QueryOptions, QueryState, QueryStats};
 pub use tri::{Triangle, triangle_distance, triangles_intersect};
 pub use tumble::FlyingObject;
 

@@ -21,6 +21,9 @@ use glam::DVec3;
 
 /// Marks a part-tree entry on the traversal stack.
 const TOP: u32 = u32::MAX;
+/// Marks an environment entry that is one triangle of a refined leaf: the other bits index
+/// `QueryState::tri_dops`.
+const TRI: u32 = 1 << 31;
 
 /// Stop at the first contact, or find them all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -32,11 +35,25 @@ pub enum Mode {
     Report,
 }
 
+/// Which hierarchy to descend when both nodes are internal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Descent {
+    /// The paper's Algorithm 1: always the environment first, the flying object only at
+    /// environment leaves (fewest flying nodes re-bounded).
+    EnvironmentFirst,
+    /// The node whose k-DOP is larger (sum of its x, y, z extents); both trees descend
+    /// together, which pays off when large parts of the two are close (parallel close
+    /// proximity, §5.2.2's nested spheres).
+    Larger,
+}
+
 /// How to run a query.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QueryOptions {
     /// Detect or report.
     pub mode: Mode,
+    /// Descent rule; see [`Descent`].
+    pub descent: Descent,
     /// The user epsilon of §5: with `epsilon > 0`, pairs of triangles closer than this are
     /// contacts too. `0` (the default) reports exactly the intersecting pairs.
     pub epsilon: f64,
@@ -46,11 +63,13 @@ impl QueryOptions {
     /// Exact detection.
     pub const DETECT: QueryOptions = QueryOptions {
         mode: Mode::Detect,
+        descent: Descent::Larger,
         epsilon: 0.0,
     };
     /// Exact report of all intersecting pairs.
     pub const REPORT: QueryOptions = QueryOptions {
         mode: Mode::Report,
+        descent: Descent::Larger,
         epsilon: 0.0,
     };
 }
@@ -115,6 +134,8 @@ pub struct QueryState<const K: usize> {
     vert_world: Vec<DVec3>,
     climber: Climber,
     stack: Vec<[u32; 3]>,
+    /// Bounds of single triangles of refined environment leaves: (k-DOP, leaf position).
+    tri_dops: Vec<(Dop<K>, u32)>,
     raw: Vec<[u32; 3]>,
     contacts: Vec<Contact>,
 }
@@ -174,21 +195,42 @@ impl<const K: usize> QueryState<K> {
         f: u32,
         eps: f64,
         stats: &mut QueryStats,
-    ) -> Dop<K> {
+    ) -> &Dop<K> {
         let fi = f as usize;
         if self.node_stamp[fi] != self.stamp {
-            let Some(frame) = self.frame.as_ref() else {
-                return Dop::EMPTY;
-            };
-            // The parent was reached first, so its bound is current; both contain the
-            // node's geometry, and so does their intersection.
-            let parent = self.node_dop[obj.parent[fi] as usize];
-            let d = tumble_node(obj, fi, frame).enlarged(eps).intersect(&parent);
-            self.node_dop[fi] = d;
-            self.node_stamp[fi] = self.stamp;
-            stats.nu += 1;
+            if let Some(frame) = self.frame.as_ref() {
+                // The parent was reached first, so its bound is current; both contain the
+                // node's geometry, and so does their intersection.
+                let parent = self.node_dop[obj.parent[fi] as usize];
+                self.node_dop[fi] = tumble_node(obj, fi, frame).enlarged(eps).intersect(&parent);
+                self.node_stamp[fi] = self.stamp;
+                stats.nu += 1;
+            }
         }
-        self.node_dop[fi]
+        &self.node_dop[fi]
+    }
+
+    /// Pushes the children `c`, `c + 1` of a flying node paired with environment entry
+    /// `(p, e)` whose bound is `env`, each if its (re-bounded) k-DOP overlaps `env`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn descend_fly(
+        &mut self,
+        obj: &FlyingObject<K>,
+        c: u32,
+        p: u32,
+        e: u32,
+        env: &Dop<K>,
+        eps: f64,
+        stats: &mut QueryStats,
+    ) {
+        stats.nv += 2;
+        if self.fly_dop(obj, c + 1, eps, stats).overlaps(env) {
+            self.stack.push([c + 1, p, e]);
+        }
+        if self.fly_dop(obj, c, eps, stats).overlaps(env) {
+            self.stack.push([c, p, e]);
+        }
     }
 
     /// The placed corners of the object triangle at leaf-order position `pos`.
@@ -245,68 +287,111 @@ impl<const K: usize> Environment<K> {
         }
         state.raw.clear();
         state.stack.clear();
-        state.stack.push([0, TOP, 0]);
+        state.tri_dops.clear();
         let detect = options.mode == Mode::Detect;
-        'outer: while let Some([f, p, e]) = state.stack.pop() {
-            let fd = state.fly_dop(object, f, eps, &mut stats);
-            let env = if p == TOP {
-                &self.top[e as usize]
-            } else {
-                &self.parts[p as usize].bvh.nodes[e as usize]
-            };
-            stats.nv += 1;
-            if !fd.overlaps(&env.dop) {
+        let larger_first = options.descent == Descent::Larger;
+        // Pairs on the stack are known to overlap: children are tested before they are
+        // pushed, so a disjoint pair costs one test and no stack traffic.
+        stats.nv += 1;
+        if state.node_dop[0].overlaps(&self.top[0].dop) {
+            state.stack.push([0, TOP, 0]);
+        }
+        while let Some([f, p, e]) = state.stack.pop() {
+            let fd = state.node_dop[f as usize];
+            let fnode = &object.bvh.nodes[f as usize];
+            if e & TRI != 0 {
+                // One triangle of a refined environment leaf.
+                let (dop, pos) = state.tri_dops[(e & !TRI) as usize];
+                if fnode.is_leaf() {
+                    if self.test_pairs(
+                        object,
+                        pose,
+                        eps,
+                        detect,
+                        p,
+                        pos as usize,
+                        true,
+                        fnode.first_triangle() as usize,
+                        state,
+                        &mut stats,
+                    ) {
+                        break;
+                    }
+                } else {
+                    state.descend_fly(object, fnode.first_child(), p, e, &dop, eps, &mut stats);
+                }
                 continue;
             }
             // A part-tree leaf has the part root's bound: enter the root without retesting.
-            let (p, e, env) = if p == TOP && env.is_leaf() {
-                let part = env.first_triangle();
-                (part, 0, &self.parts[part as usize].bvh.nodes[0])
-            } else {
-                (p, e, env)
+            let (p, e, env) = match p {
+                TOP if self.top[e as usize].is_leaf() => {
+                    let part = self.top[e as usize].first_triangle();
+                    (part, 0, &self.parts[part as usize].bvh.nodes[0])
+                }
+                TOP => (p, e, &self.top[e as usize]),
+                _ => (p, e, &self.parts[p as usize].bvh.nodes[e as usize]),
             };
             if !env.is_leaf() {
-                let c = env.first_child();
-                state.stack.push([f, p, c + 1]);
-                state.stack.push([f, p, c]);
-                continue;
-            }
-            let fnode = &object.bvh.nodes[f as usize];
-            if !fnode.is_leaf() {
-                let c = fnode.first_child();
-                state.stack.push([c + 1, p, e]);
-                state.stack.push([c, p, e]);
-                continue;
-            }
-            // Both leaves: test their triangles pairwise.
-            let bvh = &self.parts[p as usize].bvh;
-            let mut epos = env.first_triangle() as usize;
-            loop {
-                let et = bvh.tri_at(epos);
-                let mut fpos = fnode.first_triangle() as usize;
-                loop {
-                    let ft = state.placed(object, pose, fpos);
-                    stats.np += 1;
-                    let hit = if eps == 0.0 {
-                        boxes_overlap(&et, &ft) && intersect_boxed(&et, &ft)
+                if larger_first && !fnode.is_leaf() && size(&fd) > size(&env.dop) {
+                    state.descend_fly(object, fnode.first_child(), p, e, &env.dop, eps, &mut stats);
+                } else {
+                    let c = env.first_child();
+                    let kids = if p == TOP {
+                        [&self.top[c as usize], &self.top[c as usize + 1]]
                     } else {
-                        within(&et, &ft, eps)
+                        let nodes = &self.parts[p as usize].bvh.nodes;
+                        [&nodes[c as usize], &nodes[c as usize + 1]]
                     };
-                    if hit {
-                        state.raw.push([p, bvh.id_at(epos), object.bvh.id_at(fpos)]);
-                        if detect {
-                            break 'outer;
-                        }
+                    stats.nv += 2;
+                    // Right first, so the left child is processed first.
+                    if fd.overlaps(&kids[1].dop) {
+                        state.stack.push([f, p, c + 1]);
                     }
-                    if object.bvh.ids[fpos] & END != 0 {
+                    if fd.overlaps(&kids[0].dop) {
+                        state.stack.push([f, p, c]);
+                    }
+                }
+                continue;
+            }
+            let bvh = &self.parts[p as usize].bvh;
+            let first = env.first_triangle() as usize;
+            if bvh.ids[first] & END == 0 {
+                // Refine a leaf of several triangles into one bound per triangle, so that
+                // the flying hierarchy descends against the triangles, not their union:
+                // the pruning of single-triangle leaves for a fraction of their memory.
+                let mut pos = first;
+                loop {
+                    let dop = Dop::from_triangle_quick(&bvh.tri_at(pos));
+                    stats.nv += 1;
+                    if fd.overlaps(&dop) {
+                        let slot = state.tri_dops.len() as u32;
+                        state.tri_dops.push((dop, pos as u32));
+                        state.stack.push([f, p, TRI | slot]);
+                    }
+                    if bvh.ids[pos] & END != 0 {
                         break;
                     }
-                    fpos += 1;
+                    pos += 1;
                 }
-                if bvh.ids[epos] & END != 0 {
-                    break;
-                }
-                epos += 1;
+                continue;
+            }
+            if !fnode.is_leaf() {
+                state.descend_fly(object, fnode.first_child(), p, e, &env.dop, eps, &mut stats);
+                continue;
+            }
+            if self.test_pairs(
+                object,
+                pose,
+                eps,
+                detect,
+                p,
+                first,
+                true,
+                fnode.first_triangle() as usize,
+                state,
+                &mut stats,
+            ) {
+                break;
             }
         }
         state.raw.sort_unstable();
@@ -325,6 +410,64 @@ impl<const K: usize> Environment<K> {
             stats,
         })
     }
+}
+
+impl<const K: usize> Environment<K> {
+    /// Tests environment triangles from leaf position `epos` (just that one if `single`,
+    /// else to the end of its leaf) against the flying leaf starting at `fpos`. Returns true
+    /// when a detect query can stop.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn test_pairs(
+        &self,
+        object: &FlyingObject<K>,
+        pose: &Pose,
+        eps: f64,
+        detect: bool,
+        part: u32,
+        mut epos: usize,
+        single: bool,
+        fpos0: usize,
+        state: &mut QueryState<K>,
+        stats: &mut QueryStats,
+    ) -> bool {
+        let bvh = &self.parts[part as usize].bvh;
+        loop {
+            let et = bvh.tri_at(epos);
+            let mut fpos = fpos0;
+            loop {
+                let ft = state.placed(object, pose, fpos);
+                stats.np += 1;
+                let hit = if eps == 0.0 {
+                    boxes_overlap(&et, &ft) && intersect_boxed(&et, &ft)
+                } else {
+                    within(&et, &ft, eps)
+                };
+                if hit {
+                    state
+                        .raw
+                        .push([part, bvh.id_at(epos), object.bvh.id_at(fpos)]);
+                    if detect {
+                        return true;
+                    }
+                }
+                if object.bvh.ids[fpos] & END != 0 {
+                    break;
+                }
+                fpos += 1;
+            }
+            if single || bvh.ids[epos] & END != 0 {
+                return false;
+            }
+            epos += 1;
+        }
+    }
+}
+
+/// Size of a k-DOP for the descent rule: the sum of its box extents.
+#[inline]
+fn size<const K: usize>(d: &Dop<K>) -> f32 {
+    (d.hi(0) - d.lo(0)) + (d.hi(1) - d.lo(1)) + (d.hi(2) - d.lo(2))
 }
 
 /// Triangles closer than `eps` (or intersecting).

@@ -19,6 +19,7 @@
 //! triangles exactly as the triangle test sees them.
 
 use crate::dop::{Dop, axes, f32_down, f32_up};
+
 use crate::error::Result;
 use crate::exact::{EPS, cmp_dot};
 use crate::hierarchy::{BuildOptions, Bvh};
@@ -87,20 +88,25 @@ impl<const K: usize> FlyingObject<K> {
             // (always so for small leaves): cheaper, and exact rather than approximate.
             own.clear();
             let (first, last) = triangle_span(&bvh, i);
-            for t in &bvh.tris[first..last] {
-                own.extend_from_slice(t);
-                if own.len() > 3 * MAX_VERTS {
-                    break;
+            // Only nodes of few triangles can have few corners; larger ones are not listed.
+            let complete = last - first <= MAX_VERTS;
+            if complete {
+                for t in &bvh.tris[first..last] {
+                    own.extend_from_slice(t);
                 }
+                own.sort_unstable();
+                own.dedup();
             }
-            own.sort_unstable();
-            own.dedup();
             let dop_verts = node.dop.vertices_small();
-            let (verts, exact): (Vec<DVec3>, bool) = if own.len() <= dop_verts.len() && own.len() <= MAX_VERTS {
-                (own.iter().map(|&v| bvh.vertices[v as usize]).collect(), true)
-            } else {
-                (dop_verts.into_vec(), false)
-            };
+            let (verts, exact): (Vec<DVec3>, bool) =
+                if complete && own.len() <= dop_verts.len() && own.len() <= MAX_VERTS {
+                    (
+                        own.iter().map(|&v| bvh.vertices[v as usize]).collect(),
+                        true,
+                    )
+                } else {
+                    (dop_verts.into_vec(), false)
+                };
             let scale = node.dop.magnitude();
             let mut s: f64 = 0.0;
             let mut m: f64 = 0.0;
@@ -260,6 +266,52 @@ fn triangle_span<const K: usize>(bvh: &Bvh<K>, i: usize) -> (usize, usize) {
     (first, last + 1)
 }
 
+/// Updates the per-lane extremes of every axis with transformed vertices `w`. The
+/// directions have coordinates in {-1, 0, 1}, so projections are sums and differences
+/// ("no multiplications", §3.3.3), written out per k so they compile to a few vector adds.
+#[inline(always)]
+fn project_lanes<const K: usize>(
+    w: &[[f32; LANES]; 3],
+    lo: &mut [[f32; LANES]; 13],
+    hi: &mut [[f32; LANES]; 13],
+) {
+    #[inline(always)]
+    fn upd(lo: &mut [f32; LANES], hi: &mut [f32; LANES], p: [f32; LANES]) {
+        for l in 0..LANES {
+            lo[l] = if p[l] < lo[l] { p[l] } else { lo[l] };
+            hi[l] = if p[l] > hi[l] { p[l] } else { hi[l] };
+        }
+    }
+    let add =
+        |a: &[f32; LANES], b: &[f32; LANES]| std::array::from_fn::<f32, LANES, _>(|l| a[l] + b[l]);
+    let sub =
+        |a: &[f32; LANES], b: &[f32; LANES]| std::array::from_fn::<f32, LANES, _>(|l| a[l] - b[l]);
+    let [w0, w1, w2] = w;
+    upd(&mut lo[0], &mut hi[0], *w0);
+    upd(&mut lo[1], &mut hi[1], *w1);
+    upd(&mut lo[2], &mut hi[2], *w2);
+    let mut i = 3;
+    if K == 14 || K == 26 {
+        // (1,1,1), (1,-1,1), (1,1,-1), (1,-1,-1)
+        let s = add(w0, w2);
+        let t = sub(w0, w2);
+        upd(&mut lo[i], &mut hi[i], add(&s, w1));
+        upd(&mut lo[i + 1], &mut hi[i + 1], sub(&s, w1));
+        upd(&mut lo[i + 2], &mut hi[i + 2], add(&t, w1));
+        upd(&mut lo[i + 3], &mut hi[i + 3], sub(&t, w1));
+        i += 4;
+    }
+    if K == 18 || K == 26 {
+        // (1,1,0), (1,0,1), (0,1,1), (1,-1,0), (1,0,-1), (0,1,-1)
+        upd(&mut lo[i], &mut hi[i], add(w0, w1));
+        upd(&mut lo[i + 1], &mut hi[i + 1], add(w0, w2));
+        upd(&mut lo[i + 2], &mut hi[i + 2], add(w1, w2));
+        upd(&mut lo[i + 3], &mut hi[i + 3], sub(w0, w1));
+        upd(&mut lo[i + 4], &mut hi[i + 4], sub(w0, w2));
+        upd(&mut lo[i + 5], &mut hi[i + 5], sub(w1, w2));
+    }
+}
+
 /// Re-bounds node `node` of `obj` under the pose of `frame`: the k-DOP of its transformed
 /// stored vertices, widened by the certified margin.
 pub(crate) fn tumble_node<const K: usize>(
@@ -272,40 +324,58 @@ pub(crate) fn tumble_node<const K: usize>(
     let (xs, ys, zs) = (&obj.vx[s..e], &obj.vy[s..e], &obj.vz[s..e]);
     let a = &frame.a32;
     let n = K / 2;
-    let ax = axes(K);
     // Per axis, per lane running extremes; the lanes vectorise. Comparisons, not
     // f32::min/max: coordinates are validated, never NaN, and this compiles to minps/maxps.
     let mut lo = [[f32::INFINITY; LANES]; 13];
     let mut hi = [[f32::NEG_INFINITY; LANES]; 13];
-    for ((cx, cy), cz) in xs.chunks_exact(LANES).zip(ys.chunks_exact(LANES)).zip(zs.chunks_exact(LANES)) {
+    for ((cx, cy), cz) in xs
+        .chunks_exact(LANES)
+        .zip(ys.chunks_exact(LANES))
+        .zip(zs.chunks_exact(LANES))
+    {
         let mut w = [[0.0f32; LANES]; 3];
         for l in 0..LANES {
             for (r, wr) in w.iter_mut().enumerate() {
                 wr[l] = a[r][0] * cx[l] + a[r][1] * cy[l] + a[r][2] * cz[l];
             }
         }
-        for (i, d) in ax.iter().enumerate() {
-            let (d0, d1, d2) = (f32::from(d[0]), f32::from(d[1]), f32::from(d[2]));
-            for l in 0..LANES {
-                let p = d0 * w[0][l] + d1 * w[1][l] + d2 * w[2][l];
-                lo[i][l] = if p < lo[i][l] { p } else { lo[i][l] };
-                hi[i][l] = if p > hi[i][l] { p } else { hi[i][l] };
-            }
-        }
+        project_lanes::<K>(&w, &mut lo, &mut hi);
     }
-    let lane_min = |v: &[f32; LANES]| v.iter().fold(f32::INFINITY, |x, &y| if y < x { y } else { x });
-    let lane_max = |v: &[f32; LANES]| v.iter().fold(f32::NEG_INFINITY, |x, &y| if y > x { y } else { x });
+    let lane_min = |v: &[f32; LANES]| {
+        v.iter()
+            .fold(f32::INFINITY, |x, &y| if y < x { y } else { x })
+    };
+    let lane_max = |v: &[f32; LANES]| {
+        v.iter()
+            .fold(f32::NEG_INFINITY, |x, &y| if y > x { y } else { x })
+    };
     let (sl, m) = obj.slack[node];
+    let node_term = sl + 7.0 * U32 * m;
     let mut out = Dop::<K>::EMPTY;
     for i in 0..n {
         let (l, h) = (f64::from(lane_min(&lo[i])), f64::from(lane_max(&hi[i])));
-        let margin = (frame.coef[i] * (sl + 7.0 * U32 * m) + frame.cons[i]) * (1.0 + 1.0 / 1048576.0);
+        let margin = (frame.coef[i] * node_term + frame.cons[i]) * (1.0 + 1.0 / 1048576.0);
         let dt = frame.dt[i];
-        // The f64 sums below round by at most EPS of their magnitude each; 4 EPS covers it.
-        out.b[i] = f32_down(l + dt - margin - 4.0 * EPS * (l.abs() + dt.abs()));
-        out.b[n + i] = f32_up(h + dt + margin + 4.0 * EPS * (h.abs() + dt.abs()));
+        // The f64 sums round by at most EPS of their magnitude each (4 EPS covers them);
+        // widen_down/widen_up then step out by at least one f32 ulp.
+        out.b[i] = widen_down((l + dt - margin - 4.0 * EPS * (l.abs() + dt.abs())) as f32);
+        out.b[n + i] = widen_up((h + dt + margin + 4.0 * EPS * (h.abs() + dt.abs())) as f32);
     }
     out
+}
+
+/// A value at least one `f32` ulp above `r` (`r` is the nearest `f32` to some `x`, so the
+/// result is at least `x`): `|r| 2^-23` is one to two ulps, and a `f32` subnormal step is
+/// far below `MIN_POSITIVE`. Branch-free, unlike `f32::next_up`.
+#[inline(always)]
+fn widen_up(r: f32) -> f32 {
+    r + (r.abs() * (1.0 / 8_388_608.0) + f32::MIN_POSITIVE)
+}
+
+/// The mirror of [`widen_up`].
+#[inline(always)]
+fn widen_down(r: f32) -> f32 {
+    r - (r.abs() * (1.0 / 8_388_608.0) + f32::MIN_POSITIVE)
 }
 
 /// Scratch for exact hill-climbing on the hull.
@@ -460,7 +530,13 @@ mod tests {
     }
 
     fn props<const K: usize>() {
-        let obj = FlyingObject::<K>::new(blob(K as u64), &BuildOptions::FLYING).unwrap();
+        // A soup (no shared corners) and a welded mesh (corners shared by many triangles).
+        props_for::<K>(blob(K as u64));
+        props_for::<K>(crate::scene::torus_knot(2, 3, 3.0, 1.0, 0.4, 120, 8).unwrap());
+    }
+
+    fn props_for<const K: usize>(mesh: Mesh) {
+        let obj = FlyingObject::<K>::new(mesh, &BuildOptions::FLYING).unwrap();
         let mut climber = Climber::default();
         climber.reset(obj.hull_pts.len(), K);
         let mut s = 77u64;
@@ -521,6 +597,36 @@ mod tests {
         props::<14>();
         props::<18>();
         props::<26>();
+    }
+
+    /// The written-out projections follow the direction tables exactly.
+    #[test]
+    fn projections_follow_the_axis_tables() {
+        fn one<const K: usize>() {
+            let w: [[f32; LANES]; 3] =
+                std::array::from_fn(|r| std::array::from_fn(|l| (r * 10 + l) as f32 * 0.37 - 3.0));
+            let mut lo = [[f32::INFINITY; LANES]; 13];
+            let mut hi = [[f32::NEG_INFINITY; LANES]; 13];
+            project_lanes::<K>(&w, &mut lo, &mut hi);
+            for (i, d) in axes(K).iter().enumerate() {
+                for l in 0..LANES {
+                    let exact = f64::from(d[0]) * f64::from(w[0][l])
+                        + f64::from(d[1]) * f64::from(w[1][l])
+                        + f64::from(d[2]) * f64::from(w[2][l]);
+                    // At most two f32 roundings of sums of the three magnitudes.
+                    let bound = 2.0 * U32 * (0..3).map(|r| f64::from(w[r][l].abs())).sum::<f64>();
+                    assert!(
+                        (f64::from(lo[i][l]) - exact).abs() <= bound,
+                        "k={K} axis {i}"
+                    );
+                    assert_eq!(lo[i][l], hi[i][l]);
+                }
+            }
+        }
+        one::<6>();
+        one::<14>();
+        one::<18>();
+        one::<26>();
     }
 
     #[test]

@@ -7,8 +7,8 @@ use common::Rng;
 use glam::{DMat3, DQuat, DVec3};
 use kdop::oracle::brute_force_contacts;
 use kdop::{
-    AxisRule, BuildOptions, Environment, FlyingObject, Mesh, Mode, Pose, QueryOptions, QueryState,
-    SplitPoint,
+    AxisRule, BuildOptions, Descent, Environment, FlyingObject, Mesh, Mode, Pose, QueryOptions,
+    QueryState, SplitPoint,
 };
 
 /// A cluster of random triangles (sizes vary), some degenerate, some duplicated.
@@ -69,6 +69,29 @@ fn scene(seed: u64) -> Scene {
         .map(|i| random_pose(&mut rng, 4.0, i % 5 == 4))
         .collect();
     poses.push(Pose::IDENTITY);
+    Scene {
+        parts,
+        object,
+        poses,
+    }
+}
+
+/// Closed meshes with shared corners (welded), placed to interpenetrate.
+fn welded_scene(seed: u64) -> Scene {
+    let mut rng = Rng(seed);
+    let mut parts = Vec::new();
+    for i in 0..4 {
+        let m = match i % 3 {
+            0 => kdop::scene::icosphere(1.5, 2).unwrap(),
+            1 => kdop::scene::torus(1.5, 0.4, 24, 10).unwrap(),
+            _ => kdop::scene::cylinder(0.8, 3.0, 20, 3).unwrap(),
+        };
+        parts.push((m, random_pose(&mut rng, 2.5, false)));
+    }
+    let object = kdop::scene::torus_knot(2, 3, 1.2, 0.4, 0.25, 96, 8).unwrap();
+    let poses = (0..24)
+        .map(|i| random_pose(&mut rng, 3.5, i % 5 == 4))
+        .collect();
     Scene {
         parts,
         object,
@@ -138,8 +161,7 @@ fn oracle_for(sc: &Scene) -> Vec<Vec<(usize, u32, u32)>> {
 
 #[test]
 fn every_k_rule_split_and_leaf_size_matches_brute_force() {
-    for seed in [11, 12] {
-        let sc = scene(seed);
+    for sc in [scene(11), scene(12), welded_scene(21)] {
         let oracle = oracle_for(&sc);
         let total: usize = oracle.iter().map(Vec::len).sum();
         let touching = oracle.iter().filter(|o| !o.is_empty()).count();
@@ -185,8 +207,8 @@ fn epsilon_queries_match_brute_force() {
         let obj = FlyingObject::<18>::new(sc.object.clone(), &o).unwrap();
         let mut st = QueryState::new();
         let q = QueryOptions {
-            mode: Mode::Report,
             epsilon: eps,
+            ..QueryOptions::REPORT
         };
         let mut extra = 0;
         for pose in &sc.poses {
@@ -235,8 +257,8 @@ fn bad_epsilon_is_an_error() {
     let mut st = QueryState::new();
     for eps in [-1.0, f64::NAN, f64::INFINITY] {
         let q = QueryOptions {
-            mode: Mode::Detect,
             epsilon: eps,
+            ..QueryOptions::DETECT
         };
         assert!(env.collide(&obj, &Pose::IDENTITY, &q, &mut st).is_err());
     }

@@ -241,7 +241,7 @@ impl<const K: usize> Dop<K> {
 
     /// The vertices found by clipping: an independent reference for the triple enumeration.
     #[cfg(test)]
-    fn vertices_by_clipping(&self) -> SmallVec<[DVec3; 64]> {
+    pub(crate) fn vertices_by_clipping(&self) -> SmallVec<[DVec3; 64]> {
         let tol = self.tolerance();
         let mut out: SmallVec<[DVec3; 64]> = SmallVec::new();
         for &p in &self.faces().pts {

@@ -48,7 +48,11 @@ pub fn read_poses(path: &Path) -> kdop::Result<Vec<(usize, Result<Pose, String>)
             .collect();
         let parsed = match nums {
             Err(e) => Err(format!("line {}: {e}", line_no + 1)),
-            Ok(v) if v.len() != 12 => Err(format!("line {}: expected 12 numbers, found {}", line_no + 1, v.len())),
+            Ok(v) if v.len() != 12 => Err(format!(
+                "line {}: expected 12 numbers, found {}",
+                line_no + 1,
+                v.len()
+            )),
             Ok(v) => {
                 let mut m = [0.0; 12];
                 m.copy_from_slice(&v);
@@ -102,18 +106,34 @@ fn check<const K: usize>(a: &CheckArgs) -> kdop::Result<ExitCode> {
         let r = env.collide(&obj, pose, &options, &mut state)?;
         let us = t0.elapsed().as_secs_f64() * 1e6;
         colliding += r.collides as usize;
-        let pairs: Vec<[u32; 2]> = r.contacts.iter().map(|c| [c.env_triangle, c.object_triangle]).collect();
+        let pairs: Vec<[u32; 2]> = r
+            .contacts
+            .iter()
+            .map(|c| [c.env_triangle, c.object_triangle])
+            .collect();
         if a.json {
-            let v = serde_json::json!({ "pose": i, "collides": r.collides, "pairs": pairs, "us": us });
+            let v =
+                serde_json::json!({ "pose": i, "collides": r.collides, "pairs": pairs, "us": us });
             writeln!(out, "{v}")?;
         } else if r.collides {
-            writeln!(out, "pose {i}: CLASH, {} triangle pairs ({us:.1} us)", pairs.len())?;
+            writeln!(
+                out,
+                "pose {i}: CLASH, {} triangle pairs ({us:.1} us)",
+                pairs.len()
+            )?;
         } else {
             writeln!(out, "pose {i}: clear ({us:.1} us)")?;
         }
     }
     out.flush()?;
     bar.finish_and_clear();
-    eprintln!("{colliding} of {} poses collide; {failed} invalid", poses.len());
-    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    eprintln!(
+        "{colliding} of {} poses collide; {failed} invalid",
+        poses.len()
+    );
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

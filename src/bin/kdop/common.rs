@@ -141,7 +141,10 @@ pub fn is_saved_hierarchy(path: &Path) -> bool {
 }
 
 /// An environment from a mesh file (one part, where it stands) or a saved hierarchy.
-pub fn load_environment<const K: usize>(path: &Path, options: &BuildOptions) -> kdop::Result<Environment<K>> {
+pub fn load_environment<const K: usize>(
+    path: &Path,
+    options: &BuildOptions,
+) -> kdop::Result<Environment<K>> {
     if is_saved_hierarchy(path) {
         Environment::<K>::load_from_file(path)
     } else {

@@ -70,8 +70,16 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
 
     let bounds = env.bounds();
-    let lo = DVec3::new(bounds.lo(0).into(), bounds.lo(1).into(), bounds.lo(2).into());
-    let hi = DVec3::new(bounds.hi(0).into(), bounds.hi(1).into(), bounds.hi(2).into());
+    let lo = DVec3::new(
+        bounds.lo(0).into(),
+        bounds.lo(1).into(),
+        bounds.lo(2).into(),
+    );
+    let hi = DVec3::new(
+        bounds.hi(0).into(),
+        bounds.hi(1).into(),
+        bounds.hi(2).into(),
+    );
     let o = obj.bvh().root_dop().box_extent();
     let size = o.length();
     let margin = (o * 0.5).min((hi - lo) * 0.49);
@@ -84,7 +92,10 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
         let q = rng.rotation();
         let p = rng.in_box(inner.0, inner.1);
         let pose = kdop::Pose::new(glam::DMat3::from_quat(q), p)?;
-        if !env.collide(&obj, &pose, &QueryOptions::DETECT, &mut state)?.collides {
+        if !env
+            .collide(&obj, &pose, &QueryOptions::DETECT, &mut state)?
+            .collides
+        {
             start_pose = Some((p, q));
             break;
         }
@@ -113,9 +124,11 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     }
     let bar = ProgressBar::new(a.steps as u64);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} flying [{bar:40}] {pos}/{len} steps ({per_sec}, eta {eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{spinner} flying [{bar:40}] {pos}/{len} steps ({per_sec}, eta {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
     );
     let mut t = Totals {
         steps: 0,
@@ -166,9 +179,22 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     } else {
         println!("steps               {}", t.steps);
         println!("steps in contact    {}", t.contact_steps);
-        println!("contacts            {} ({})", t.contacts, if options.mode == kdop::Mode::Detect { "one per contact step in detect mode" } else { "intersecting triangle pairs" });
+        println!(
+            "contacts            {} ({})",
+            t.contacts,
+            if options.mode == kdop::Mode::Detect {
+                "one per contact step in detect mode"
+            } else {
+                "intersecting triangle pairs"
+            }
+        );
         println!("check time (us)     mean {mean:.1}  p50 {p50:.1}  p99 {p99:.1}  max {max:.1}");
-        println!("per check           Nv {:.1}  Np {:.1}  Nu {:.1}", t.nv as f64 / n, t.np as f64 / n, t.nu as f64 / n);
+        println!(
+            "per check           Nv {:.1}  Np {:.1}  Nu {:.1}",
+            t.nv as f64 / n,
+            t.np as f64 / n,
+            t.nu as f64 / n
+        );
         println!("build time          {build_ms:.1} ms");
         println!("memory              {bytes_per_triangle:.1} bytes per environment triangle");
     }

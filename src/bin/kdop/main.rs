@@ -12,7 +12,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "kdop", version, about = "Exact collision detection with k-DOP hierarchies")]
+#[command(
+    name = "kdop",
+    version,
+    about = "Exact collision detection with k-DOP hierarchies"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
