@@ -58,25 +58,29 @@ pub(crate) fn boxes_overlap(t1: &Triangle, t2: &Triangle) -> bool {
 }
 
 /// The exact test without the bounding-box rejection.
+///
+/// Corners are read through the references, never copied to locals first: a copy of a
+/// triangle is stored 16 + 8 bytes per point and reloaded as misaligned pairs, a
+/// store-forwarding stall that cost more than the arithmetic. Rare cases are outlined.
+#[inline]
 pub(crate) fn intersect_boxed(t1: &Triangle, t2: &Triangle) -> bool {
-    let [p1, q1, r1] = *t1;
-    let [p2, q2, r2] = *t2;
+    let (p1, q1, r1) = (t1[0], t1[1], t1[2]);
+    let (p2, q2, r2) = (t2[0], t2[1], t2[2]);
     let pl2 = Plane::new(p2, q2, r2);
-    let pl1 = Plane::new(p1, q1, r1);
-    if pl1.is_degenerate() || pl2.is_degenerate() {
-        return degenerate_pair(t1, &pl1, t2, &pl2);
+    if pl2.is_degenerate() {
+        return degenerate_pair(t1, t2);
     }
-
-    // Signs of T1's corners with respect to T2's plane.
-    let dp1 = pl2.side(p1);
-    let dq1 = pl2.side(q1);
-    let dr1 = pl2.side(r1);
+    // Signs of T1's corners with respect to T2's plane; all on one side is the common
+    // rejection, decided before T1's own plane is even built.
+    let [dp1, dq1, dr1] = pl2.sides3(p1, q1, r1);
     if dp1 * dq1 > 0 && dp1 * dr1 > 0 {
         return false;
     }
-    let dp2 = pl1.side(p2);
-    let dq2 = pl1.side(q2);
-    let dr2 = pl1.side(r2);
+    let pl1 = Plane::new(p1, q1, r1);
+    if pl1.is_degenerate() {
+        return degenerate_pair(t1, t2);
+    }
+    let [dp2, dq2, dr2] = pl1.sides3(p2, q2, r2);
     if dp2 * dq2 > 0 && dp2 * dr2 > 0 {
         return false;
     }
@@ -86,38 +90,38 @@ pub(crate) fn intersect_boxed(t1: &Triangle, t2: &Triangle) -> bool {
     // last two corners where that flips the orientation (Guigue–Devillers, section 3).
     if dp1 > 0 {
         if dq1 > 0 {
-            tri_tri_3d(r1, p1, q1, p2, r2, q2, swap(s), t1, t2, &pl1)
+            tri_tri_3d(r1, p1, q1, p2, r2, q2, swap(s), t1, t2)
         } else if dr1 > 0 {
-            tri_tri_3d(q1, r1, p1, p2, r2, q2, swap(s), t1, t2, &pl1)
+            tri_tri_3d(q1, r1, p1, p2, r2, q2, swap(s), t1, t2)
         } else {
-            tri_tri_3d(p1, q1, r1, p2, q2, r2, s, t1, t2, &pl1)
+            tri_tri_3d(p1, q1, r1, p2, q2, r2, s, t1, t2)
         }
     } else if dp1 < 0 {
         if dq1 < 0 {
-            tri_tri_3d(r1, p1, q1, p2, q2, r2, s, t1, t2, &pl1)
+            tri_tri_3d(r1, p1, q1, p2, q2, r2, s, t1, t2)
         } else if dr1 < 0 {
-            tri_tri_3d(q1, r1, p1, p2, q2, r2, s, t1, t2, &pl1)
+            tri_tri_3d(q1, r1, p1, p2, q2, r2, s, t1, t2)
         } else {
-            tri_tri_3d(p1, q1, r1, p2, r2, q2, swap(s), t1, t2, &pl1)
+            tri_tri_3d(p1, q1, r1, p2, r2, q2, swap(s), t1, t2)
         }
     } else if dq1 < 0 {
         if dr1 >= 0 {
-            tri_tri_3d(q1, r1, p1, p2, r2, q2, swap(s), t1, t2, &pl1)
+            tri_tri_3d(q1, r1, p1, p2, r2, q2, swap(s), t1, t2)
         } else {
-            tri_tri_3d(p1, q1, r1, p2, q2, r2, s, t1, t2, &pl1)
+            tri_tri_3d(p1, q1, r1, p2, q2, r2, s, t1, t2)
         }
     } else if dq1 > 0 {
         if dr1 > 0 {
-            tri_tri_3d(p1, q1, r1, p2, r2, q2, swap(s), t1, t2, &pl1)
+            tri_tri_3d(p1, q1, r1, p2, r2, q2, swap(s), t1, t2)
         } else {
-            tri_tri_3d(q1, r1, p1, p2, q2, r2, s, t1, t2, &pl1)
+            tri_tri_3d(q1, r1, p1, p2, q2, r2, s, t1, t2)
         }
     } else if dr1 > 0 {
-        tri_tri_3d(r1, p1, q1, p2, q2, r2, s, t1, t2, &pl1)
+        tri_tri_3d(r1, p1, q1, p2, q2, r2, s, t1, t2)
     } else if dr1 < 0 {
-        tri_tri_3d(r1, p1, q1, p2, r2, q2, swap(s), t1, t2, &pl1)
+        tri_tri_3d(r1, p1, q1, p2, r2, q2, swap(s), t1, t2)
     } else {
-        coplanar(t1, &pl1, t2)
+        coplanar(t1, t2)
     }
 }
 
@@ -139,7 +143,6 @@ fn tri_tri_3d(
     [dp2, dq2, dr2]: [i32; 3],
     t1: &Triangle,
     t2: &Triangle,
-    pl1: &Plane,
 ) -> bool {
     // Permute T2 so that its first corner is alone on its side of T1's plane.
     if dp2 > 0 {
@@ -177,7 +180,7 @@ fn tri_tri_3d(
     } else {
         // All of T2 on T1's plane: cannot happen for two non-degenerate triangles unless T1
         // is on T2's plane too, but answer correctly regardless.
-        coplanar(t1, pl1, t2)
+        coplanar(t1, t2)
     }
 }
 
@@ -192,8 +195,10 @@ fn check_min_max(p1: DVec3, q1: DVec3, r1: DVec3, p2: DVec3, q2: DVec3, r2: DVec
 }
 
 /// Two non-degenerate triangles on one plane.
-fn coplanar(t1: &Triangle, pl1: &Plane, t2: &Triangle) -> bool {
-    let Some(axis) = pl1.dominant_axis() else {
+#[cold]
+#[inline(never)]
+fn coplanar(t1: &Triangle, t2: &Triangle) -> bool {
+    let Some(axis) = Plane::new(t1[0], t1[1], t1[2]).dominant_axis() else {
         return false; // unreachable: t1 is not degenerate
     };
     let a = t1.map(|p| project(p, axis));
@@ -271,12 +276,14 @@ fn reduce(t: &Triangle) -> Shape {
     Shape::Segment(s[0], s[2])
 }
 
-fn degenerate_pair(t1: &Triangle, pl1: &Plane, t2: &Triangle, pl2: &Plane) -> bool {
-    let d1 = pl1.is_degenerate();
-    let d2 = pl2.is_degenerate();
-    match (d1, d2) {
-        (true, false) => shape_tri(reduce(t1), t2, pl2),
-        (false, true) => shape_tri(reduce(t2), t1, pl1),
+#[cold]
+#[inline(never)]
+fn degenerate_pair(t1: &Triangle, t2: &Triangle) -> bool {
+    let pl1 = Plane::new(t1[0], t1[1], t1[2]);
+    let pl2 = Plane::new(t2[0], t2[1], t2[2]);
+    match (pl1.is_degenerate(), pl2.is_degenerate()) {
+        (true, false) => shape_tri(reduce(t1), t2, &pl2),
+        (false, true) => shape_tri(reduce(t2), t1, &pl1),
         _ => match (reduce(t1), reduce(t2)) {
             (Shape::Point(a), Shape::Point(b)) => a == b,
             (Shape::Point(p), Shape::Segment(a, b)) | (Shape::Segment(a, b), Shape::Point(p)) => {

@@ -42,6 +42,8 @@ const U32: f64 = 1.0 / (1u64 << 24) as f64;
 pub struct FlyingObject<const K: usize> {
     pub(crate) bvh: Bvh<K>,
     pub(crate) parent: Vec<u32>,
+    /// Copy of every node's link, compact: the traversal reads it on every step.
+    pub(crate) links: Vec<u32>,
     /// Node `i`'s k-DOP vertices are `vx/vy/vz[vstart[i]..vstart[i + 1]]`.
     pub(crate) vstart: Vec<u32>,
     pub(crate) vx: Vec<f32>,
@@ -140,9 +142,11 @@ impl<const K: usize> FlyingObject<K> {
         let hull = convex_hull(&pts);
         let hull_pts = hull.vertices.iter().map(|&i| pts[i as usize]).collect();
         let magnitude = pts.iter().fold(0.0f64, |a, p| a.max(p.abs().max_element()));
+        let links = bvh.nodes.iter().map(|n| n.link).collect();
         FlyingObject {
             bvh,
             parent,
+            links,
             vstart,
             vx,
             vy,
@@ -179,6 +183,7 @@ impl<const K: usize> FlyingObject<K> {
     pub fn memory_bytes(&self) -> usize {
         self.bvh.memory_bytes()
             + self.parent.len() * 4
+            + self.links.len() * 4
             + self.vstart.len() * 4
             + self.vx.len() * 12
             + self.slack.len() * 16
@@ -203,6 +208,11 @@ pub(crate) struct PoseFrame<const K: usize> {
     pull: [DVec3; K],
     /// Root margin per axis.
     root_margin: [f64; K],
+    /// The linear part is exactly the identity: bounds shift instead of re-bounding.
+    translation_only: bool,
+    /// Per-axis coefficient of the shift margin: `|d_i|_1 * 4 EPS`, and `|t|_inf`.
+    shift: [f64; K],
+    t_inf: f64,
 }
 
 impl<const K: usize> PoseFrame<K> {
@@ -231,6 +241,11 @@ impl<const K: usize> PoseFrame<K> {
             pull[i] = pose.pull_back(*d);
             root_margin[i] = l1 * 16.0 * EPS * (na * object_magnitude + nt) + 1e-300;
         }
+        let translation_only = lin == glam::DMat3::IDENTITY;
+        let shift = std::array::from_fn(|i| {
+            let d = if i < K / 2 { axes(K)[i] } else { [0; 3] };
+            f64::from(d[0].abs() + d[1].abs() + d[2].abs()) * 4.0 * EPS
+        });
         PoseFrame {
             a32,
             dt,
@@ -238,6 +253,9 @@ impl<const K: usize> PoseFrame<K> {
             cons,
             pull,
             root_margin,
+            translation_only,
+            shift,
+            t_inf: nt,
         }
     }
 }
@@ -319,6 +337,9 @@ pub(crate) fn tumble_node<const K: usize>(
     node: usize,
     frame: &PoseFrame<K>,
 ) -> Dop<K> {
+    if frame.translation_only {
+        return shifted(&obj.bvh.nodes[node].dop, frame);
+    }
     let s = obj.vstart[node] as usize;
     let e = obj.vstart[node + 1] as usize;
     let (xs, ys, zs) = (&obj.vx[s..e], &obj.vy[s..e], &obj.vz[s..e]);
@@ -360,6 +381,33 @@ pub(crate) fn tumble_node<const K: usize>(
         // widen_down/widen_up then step out by at least one f32 ulp.
         out.b[i] = widen_down((l + dt - margin - 4.0 * EPS * (l.abs() + dt.abs())) as f32);
         out.b[n + i] = widen_up((h + dt + margin + 4.0 * EPS * (h.abs() + dt.abs())) as f32);
+    }
+    out
+}
+
+/// Under a pure translation `t` the node's own k-DOP (which contains its geometry exactly)
+/// moves by `d_i . t`. Placed coordinates are `fl(x + t)`, off by at most `EPS |x + t|` per
+/// coordinate; with the rounding of `d . t` and of the sums, `4 EPS |d_i|_1 (|x| + |t|)`
+/// covers it, `|x|` being bounded by the node's bounds along the coordinate axes.
+#[inline]
+fn shifted<const K: usize>(d: &Dop<K>, frame: &PoseFrame<K>) -> Dop<K> {
+    let n = K / 2;
+    let mag = f64::from(
+        d.lo(0)
+            .abs()
+            .max(d.hi(0).abs())
+            .max(d.lo(1).abs())
+            .max(d.hi(1).abs())
+            .max(d.lo(2).abs())
+            .max(d.hi(2).abs()),
+    );
+    let mut out = Dop::<K>::EMPTY;
+    for i in 0..n {
+        let m = frame.shift[i] * (mag + frame.t_inf) * 2.0 + 1e-300;
+        let dt = frame.dt[i];
+        let (l, h) = (f64::from(d.b[i]), f64::from(d.b[n + i]));
+        out.b[i] = widen_down((l + dt - m - 4.0 * EPS * (l.abs() + dt.abs())) as f32);
+        out.b[n + i] = widen_up((h + dt + m + 4.0 * EPS * (h.abs() + dt.abs())) as f32);
     }
     out
 }
@@ -475,6 +523,10 @@ pub(crate) fn root_dop<const K: usize>(
     if obj.hull_pts.is_empty() {
         return out;
     }
+    if frame.translation_only {
+        // The stored root bound is already the exact k-DOP of the object.
+        return shifted(&obj.bvh.nodes[0].dop, frame);
+    }
     for i in 0..n {
         let c = frame.pull[i];
         let hi_v = climber.climb(&obj.hull, &obj.hull_pts, c, climber.extremes[2 * i]);
@@ -541,7 +593,14 @@ mod tests {
         climber.reset(obj.hull_pts.len(), K);
         let mut s = 77u64;
         for round in 0..60 {
-            let pose = random_pose(&mut s, round % 3 == 1, round % 4 == 3);
+            let pose = if round % 5 == 2 {
+                // Pure translations take the shifting shortcut.
+                let t = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s))
+                    * if round % 2 == 0 { 1e9 } else { 10.0 };
+                Pose::from_translation(t).unwrap()
+            } else {
+                random_pose(&mut s, round % 3 == 1, round % 4 == 3)
+            };
             let frame = PoseFrame::<K>::new(&pose, obj.magnitude);
             let root = root_dop(&obj, &frame, &mut climber);
             // Exactness of the root: brute force over every vertex gives the same bounds.
