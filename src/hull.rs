@@ -259,14 +259,12 @@ pub(crate) fn convex_hull(points: &[DVec3]) -> Hull {
             by_start.insert(a, id);
             faces.push(f);
         }
-        for k in 0..horizon.len() {
+        for (k, &(_, b, _)) in horizon.iter().enumerate() {
             let id = first_new + k as u32;
-            let (a, b, _) = horizon[k];
-            // Across (b, eye): the new face starting at b; across (eye, a): the one ending at a.
+            // Across (b, eye): the new face starting at b, whose edge (eye, b) leads back.
             let next = by_start[&b];
             faces[id as usize].nb[1] = next;
             faces[next as usize].nb[2] = id;
-            let _ = a;
         }
         let new_ids: Vec<u32> = (first_new..faces.len() as u32).collect();
         for p in orphans {

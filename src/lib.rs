@@ -1,4 +1,4 @@
-//! kdop (work in progress skeleton)
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
 #[macro_use]

@@ -275,7 +275,7 @@ impl<const K: usize> Environment<K> {
     ) -> Result<Outcome<'s>> {
         zone!("Environment::collide");
         let eps = options.epsilon;
-        if !(eps >= 0.0) || !eps.is_finite() {
+        if eps.is_nan() || eps < 0.0 || !eps.is_finite() {
             return Err(Error::InvalidParameter {
                 name: "epsilon",
                 reason: format!("{eps} is not a finite non-negative number"),

@@ -159,6 +159,21 @@ impl<const K: usize> FlyingObject<K> {
         }
     }
 
+    /// Every node's k-DOP re-bounded under `pose` as queries do it (§4.1: the root exact by
+    /// hill-climbing, every other node from its stored vertices), root first, into `out`.
+    /// For drawing the placed hierarchy, and for measuring the cost of re-bounding (`Cu`).
+    /// Unlike queries, nodes are not intersected with their parent's bound.
+    pub fn placed_bounds(&self, pose: &Pose, out: &mut Vec<Dop<K>>) {
+        let frame = PoseFrame::<K>::new(pose, self.magnitude);
+        out.clear();
+        let mut climber = Climber::default();
+        climber.reset(self.hull_pts.len(), K);
+        out.push(root_dop(self, &frame, &mut climber));
+        for i in 1..self.bvh.nodes.len() {
+            out.push(tumble_node(self, i, &frame));
+        }
+    }
+
     /// The object's hierarchy (in its own frame).
     #[must_use]
     pub fn bvh(&self) -> &Bvh<K> {

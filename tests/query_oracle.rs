@@ -7,7 +7,7 @@ use common::Rng;
 use glam::{DMat3, DQuat, DVec3};
 use kdop::oracle::brute_force_contacts;
 use kdop::{
-    AxisRule, BuildOptions, Descent, Environment, FlyingObject, Mesh, Mode, Pose, QueryOptions,
+    AxisRule, BuildOptions, Descent, Environment, FlyingObject, Mesh, Pose, QueryOptions,
     QueryState, SplitPoint,
 };
 
@@ -114,32 +114,39 @@ fn check_k<const K: usize>(
     let obj = FlyingObject::<K>::new(sc.object.clone(), opts).unwrap();
     let mut st = QueryState::new();
     let mut contacts = 0;
-    for (i, pose) in sc.poses.iter().enumerate() {
-        let expect = &oracle[i];
-        let r = env
-            .collide(&obj, pose, &QueryOptions::REPORT, &mut st)
-            .unwrap();
-        let got: Vec<_> = r.contacts.iter().map(|c| key(env.part_ids(), c)).collect();
-        assert_eq!(
-            &got, expect,
-            "k={K} {opts:?} pose {i}: report differs from brute force"
-        );
-        assert_eq!(r.stats.contacts as usize, expect.len());
-        contacts += expect.len();
-        let d = env
-            .collide(&obj, pose, &QueryOptions::DETECT, &mut st)
-            .unwrap();
-        assert_eq!(
-            d.collides,
-            !expect.is_empty(),
-            "k={K} {opts:?} pose {i}: detect disagrees"
-        );
-        if let Some(c) = d.contacts.first() {
-            assert!(
-                expect.contains(&key(env.part_ids(), c)),
-                "detect witness is not a contact"
+    for descent in [Descent::EnvironmentFirst, Descent::Larger] {
+        let report = QueryOptions {
+            descent,
+            ..QueryOptions::REPORT
+        };
+        let detect = QueryOptions {
+            descent,
+            ..QueryOptions::DETECT
+        };
+        for (i, pose) in sc.poses.iter().enumerate() {
+            let expect = &oracle[i];
+            let r = env.collide(&obj, pose, &report, &mut st).unwrap();
+            let got: Vec<_> = r.contacts.iter().map(|c| key(env.part_ids(), c)).collect();
+            assert_eq!(
+                &got, expect,
+                "k={K} {opts:?} {descent:?} pose {i}: report differs from brute force"
             );
-            assert_eq!(d.contacts.len(), 1);
+            assert_eq!(r.stats.contacts as usize, expect.len());
+            assert_eq!(r.contacts.len(), expect.len());
+            contacts += expect.len();
+            let d = env.collide(&obj, pose, &detect, &mut st).unwrap();
+            assert_eq!(
+                d.collides,
+                !expect.is_empty(),
+                "k={K} {opts:?} {descent:?} pose {i}: detect disagrees"
+            );
+            if let Some(c) = d.contacts.first() {
+                assert!(
+                    expect.contains(&key(env.part_ids(), c)),
+                    "detect witness is not a contact"
+                );
+                assert_eq!(d.contacts.len(), 1);
+            }
         }
     }
     contacts

@@ -7,8 +7,8 @@ use common::{Rng, meshes_dir};
 use glam::{DMat3, DQuat, DVec3};
 use kdop::oracle::{brute_force_contacts, reference_triangles_intersect};
 use kdop::{
-    AxisRule, BuildOptions, Environment, FlyingObject, Mesh, Pose, QueryOptions, QueryState,
-    SplitPoint,
+    AxisRule, BuildOptions, Descent, Environment, FlyingObject, Mesh, Pose, QueryOptions,
+    QueryState, SplitPoint,
 };
 
 fn load(name: &str) -> Option<Mesh> {
@@ -101,23 +101,29 @@ fn check<const K: usize>(
     )
     .unwrap();
     let mut st = QueryState::new();
-    for (i, pose) in poses.iter().enumerate() {
-        let r = env
-            .collide(&obj, pose, &QueryOptions::REPORT, &mut st)
-            .unwrap();
-        assert_eq!(
-            keys(r.contacts),
-            oracle[i],
-            "k={K} {rule:?} {split:?} pose {i}"
-        );
-        let d = env
-            .collide(&obj, pose, &QueryOptions::DETECT, &mut st)
-            .unwrap();
-        assert_eq!(
-            d.collides,
-            !oracle[i].is_empty(),
-            "k={K} {rule:?} {split:?} pose {i} detect"
-        );
+    for descent in [Descent::Larger, Descent::EnvironmentFirst] {
+        let report = QueryOptions {
+            descent,
+            ..QueryOptions::REPORT
+        };
+        let detect = QueryOptions {
+            descent,
+            ..QueryOptions::DETECT
+        };
+        for (i, pose) in poses.iter().enumerate() {
+            let r = env.collide(&obj, pose, &report, &mut st).unwrap();
+            assert_eq!(
+                keys(r.contacts),
+                oracle[i],
+                "k={K} {rule:?} {split:?} {descent:?} pose {i}"
+            );
+            let d = env.collide(&obj, pose, &detect, &mut st).unwrap();
+            assert_eq!(
+                d.collides,
+                !oracle[i].is_empty(),
+                "k={K} {rule:?} {split:?} {descent:?} pose {i} detect"
+            );
+        }
     }
 }
 
@@ -154,7 +160,7 @@ fn fcl_env_and_rob_match_brute_force_for_every_configuration() {
     let total: usize = truth.iter().map(Vec::len).sum();
     eprintln!("fcl: {hits}/40 poses in contact, {total} contacts");
     assert!(
-        hits >= 8 && hits <= 36,
+        (8..=36).contains(&hits),
         "poses must mix contact and free space ({hits})"
     );
     run_all_configs(&env, &rob, &poses, &truth);
@@ -213,7 +219,7 @@ fn terrain_over_50k_triangles_matches_brute_force_for_every_configuration() {
         truth.iter().map(Vec::len).sum::<usize>()
     );
     assert!(
-        hits >= 2 && hits <= 7,
+        (2..=7).contains(&hits),
         "poses must mix contact and free space ({hits})"
     );
     run_all_configs(&env, &link, &poses, &truth);

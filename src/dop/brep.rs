@@ -223,10 +223,9 @@ impl<const K: usize> Dop<K> {
         for (plane, q) in quads {
             f.push_face(plane, &q);
         }
-        let a = axes(K);
         let mut next = Faces::default();
-        for i in 3..n {
-            let d = DVec3::new(a[i][0].into(), a[i][1].into(), a[i][2].into());
+        for (i, a) in axes(K).iter().enumerate().skip(3) {
+            let d = DVec3::new(a[0].into(), a[1].into(), a[2].into());
             for (nrm, b, plane) in [
                 (d, f64::from(self.b[n + i]), n + i),
                 (-d, -f64::from(self.b[i]), i),

@@ -168,7 +168,11 @@ impl<const K: usize> Dop<K> {
     #[inline]
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        (0..K / 2).any(|i| !(self.b[i] <= self.b[K / 2 + i]))
+        // NaN bounds count as empty too.
+        let (lo, hi) = self.b.split_at(K / 2);
+        lo.iter()
+            .zip(hi)
+            .any(|(l, h)| matches!(l.partial_cmp(h), None | Some(std::cmp::Ordering::Greater)))
     }
 
     /// Outward-rounded projection of a point onto every axis: `(lo, hi)` per axis.
@@ -246,13 +250,13 @@ impl<const K: usize> Dop<K> {
     #[inline]
     #[must_use]
     pub fn merge(&self, other: &Self) -> Self {
-        let mut b = [0.0; K];
-        for i in 0..K / 2 {
-            b[i] = self.b[i].min(other.b[i]);
-        }
-        for i in K / 2..K {
-            b[i] = self.b[i].max(other.b[i]);
-        }
+        let b = std::array::from_fn(|i| {
+            if i < K / 2 {
+                self.b[i].min(other.b[i])
+            } else {
+                self.b[i].max(other.b[i])
+            }
+        });
         Dop { b }
     }
 
@@ -260,13 +264,13 @@ impl<const K: usize> Dop<K> {
     #[inline]
     #[must_use]
     pub fn intersect(&self, other: &Self) -> Self {
-        let mut b = [0.0; K];
-        for i in 0..K / 2 {
-            b[i] = self.b[i].max(other.b[i]);
-        }
-        for i in K / 2..K {
-            b[i] = self.b[i].min(other.b[i]);
-        }
+        let b = std::array::from_fn(|i| {
+            if i < K / 2 {
+                self.b[i].max(other.b[i])
+            } else {
+                self.b[i].min(other.b[i])
+            }
+        });
         Dop { b }
     }
 
@@ -311,7 +315,7 @@ impl<const K: usize> Dop<K> {
     /// A negative or NaN margin leaves it unchanged.
     #[must_use]
     pub fn enlarged(&self, margin: f64) -> Self {
-        if !(margin > 0.0) || self.is_empty() {
+        if margin.is_nan() || margin <= 0.0 || self.is_empty() {
             return *self;
         }
         let mut out = *self;

@@ -54,12 +54,13 @@ fn sign(v: &BigInt) -> i32 {
 pub(crate) fn orient3d(a: DVec3, b: DVec3, c: DVec3, d: DVec3) -> i32 {
     let [ax, ay, az, bx, by, bz, cx, cy, cz, dx, dy, dz] =
         to_integers([a.x, a.y, a.z, b.x, b.y, b.z, c.x, c.y, c.z, d.x, d.y, d.z]);
-    let (bax, bay, baz) = (&bx - &ax, &by - &ay, &bz - &az);
-    let (cax, cay, caz) = (&cx - &ax, &cy - &ay, &cz - &az);
-    let (dax, day, daz) = (&dx - &ax, &dy - &ay, &dz - &az);
-    let det = &dax * (&bay * &caz - &baz * &cay)
-        + &day * (&baz * &cax - &bax * &caz)
-        + &daz * (&bax * &cay - &bay * &cax);
+    // u = b - a, v = c - a, w = d - a; det[u, v, w] = w . (u x v).
+    let (ux, uy, uz) = (&bx - &ax, &by - &ay, &bz - &az);
+    let (vx, vy, vz) = (&cx - &ax, &cy - &ay, &cz - &az);
+    let (wx, wy, wz) = (&dx - &ax, &dy - &ay, &dz - &az);
+    let det = &wx * (&uy * &vz - &uz * &vy)
+        + &wy * (&uz * &vx - &ux * &vz)
+        + &wz * (&ux * &vy - &uy * &vx);
     sign(&det)
 }
 

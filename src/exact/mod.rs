@@ -170,14 +170,15 @@ pub(crate) struct Plane {
 impl Plane {
     #[inline]
     pub(crate) fn new(a: DVec3, b: DVec3, c: DVec3) -> Plane {
-        let (bax, bay, baz) = (b.x - a.x, b.y - a.y, b.z - a.z);
-        let (cax, cay, caz) = (c.x - a.x, c.y - a.y, c.z - a.z);
-        let m1 = bay * caz;
-        let m2 = baz * cay;
-        let m3 = baz * cax;
-        let m4 = bax * caz;
-        let m5 = bax * cay;
-        let m6 = bay * cax;
+        // u = b - a, v = c - a; n = u x v.
+        let (ux, uy, uz) = (b.x - a.x, b.y - a.y, b.z - a.z);
+        let (vx, vy, vz) = (c.x - a.x, c.y - a.y, c.z - a.z);
+        let m1 = uy * vz;
+        let m2 = uz * vy;
+        let m3 = uz * vx;
+        let m4 = ux * vz;
+        let m5 = ux * vy;
+        let m6 = uy * vx;
         Plane {
             a,
             b,

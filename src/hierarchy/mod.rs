@@ -88,12 +88,14 @@ pub struct BuildOptions {
 }
 
 impl BuildOptions {
-    /// Defaults for an environment: splatter, mean, τ = 2 (the best memory/speed
-    /// trade-off measured in `docs/benchmarks.md`; the paper's τ = 1 is a parameter away).
+    /// Defaults for an environment: splatter, mean, τ = 4. Queries refine multi-triangle
+    /// leaves into per-triangle bounds, so τ = 4 queries about as fast as τ = 1 while the
+    /// environment takes less than half the memory (`docs/benchmarks.md`); the paper's
+    /// τ = 1 is a parameter away.
     pub const ENVIRONMENT: BuildOptions = BuildOptions {
         rule: AxisRule::Splatter,
         split: SplitPoint::Mean,
-        leaf_size: 2,
+        leaf_size: 4,
     };
     /// Defaults for a flying object: splatter, mean, τ = 4. Fewer, fuller leaves mean fewer
     /// nodes to re-bound when the object turns (§4.3).
@@ -164,6 +166,11 @@ impl<const K: usize> Bvh<K> {
     #[must_use]
     pub fn root_dop(&self) -> Dop<K> {
         self.nodes[0].dop
+    }
+
+    /// The k-DOP of every node, root first (for inspection, drawing and benchmarks).
+    pub fn bounds(&self) -> impl ExactSizeIterator<Item = &Dop<K>> {
+        self.nodes.iter().map(|n| &n.dop)
     }
 
     /// Height of the tree (a single leaf has depth 0).

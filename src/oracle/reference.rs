@@ -80,9 +80,9 @@ fn solve_nonnegative(cols: &[[BigInt; 5]], chosen: &[usize], rhs: &[BigInt; 5]) 
             }
             let f = m[r][k].clone();
             let g = m[k][k].clone();
-            for j in 0..=s {
-                let v = &g * &m[r][j] - &f * &m[k][j];
-                m[r][j] = v;
+            let pivot_row = m[k].clone();
+            for (x, p) in m[r].iter_mut().zip(&pivot_row) {
+                *x = &g * &*x - &f * p;
             }
             normalize(&mut m[r]);
         }

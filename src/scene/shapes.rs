@@ -6,6 +6,11 @@ use glam::DVec3;
 use std::collections::HashMap;
 use std::f64::consts::TAU;
 
+/// `x > 0`, false for NaN.
+fn positive(x: f64) -> bool {
+    x > 0.0
+}
+
 fn bad(name: &'static str, reason: &str) -> Error {
     Error::InvalidParameter {
         name,
@@ -47,7 +52,7 @@ fn grid(
 /// # Errors
 /// [`Error::InvalidParameter`] for fewer than 3 segments or non-positive radii.
 pub fn torus(r_major: f64, r_minor: f64, nu: usize, nv: usize) -> Result<Mesh> {
-    if nu < 3 || nv < 3 || !(r_major > 0.0) || !(r_minor > 0.0) {
+    if nu < 3 || nv < 3 || !positive(r_major) || !positive(r_minor) {
         return Err(bad("torus", "needs 3+ segments and positive radii"));
     }
     grid(nu, nv, true, true, |u, v| {
@@ -67,7 +72,7 @@ pub fn torus(r_major: f64, r_minor: f64, nu: usize, nv: usize) -> Result<Mesh> {
 /// # Errors
 /// [`Error::InvalidParameter`] for fewer than 3 segments or 2 rings, or a non-positive radius.
 pub fn uv_sphere(radius: f64, segments: usize, rings: usize) -> Result<Mesh> {
-    if segments < 3 || rings < 2 || !(radius > 0.0) {
+    if segments < 3 || rings < 2 || !positive(radius) {
         return Err(bad(
             "uv_sphere",
             "needs 3+ segments, 2+ rings, positive radius",
@@ -107,7 +112,7 @@ pub fn uv_sphere(radius: f64, segments: usize, rings: usize) -> Result<Mesh> {
 /// # Errors
 /// [`Error::InvalidParameter`] for more than 8 subdivisions or a non-positive radius.
 pub fn icosphere(radius: f64, subdivisions: u32) -> Result<Mesh> {
-    if subdivisions > 8 || !(radius > 0.0) {
+    if subdivisions > 8 || !positive(radius) {
         return Err(bad(
             "icosphere",
             "needs at most 8 subdivisions and a positive radius",
@@ -233,7 +238,7 @@ pub fn box_mesh(h: DVec3, n: usize, inward: bool) -> Result<Mesh> {
 /// # Errors
 /// [`Error::InvalidParameter`] for fewer than 3 segments, no stacks or non-positive sizes.
 pub fn cylinder(r: f64, height: f64, segments: usize, stacks: usize) -> Result<Mesh> {
-    if segments < 3 || stacks == 0 || !(r > 0.0) || !(height > 0.0) {
+    if segments < 3 || stacks == 0 || !positive(r) || !positive(height) {
         return Err(bad(
             "cylinder",
             "needs 3+ segments, 1+ stacks, positive sizes",
@@ -278,7 +283,7 @@ pub fn torus_knot(
     segments: usize,
     sides: usize,
 ) -> Result<Mesh> {
-    if segments < 8 || sides < 3 || !(tube > 0.0) || !(r_major > 0.0) || p == 0 || q == 0 {
+    if segments < 8 || sides < 3 || !positive(tube) || !positive(r_major) || p == 0 || q == 0 {
         return Err(bad(
             "torus_knot",
             "needs 8+ segments, 3+ sides, positive sizes",

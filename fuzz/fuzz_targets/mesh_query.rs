@@ -1,0 +1,54 @@
+//! Arbitrary meshes, build options and poses: building either fails with a typed error or
+//! yields hierarchies whose queries equal brute force (report) and agree with it (detect).
+#![no_main]
+
+mod decode;
+
+use decode::Bytes;
+use kdop::oracle::brute_force_contacts;
+use kdop::{AxisRule, BuildOptions, Environment, FlyingObject, Mesh, Pose, QueryOptions, QueryState, SplitPoint};
+use libfuzzer_sys::fuzz_target;
+
+fn mesh(b: &mut Bytes) -> Option<Mesh> {
+    let nv = 1 + (b.byte() % 12) as usize;
+    let nt = (b.byte() % 16) as usize;
+    let v = (0..nv).map(|_| b.point()).collect();
+    let t = (0..nt)
+        .map(|_| [b.byte() as u32 % (nv as u32 + 1), b.byte() as u32 % nv as u32, b.byte() as u32 % nv as u32])
+        .collect();
+    // Out-of-range indices, NaN and huge coordinates must be typed errors.
+    Mesh::new(v, t).ok()
+}
+
+fn run<const K: usize>(b: &mut Bytes) {
+    let rule = [AxisRule::LongestSide, AxisRule::MinSum, AxisRule::MinMax, AxisRule::Splatter][(b.byte() % 4) as usize];
+    let split = if b.byte() % 2 == 0 { SplitPoint::Mean } else { SplitPoint::Median };
+    let opts = BuildOptions { rule, split, leaf_size: u32::from(b.byte() % 6) };
+    let (Some(e), Some(o)) = (mesh(b), mesh(b)) else { return };
+    let Ok(env) = Environment::<K>::build(vec![(e, Pose::IDENTITY)], &opts) else { return };
+    assert_eq!(env.validate(), Ok(()));
+    let Ok(obj) = FlyingObject::<K>::new(o, &opts) else { return };
+    let mut st = QueryState::new();
+    for _ in 0..3 {
+        let mut m = [0.0; 12];
+        for x in m.iter_mut() {
+            *x = b.f64();
+        }
+        let Ok(pose) = Pose::from_rows(m) else { continue };
+        let expect = brute_force_contacts(&env, &obj, &pose, 0.0);
+        let r = env.collide(&obj, &pose, &QueryOptions::REPORT, &mut st).unwrap();
+        assert_eq!(r.contacts, &expect[..]);
+        let d = env.collide(&obj, &pose, &QueryOptions::DETECT, &mut st).unwrap();
+        assert_eq!(d.collides, !expect.is_empty());
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut b = Bytes(data);
+    match b.byte() % 4 {
+        0 => run::<6>(&mut b),
+        1 => run::<14>(&mut b),
+        2 => run::<18>(&mut b),
+        _ => run::<26>(&mut b),
+    }
+});

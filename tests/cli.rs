@@ -1,0 +1,351 @@
+//! The `kdop` program: the README's main command, the clash check, saved hierarchies.
+
+mod common;
+
+use glam::DVec3;
+use kdop::oracle::brute_force_contacts;
+use kdop::{BuildOptions, Environment, FlyingObject, Pose};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn kdop(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kdop"))
+        .args(args)
+        .output()
+        .expect("run kdop")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("kdop-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+const KEYS: [&str; 12] = [
+    "steps",
+    "contact_steps",
+    "contacts",
+    "mean_us",
+    "p50_us",
+    "p99_us",
+    "max_us",
+    "nv_mean",
+    "np_mean",
+    "nu_mean",
+    "build_ms",
+    "bytes_per_triangle",
+];
+
+#[test]
+fn demo_json_has_the_keys_and_repeats_with_the_seed() {
+    let run = || {
+        let out = kdop(&["demo", "--steps", "300", "--seed", "7", "--json"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v
+    };
+    let a = run();
+    let obj = a.as_object().unwrap();
+    let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    let mut want = KEYS.to_vec();
+    want.sort_unstable();
+    assert_eq!(keys, want);
+    assert_eq!(a["steps"], 300);
+    assert!(a["contact_steps"].as_u64().unwrap() <= 300);
+    assert!(a["p50_us"].as_f64().unwrap() <= a["p99_us"].as_f64().unwrap());
+    assert!(a["p99_us"].as_f64().unwrap() <= a["max_us"].as_f64().unwrap());
+    let b = run();
+    for k in [
+        "steps",
+        "contact_steps",
+        "contacts",
+        "nv_mean",
+        "np_mean",
+        "nu_mean",
+        "bytes_per_triangle",
+    ] {
+        assert_eq!(a[k], b[k], "{k} differs between runs with the same seed");
+    }
+}
+
+#[test]
+fn demo_runs_for_every_k_and_mode() {
+    for k in ["6", "14", "18", "26"] {
+        for mode in ["detect", "report"] {
+            let out = kdop(&[
+                "demo",
+                "--steps",
+                "40",
+                "--k",
+                k,
+                "--mode",
+                mode,
+                "--rule",
+                "longest-side",
+                "--split",
+                "median",
+                "--leaf",
+                "1",
+                "--json",
+            ]);
+            assert!(
+                out.status.success(),
+                "k={k} {mode}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["steps"], 40);
+        }
+    }
+}
+
+fn write_obj(path: &Path, tris: &[[DVec3; 3]]) {
+    let mut s = String::from("# test mesh\n");
+    for t in tris {
+        for p in t {
+            s += &format!("v {} {} {}\n", p.x, p.y, p.z);
+        }
+    }
+    for i in 0..tris.len() {
+        s += &format!("f {} {} {}\n", 3 * i + 1, 3 * i + 2, 3 * i + 3);
+    }
+    std::fs::write(path, s).unwrap();
+}
+
+fn rows(p: &Pose) -> String {
+    p.to_rows()
+        .iter()
+        .map(|v| format!("{v:?}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The clash check against the library's brute force, through files.
+fn check_against_oracle(env_path: &Path, obj_path: &Path, poses: &[Pose], extra: &[&str]) {
+    let poses_path = tmp(&format!("poses-{}.txt", poses.len()));
+    let mut text = String::from("# r00 r01 r02 tx r10 r11 r12 ty r20 r21 r22 tz\n\n");
+    for p in poses {
+        text += &rows(p);
+        text += "\n";
+    }
+    std::fs::write(&poses_path, text).unwrap();
+    let mut args = vec![
+        "check",
+        env_path.to_str().unwrap(),
+        obj_path.to_str().unwrap(),
+        "--poses",
+        poses_path.to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let out = kdop(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), poses.len());
+    let env_mesh = kdop::io::formats::load_mesh(env_path).unwrap();
+    let obj_mesh = kdop::io::formats::load_mesh(obj_path).unwrap();
+    let env = Environment::<6>::from_mesh(env_mesh, &BuildOptions::ENVIRONMENT).unwrap();
+    let obj = FlyingObject::<6>::new(obj_mesh, &BuildOptions::FLYING).unwrap();
+    let mut hits = 0;
+    for (i, (line, pose)) in lines.iter().zip(poses).enumerate() {
+        let expect: Vec<Value> = brute_force_contacts(&env, &obj, pose, 0.0)
+            .iter()
+            .map(|c| serde_json::json!([c.env_triangle, c.object_triangle]))
+            .collect();
+        assert_eq!(line["pose"], i);
+        assert_eq!(line["collides"], !expect.is_empty(), "pose {i}");
+        assert_eq!(line["pairs"], Value::Array(expect.clone()), "pose {i}");
+        assert!(line["us"].as_f64().unwrap() >= 0.0);
+        hits += !expect.is_empty() as usize;
+    }
+    assert!(
+        hits > 0 && hits < poses.len(),
+        "poses must mix clashes and clear ones"
+    );
+}
+
+fn random_poses(seed: u64, n: usize, lo: DVec3, hi: DVec3) -> Vec<Pose> {
+    let mut rng = common::Rng(seed);
+    (0..n)
+        .map(|_| {
+            let q = glam::DQuat::from_xyzw(
+                rng.f64() - 0.5,
+                rng.f64() - 0.5,
+                rng.f64() - 0.5,
+                rng.f64() - 0.5,
+            )
+            .normalize();
+            let t = DVec3::new(
+                rng.range(lo.x, hi.x),
+                rng.range(lo.y, hi.y),
+                rng.range(lo.z, hi.z),
+            );
+            Pose::new(glam::DMat3::from_quat(q), t).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn check_matches_brute_force_on_generated_files() {
+    let mut rng = common::Rng(9);
+    let soup = |rng: &mut common::Rng, n: usize, r: f64| -> Vec<[DVec3; 3]> {
+        (0..n)
+            .map(|_| {
+                let c = rng.vec(-r, r);
+                [c, c + rng.vec(-0.6, 0.6), c + rng.vec(-0.6, 0.6)]
+            })
+            .collect()
+    };
+    let (env_p, obj_p) = (tmp("env.obj"), tmp("obj.obj"));
+    write_obj(&env_p, &soup(&mut rng, 150, 6.0));
+    write_obj(&obj_p, &soup(&mut rng, 20, 0.8));
+    let poses = random_poses(3, 30, DVec3::splat(-6.0), DVec3::splat(6.0));
+    check_against_oracle(&env_p, &obj_p, &poses, &[]);
+    check_against_oracle(&env_p, &obj_p, &poses, &["--k", "26", "--rule", "min-sum"]);
+
+    // The same through a saved hierarchy.
+    let saved = tmp("env.kdop");
+    let out = kdop(&[
+        "build",
+        env_p.to_str().unwrap(),
+        "--out",
+        saved.to_str().unwrap(),
+        "--k",
+        "14",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let poses_path = tmp("poses-saved.txt");
+    std::fs::write(
+        &poses_path,
+        poses.iter().map(rows).collect::<Vec<_>>().join("\n"),
+    )
+    .unwrap();
+    let a = kdop(&[
+        "check",
+        env_p.to_str().unwrap(),
+        obj_p.to_str().unwrap(),
+        "--poses",
+        poses_path.to_str().unwrap(),
+        "--json",
+        "--k",
+        "14",
+    ]);
+    let b = kdop(&[
+        "check",
+        saved.to_str().unwrap(),
+        obj_p.to_str().unwrap(),
+        "--poses",
+        poses_path.to_str().unwrap(),
+        "--json",
+        "--k",
+        "14",
+    ]);
+    let strip = |o: &Output| -> Vec<Value> {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(l).unwrap();
+                v.as_object_mut().unwrap().remove("us");
+                v
+            })
+            .collect()
+    };
+    assert_eq!(strip(&a), strip(&b));
+    // A saved hierarchy of another k is refused with a clear message.
+    let c = kdop(&[
+        "check",
+        saved.to_str().unwrap(),
+        obj_p.to_str().unwrap(),
+        "--poses",
+        poses_path.to_str().unwrap(),
+        "--k",
+        "18",
+    ]);
+    assert_eq!(c.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&c.stderr).contains("14-DOPs"));
+}
+
+#[test]
+fn check_matches_brute_force_on_fcl_meshes() {
+    let Some(dir) = common::meshes_dir() else {
+        return;
+    };
+    let env = dir.join("fcl_env.obj");
+    let rob = dir.join("fcl_rob.obj");
+    let m = kdop::io::formats::load_mesh(&env).unwrap();
+    let (lo, hi) = m.bounds();
+    check_against_oracle(&env, &rob, &random_poses(11, 24, lo, hi), &[]);
+}
+
+#[test]
+fn bad_inputs_give_messages_not_panics() {
+    let missing = kdop(&[
+        "check",
+        "/nonexistent/env.obj",
+        "/nonexistent/obj.obj",
+        "--poses",
+        "/nonexistent/p.txt",
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).starts_with("error:"));
+
+    let (env_p, obj_p) = (tmp("tri.obj"), tmp("tri2.obj"));
+    write_obj(&env_p, &[[DVec3::ZERO, DVec3::X, DVec3::Y]]);
+    write_obj(&obj_p, &[[DVec3::ZERO, DVec3::X, DVec3::Z]]);
+    let poses = tmp("bad-poses.txt");
+    std::fs::write(
+        &poses,
+        "1 0 0 0 0 1 0 0 0 0 1 0\n1 2 3\nnan 0 0 0 0 1 0 0 0 0 1 0\n1 0 0 5 0 1 0 0 0 0 1 0\n",
+    )
+    .unwrap();
+    let out = kdop(&[
+        "check",
+        env_p.to_str().unwrap(),
+        obj_p.to_str().unwrap(),
+        "--poses",
+        poses.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "invalid poses make the exit status 1"
+    );
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0]["collides"], true); // the two triangles share an edge
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("expected 12 numbers")
+    );
+    assert!(lines[2]["error"].is_string());
+    assert_eq!(lines[3]["collides"], false);
+
+    let garbage = tmp("garbage.obj");
+    std::fs::write(&garbage, "v 0 0 0\nf 1 2 3\n").unwrap();
+    let out = kdop(&["demo", "--env", garbage.to_str().unwrap(), "--steps", "5"]);
+    assert_eq!(out.status.code(), Some(2));
+}
