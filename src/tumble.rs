@@ -18,7 +18,7 @@
 //! rounding of [`Pose::transform_point`], so a tumbled k-DOP always contains the transformed
 //! triangles exactly as the triangle test sees them.
 
-use crate::dop::{Dop, axes, f32_down, f32_up};
+use crate::dop::{Dop, axes, f32_down, f32_up, widen_down, widen_up};
 
 use crate::error::Result;
 use crate::exact::{EPS, cmp_dot};
@@ -425,20 +425,6 @@ fn shifted<const K: usize>(d: &Dop<K>, frame: &PoseFrame<K>) -> Dop<K> {
         out.b[n + i] = widen_up((h + dt + m + 4.0 * EPS * (h.abs() + dt.abs())) as f32);
     }
     out
-}
-
-/// A value at least one `f32` ulp above `r` (`r` is the nearest `f32` to some `x`, so the
-/// result is at least `x`): `|r| 2^-23` is one to two ulps, and a `f32` subnormal step is
-/// far below `MIN_POSITIVE`. Branch-free, unlike `f32::next_up`.
-#[inline(always)]
-fn widen_up(r: f32) -> f32 {
-    r + (r.abs() * (1.0 / 8_388_608.0) + f32::MIN_POSITIVE)
-}
-
-/// The mirror of [`widen_up`].
-#[inline(always)]
-fn widen_down(r: f32) -> f32 {
-    r - (r.abs() * (1.0 / 8_388_608.0) + f32::MIN_POSITIVE)
 }
 
 /// Scratch for exact hill-climbing on the hull.

@@ -43,7 +43,7 @@ pub(crate) fn build<const K: usize>(mesh: Mesh, opts: &BuildOptions) -> Bvh<K> {
     let vdops: Vec<Dop<K>> = vertices
         .par_iter()
         .with_min_len(4096)
-        .map(|&p| Dop::<K>::from_points(&[p]))
+        .map(|&p| Dop::<K>::from_point_quick(p))
         .collect();
     let tdops: Vec<Dop<K>> = triangles
         .par_iter()
@@ -91,7 +91,8 @@ fn build_nodes<const K: usize>(
     dops: &[Dop<K>],
     opts: &BuildOptions,
 ) -> (Vec<Node<K>>, Vec<(u32, bool)>) {
-    let tmp = build_range(items, 0, dops, opts);
+    let mut tmp = Vec::with_capacity(2 * items.len() / opts.leaf_size as usize + 1);
+    build_range(items, 0, dops, opts, &mut tmp);
     flatten(&tmp, items)
 }
 
@@ -122,60 +123,78 @@ fn merged<const K: usize>(items: &[Item], tdops: &[Dop<K>]) -> Dop<K> {
         .fold(Dop::EMPTY, |d, it| d.merge(&tdops[it.id as usize]))
 }
 
-/// Builds the subtree over `items` (positions `offset..` in the full item array), returning
-/// its nodes in post-order (root last).
+/// Builds the subtree over `items` (positions `offset..` in the full item array), appending
+/// its nodes to `out` in post-order; returns the index of its root in `out`.
+///
+/// Sequential recursion writes straight into `out`; at a parallel split the right subtree
+/// is built into its own vector and appended (shifted) after the left one, so nodes are
+/// copied only at the few parallel levels and the order never depends on scheduling.
 fn build_range<const K: usize>(
     items: &mut [Item],
     offset: u32,
     tdops: &[Dop<K>],
     opts: &BuildOptions,
-) -> Vec<Tmp<K>> {
+    out: &mut Vec<Tmp<K>>,
+) -> u32 {
     let n = items.len();
     if n <= opts.leaf_size as usize {
-        return vec![Tmp {
+        out.push(Tmp {
             dop: merged(items, tdops),
             kids: None,
             range: (offset, offset + n as u32),
-        }];
+        });
+        return out.len() as u32 - 1;
     }
     let mid = split(items, tdops, opts);
     let (left, right) = items.split_at_mut(mid);
-    let (mut l, r) = if n > PARALLEL_MIN {
-        rayon::join(
-            || build_range(left, offset, tdops, opts),
-            || build_range(right, offset + mid as u32, tdops, opts),
-        )
-    } else {
-        (
-            build_range(left, offset, tdops, opts),
-            build_range(right, offset + mid as u32, tdops, opts),
-        )
-    };
-    let shift = l.len() as u32;
-    let lroot = shift - 1;
-    let rroot = shift + r.len() as u32 - 1;
-    let dop = l[lroot as usize].dop.merge(&r[r.len() - 1].dop);
-    l.reserve(r.len() + 1);
-    l.extend(r.into_iter().map(|mut t| {
-        if let Some((a, b)) = t.kids.as_mut().map(|k| (&mut k.0, &mut k.1)) {
-            *a += shift;
-            *b += shift;
+    let (lroot, rroot) = if n > PARALLEL_MIN {
+        let (l, mut r) = rayon::join(
+            || build_range(left, offset, tdops, opts, out),
+            || {
+                let mut v = Vec::with_capacity(2 * right.len() / opts.leaf_size as usize + 1);
+                let root = build_range(right, offset + mid as u32, tdops, opts, &mut v);
+                (root, v)
+            },
+        );
+        let shift = out.len() as u32;
+        for t in r.1.iter_mut() {
+            if let Some((a, b)) = t.kids.as_mut() {
+                *a += shift;
+                *b += shift;
+            }
         }
-        t
-    }));
-    l.push(Tmp {
+        out.append(&mut r.1);
+        (l, r.0 + shift)
+    } else {
+        let l = build_range(left, offset, tdops, opts, out);
+        let r = build_range(right, offset + mid as u32, tdops, opts, out);
+        (l, r)
+    };
+    let dop = out[lroot as usize].dop.merge(&out[rroot as usize].dop);
+    out.push(Tmp {
         dop,
         kids: Some((lroot, rroot)),
         range: (offset, offset + n as u32),
     });
-    l
+    out.len() as u32 - 1
 }
 
 /// Reorders `items` around a splitting plane and returns the size of the left part,
 /// which is always in `1..items.len()`.
 fn split<const K: usize>(items: &mut [Item], tdops: &[Dop<K>], opts: &BuildOptions) -> usize {
     let axis = match opts.rule {
-        AxisRule::Splatter => splatter_axis(items),
+        AxisRule::Splatter => {
+            // One pass gives both the axis and, for a mean split, where to cut.
+            let (mean, var) = moments(items);
+            let axis = longest(var);
+            if opts.split == SplitPoint::Mean {
+                let mid = partition_below(items, axis, mean[axis]);
+                if mid > 0 && mid < items.len() {
+                    return mid;
+                }
+            }
+            axis
+        }
         AxisRule::LongestSide => {
             let ext = merged(items, tdops).box_extent();
             longest(ext)
@@ -211,15 +230,20 @@ fn longest(ext: DVec3) -> usize {
     }
 }
 
-/// The axis of largest centroid variance (two passes: mean, then squared deviations).
-fn splatter_axis(items: &[Item]) -> usize {
+/// Mean and (unnormalised) variance of the centroids per axis, in one pass. Sums are taken
+/// relative to the first centroid, which keeps cancellation small; the variance only picks
+/// an axis, and the mean is the same one a separate pass would compute up to rounding.
+fn moments(items: &[Item]) -> (DVec3, DVec3) {
     let n = items.len() as f64;
-    let mean = items.iter().fold(DVec3::ZERO, |s, it| s + it.c) / n;
-    let var = items.iter().fold(DVec3::ZERO, |s, it| {
-        let d = it.c - mean;
-        s + d * d
-    });
-    longest(var)
+    let origin = items[0].c;
+    let (s, s2) = items
+        .iter()
+        .fold((DVec3::ZERO, DVec3::ZERO), |(s, s2), it| {
+            let d = it.c - origin;
+            (s + d, s2 + d * d)
+        });
+    let mean = s / n;
+    (origin + mean, s2 - s * mean)
 }
 
 /// Partitions along `axis` at the mean or median; falls back to the median when the mean
