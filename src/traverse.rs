@@ -15,7 +15,7 @@ use crate::env::{Environment, PartId};
 use crate::error::{Error, Result};
 use crate::hierarchy::END;
 use crate::pose::Pose;
-use crate::tri::{boxes_overlap, intersect_boxed, triangle_distance};
+use crate::tri::{Prepared, boxes_overlap, intersect_prepared, triangle_distance};
 use crate::tumble::{Climber, FlyingObject, PoseFrame, root_dop, tumble_node};
 use glam::DVec3;
 
@@ -239,14 +239,20 @@ impl<const K: usize> QueryState<K> {
     /// The placed corners of the object triangle at leaf-order position `pos`.
     #[inline]
     fn placed(&mut self, obj: &FlyingObject<K>, pose: &Pose, pos: usize) -> [DVec3; 3] {
-        obj.bvh.tris[pos].map(|v| {
+        // Explicit indexing: `[T; 3]::map` costs dozens of instructions per call here.
+        let tri = obj.bvh.tris[pos];
+        for &v in &tri {
             let vi = v as usize;
             if self.vert_stamp[vi] != self.stamp {
                 self.vert_stamp[vi] = self.stamp;
                 self.vert_world[vi] = pose.transform_point(obj.bvh.vertices[vi]);
             }
-            self.vert_world[vi]
-        })
+        }
+        [
+            self.vert_world[tri[0] as usize],
+            self.vert_world[tri[1] as usize],
+            self.vert_world[tri[2] as usize],
+        ]
     }
 
     /// The contacts of the last query.
@@ -437,12 +443,20 @@ impl<const K: usize> Environment<K> {
         let bvh = &self.parts[part as usize].bvh;
         loop {
             let et = bvh.tri_at(epos);
+            // The environment triangle's plane serves every flying triangle of the leaf;
+            // it is built on the first pair whose boxes overlap.
+            let mut prep: Option<Prepared> = None;
             let mut fpos = fpos0;
             loop {
                 let ft = state.placed(object, pose, fpos);
                 stats.np += 1;
                 let hit = if eps == 0.0 {
-                    boxes_overlap(&et, &ft) && intersect_boxed(&et, &ft)
+                    boxes_overlap(&et, &ft)
+                        && intersect_prepared(
+                            &ft,
+                            &et,
+                            prep.get_or_insert_with(|| Prepared::new(&et)),
+                        )
                 } else {
                     within(&et, &ft, eps)
                 };

@@ -48,13 +48,27 @@ pub fn triangles_intersect(t1: &Triangle, t2: &Triangle) -> bool {
 }
 
 /// Closed axis-aligned boxes of the two triangles overlap (exact comparisons).
+///
+/// Per coordinate, the intervals `[min, max]` of the corners overlap iff no corner of
+/// either lies beyond every corner of the other; written with plain comparisons (NaN-free
+/// inputs) rather than `f64::min`/`max`, whose NaN handling costs several instructions.
 #[inline]
 pub(crate) fn boxes_overlap(t1: &Triangle, t2: &Triangle) -> bool {
-    let lo1 = t1[0].min(t1[1]).min(t1[2]);
-    let hi1 = t1[0].max(t1[1]).max(t1[2]);
-    let lo2 = t2[0].min(t2[1]).min(t2[2]);
-    let hi2 = t2[0].max(t2[1]).max(t2[2]);
-    lo1.cmple(hi2).all() && lo2.cmple(hi1).all()
+    let mut ok = true;
+    for k in 0..3 {
+        let (a0, a1, a2) = (t1[0][k], t1[1][k], t1[2][k]);
+        let (b0, b1, b2) = (t2[0][k], t2[1][k], t2[2][k]);
+        let lo1 = if a0 < a1 { a0 } else { a1 };
+        let lo1 = if a2 < lo1 { a2 } else { lo1 };
+        let hi1 = if a0 > a1 { a0 } else { a1 };
+        let hi1 = if a2 > hi1 { a2 } else { hi1 };
+        let lo2 = if b0 < b1 { b0 } else { b1 };
+        let lo2 = if b2 < lo2 { b2 } else { lo2 };
+        let hi2 = if b0 > b1 { b0 } else { b1 };
+        let hi2 = if b2 > hi2 { b2 } else { hi2 };
+        ok &= (lo1 <= hi2) & (lo2 <= hi1);
+    }
+    ok
 }
 
 /// The exact test without the bounding-box rejection.
@@ -64,10 +78,34 @@ pub(crate) fn boxes_overlap(t1: &Triangle, t2: &Triangle) -> bool {
 /// store-forwarding stall that cost more than the arithmetic. Rare cases are outlined.
 #[inline]
 pub(crate) fn intersect_boxed(t1: &Triangle, t2: &Triangle) -> bool {
+    intersect_prepared(t1, t2, &Prepared::new(t2))
+}
+
+/// A triangle's plane and whether it is degenerate, computed once for many tests.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Prepared {
+    plane: Plane,
+    degenerate: bool,
+}
+
+impl Prepared {
+    #[inline]
+    pub(crate) fn new(t: &Triangle) -> Prepared {
+        let plane = Plane::new(t[0], t[1], t[2]);
+        Prepared {
+            plane,
+            degenerate: plane.is_degenerate(),
+        }
+    }
+}
+
+/// [`intersect_boxed`] with `t2`'s plane prepared.
+#[inline]
+pub(crate) fn intersect_prepared(t1: &Triangle, t2: &Triangle, prep2: &Prepared) -> bool {
     let (p1, q1, r1) = (t1[0], t1[1], t1[2]);
     let (p2, q2, r2) = (t2[0], t2[1], t2[2]);
-    let pl2 = Plane::new(p2, q2, r2);
-    if pl2.is_degenerate() {
+    let pl2 = prep2.plane;
+    if prep2.degenerate {
         return degenerate_pair(t1, t2);
     }
     // Signs of T1's corners with respect to T2's plane; all on one side is the common

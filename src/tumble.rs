@@ -353,7 +353,9 @@ pub(crate) fn tumble_node<const K: usize>(
     frame: &PoseFrame<K>,
 ) -> Dop<K> {
     if frame.translation_only {
-        return shifted(&obj.bvh.nodes[node].dop, frame);
+        // The stored vertices' magnitude plus their slack bounds the node's geometry.
+        let (sl, m) = obj.slack[node];
+        return shifted(&obj.bvh.nodes[node].dop, m + sl, frame);
     }
     let s = obj.vstart[node] as usize;
     let e = obj.vstart[node + 1] as usize;
@@ -402,27 +404,20 @@ pub(crate) fn tumble_node<const K: usize>(
 
 /// Under a pure translation `t` the node's own k-DOP (which contains its geometry exactly)
 /// moves by `d_i . t`. Placed coordinates are `fl(x + t)`, off by at most `EPS |x + t|` per
-/// coordinate; with the rounding of `d . t` and of the sums, `4 EPS |d_i|_1 (|x| + |t|)`
-/// covers it, `|x|` being bounded by the node's bounds along the coordinate axes.
+/// coordinate, so projections move by at most `EPS |d_i|_1 (|x| + |t|)`; `d_i . t` is off
+/// by `2 EPS |d_i|_1 |t|`, and the two sums below by `EPS` of their magnitudes, which are at
+/// most `|d_i|_1 (|x| + |t|)` up to the bounds' own `f32` rounding (`|x|` bounded by `mag`).
+/// `16 EPS |d_i|_1 (mag + |t|)` covers all of it, with room.
 #[inline]
-fn shifted<const K: usize>(d: &Dop<K>, frame: &PoseFrame<K>) -> Dop<K> {
+fn shifted<const K: usize>(d: &Dop<K>, mag: f64, frame: &PoseFrame<K>) -> Dop<K> {
     let n = K / 2;
-    let mag = f64::from(
-        d.lo(0)
-            .abs()
-            .max(d.hi(0).abs())
-            .max(d.lo(1).abs())
-            .max(d.hi(1).abs())
-            .max(d.lo(2).abs())
-            .max(d.hi(2).abs()),
-    );
+    let base = (mag + frame.t_inf) * 4.0;
     let mut out = Dop::<K>::EMPTY;
     for i in 0..n {
-        let m = frame.shift[i] * (mag + frame.t_inf) * 2.0 + 1e-300;
+        let m = frame.shift[i] * base + 1e-300;
         let dt = frame.dt[i];
-        let (l, h) = (f64::from(d.b[i]), f64::from(d.b[n + i]));
-        out.b[i] = widen_down((l + dt - m - 4.0 * EPS * (l.abs() + dt.abs())) as f32);
-        out.b[n + i] = widen_up((h + dt + m + 4.0 * EPS * (h.abs() + dt.abs())) as f32);
+        out.b[i] = widen_down((f64::from(d.b[i]) + dt - m) as f32);
+        out.b[n + i] = widen_up((f64::from(d.b[n + i]) + dt + m) as f32);
     }
     out
 }
@@ -526,7 +521,7 @@ pub(crate) fn root_dop<const K: usize>(
     }
     if frame.translation_only {
         // The stored root bound is already the exact k-DOP of the object.
-        return shifted(&obj.bvh.nodes[0].dop, frame);
+        return shifted(&obj.bvh.nodes[0].dop, obj.magnitude, frame);
     }
     for i in 0..n {
         let c = frame.pull[i];

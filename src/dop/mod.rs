@@ -94,6 +94,34 @@ pub struct Dop<const K: usize> {
     pub(crate) b: [f32; K],
 }
 
+/// The projections of `p` on the directions of `K` as sums and differences of its
+/// coordinates (no multiplications, §3.3.3), in the order of [`axes`]`(K)`.
+#[inline(always)]
+fn project_sums<const K: usize>(p: DVec3) -> [f64; 13] {
+    let mut v = [0.0; 13];
+    v[0] = p.x;
+    v[1] = p.y;
+    v[2] = p.z;
+    let mut i = 3;
+    if K == 14 || K == 26 {
+        let (s, t) = (p.x + p.z, p.x - p.z);
+        v[3] = s + p.y;
+        v[4] = s - p.y;
+        v[5] = t + p.y;
+        v[6] = t - p.y;
+        i = 7;
+    }
+    if K == 18 || K == 26 {
+        v[i] = p.x + p.y;
+        v[i + 1] = p.x + p.z;
+        v[i + 2] = p.y + p.z;
+        v[i + 3] = p.x - p.y;
+        v[i + 4] = p.x - p.z;
+        v[i + 5] = p.y - p.z;
+    }
+    v
+}
+
 /// Largest `f32` not above `x`.
 #[inline]
 pub(crate) fn f32_down(x: f64) -> f32 {
@@ -266,21 +294,25 @@ impl<const K: usize> Dop<K> {
     #[must_use]
     pub(crate) fn from_triangle_quick(t: &[DVec3; 3]) -> Self {
         let _ = Self::AXES;
+        let n = K / 2;
+        let (a, b, c) = (
+            project_sums::<K>(t[0]),
+            project_sums::<K>(t[1]),
+            project_sums::<K>(t[2]),
+        );
+        let mag = |p: DVec3| p.x.abs() + p.y.abs() + p.z.abs();
+        let s = (mag(t[0]).max(mag(t[1])).max(mag(t[2])) * (1.0 / 2_097_152.0)) as f32;
+        let s = s + s * (1.0 / 1024.0) + f32::MIN_POSITIVE;
         let mut out = Self::EMPTY;
-        for p in t {
-            let s = ((p.x.abs() + p.y.abs() + p.z.abs()) * (1.0 / 2_097_152.0)) as f32;
-            let s = s + s * (1.0 / 1024.0) + f32::MIN_POSITIVE;
-            for (i, d) in axes(K).iter().enumerate() {
-                let v =
-                    (f64::from(d[0]) * p.x + f64::from(d[1]) * p.y + f64::from(d[2]) * p.z) as f32;
-                let (l, h) = (v - s, v + s);
-                out.b[i] = if l < out.b[i] { l } else { out.b[i] };
-                out.b[K / 2 + i] = if h > out.b[K / 2 + i] {
-                    h
-                } else {
-                    out.b[K / 2 + i]
-                };
-            }
+        // Comparisons rather than f64::min/max: inputs are never NaN, and the NaN
+        // handling of min/max cost more than the rest of this function.
+        for i in 0..n {
+            let lo = if a[i] < b[i] { a[i] } else { b[i] };
+            let lo = if c[i] < lo { c[i] } else { lo };
+            let hi = if a[i] > b[i] { a[i] } else { b[i] };
+            let hi = if c[i] > hi { c[i] } else { hi };
+            out.b[i] = lo as f32 - s;
+            out.b[n + i] = hi as f32 + s;
         }
         out
     }
@@ -309,12 +341,11 @@ impl<const K: usize> Dop<K> {
     #[inline]
     #[must_use]
     pub fn intersect(&self, other: &Self) -> Self {
+        // Comparisons, not f32::max/min: bounds are never NaN, and this runs once per
+        // re-bounded node during queries.
         let b = std::array::from_fn(|i| {
-            if i < K / 2 {
-                self.b[i].max(other.b[i])
-            } else {
-                self.b[i].min(other.b[i])
-            }
+            let (x, y) = (self.b[i], other.b[i]);
+            if (i < K / 2) == (x > y) { x } else { y }
         });
         Dop { b }
     }

@@ -200,7 +200,12 @@ impl<const K: usize> Bvh<K> {
     /// The corners of the triangle at leaf-order position `pos`.
     #[inline]
     pub(crate) fn tri_at(&self, pos: usize) -> [DVec3; 3] {
-        self.tris[pos].map(|v| self.vertices[v as usize])
+        let [a, b, c] = self.tris[pos];
+        [
+            self.vertices[a as usize],
+            self.vertices[b as usize],
+            self.vertices[c as usize],
+        ]
     }
 
     /// The original index of the triangle at leaf-order position `pos`.
