@@ -9,8 +9,22 @@ fn main() {
     let outer = kdop::scene::uv_sphere(1.0, seg, rings).expect("sphere");
     let inner = kdop::scene::uv_sphere(1.0 - gap, seg, rings).expect("sphere");
     let n = outer.triangle_count();
-    let env = Environment::<18>::from_mesh(outer, &BuildOptions::ENVIRONMENT).expect("build");
-    let obj = FlyingObject::<18>::new(inner, &BuildOptions::FLYING).expect("build");
+    let leaf = |var: &str, default: u32| {
+        std::env::var(var)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(default)
+    };
+    let env_opts = BuildOptions {
+        leaf_size: leaf("ENV_LEAF", BuildOptions::ENVIRONMENT.leaf_size),
+        ..BuildOptions::ENVIRONMENT
+    };
+    let obj_opts = BuildOptions {
+        leaf_size: leaf("OBJ_LEAF", BuildOptions::FLYING.leaf_size),
+        ..BuildOptions::FLYING
+    };
+    let env = Environment::<18>::from_mesh(outer, &env_opts).expect("build");
+    let obj = FlyingObject::<18>::new(inner, &obj_opts).expect("build");
     let mut st = QueryState::new();
     let t = std::time::Instant::now();
     let runs: usize = std::env::var("RUNS")

@@ -398,12 +398,7 @@ fn coplanar_hull(points: &[DVec3], plane: &Plane) -> Hull {
 mod tests {
     use super::*;
 
-    fn lcg(s: &mut u64) -> f64 {
-        *s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((*s >> 11) as f64) / ((1u64 << 53) as f64)
-    }
+    use crate::testing::lcg;
 
     /// Every input point lies inside or on every face's plane, and the faces close up.
     fn assert_valid(points: &[DVec3], h: &Hull) {

@@ -14,6 +14,8 @@ mod mesh;
 pub mod oracle;
 mod pose;
 pub mod scene;
+#[cfg(test)]
+mod testing;
 mod traverse;
 mod tri;
 mod tumble;

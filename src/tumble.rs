@@ -543,12 +543,7 @@ mod tests {
     use super::*;
     use glam::{DMat3, DQuat};
 
-    fn lcg(s: &mut u64) -> f64 {
-        *s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((*s >> 11) as f64) / ((1u64 << 53) as f64)
-    }
+    use crate::testing::lcg;
 
     fn blob(seed: u64) -> Mesh {
         let mut s = seed;

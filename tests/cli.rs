@@ -179,7 +179,7 @@ fn check_against_oracle(env_path: &Path, obj_path: &Path, poses: &[Pose], extra:
 }
 
 fn random_poses(seed: u64, n: usize, lo: DVec3, hi: DVec3) -> Vec<Pose> {
-    let mut rng = common::Rng(seed);
+    let mut rng = common::Rng::new(seed);
     (0..n)
         .map(|_| {
             let q = glam::DQuat::from_xyzw(
@@ -201,7 +201,7 @@ fn random_poses(seed: u64, n: usize, lo: DVec3, hi: DVec3) -> Vec<Pose> {
 
 #[test]
 fn check_matches_brute_force_on_generated_files() {
-    let mut rng = common::Rng(9);
+    let mut rng = common::Rng::new(9);
     let soup = |rng: &mut common::Rng, n: usize, r: f64| -> Vec<[DVec3; 3]> {
         (0..n)
             .map(|_| {
@@ -238,26 +238,19 @@ fn check_matches_brute_force_on_generated_files() {
         poses.iter().map(rows).collect::<Vec<_>>().join("\n"),
     )
     .unwrap();
-    let a = kdop(&[
-        "check",
-        env_p.to_str().unwrap(),
-        obj_p.to_str().unwrap(),
-        "--poses",
-        poses_path.to_str().unwrap(),
-        "--json",
-        "--k",
-        "14",
-    ]);
-    let b = kdop(&[
-        "check",
-        saved.to_str().unwrap(),
-        obj_p.to_str().unwrap(),
-        "--poses",
-        poses_path.to_str().unwrap(),
-        "--json",
-        "--k",
-        "14",
-    ]);
+    let check14 = |env: &Path| {
+        kdop(&[
+            "check",
+            env.to_str().unwrap(),
+            obj_p.to_str().unwrap(),
+            "--poses",
+            poses_path.to_str().unwrap(),
+            "--json",
+            "--k",
+            "14",
+        ])
+    };
+    let (a, b) = (check14(&env_p), check14(&saved));
     let strip = |o: &Output| -> Vec<Value> {
         String::from_utf8_lossy(&o.stdout)
             .lines()

@@ -58,7 +58,7 @@ fn random_pose(rng: &mut Rng, spread: f64, affine: bool) -> Pose {
 }
 
 fn scene(seed: u64) -> Scene {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut parts = Vec::new();
     for _ in 0..5 {
         let m = cluster(&mut rng, 150, 2.0, 0.8);
@@ -78,7 +78,7 @@ fn scene(seed: u64) -> Scene {
 
 /// Closed meshes with shared corners (welded), placed to interpenetrate.
 fn welded_scene(seed: u64) -> Scene {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut parts = Vec::new();
     for i in 0..4 {
         let m = match i % 3 {

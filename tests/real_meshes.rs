@@ -144,7 +144,7 @@ fn fcl_env_and_rob_match_brute_force_for_every_configuration() {
         return;
     };
     let (lo, hi) = env.bounds();
-    let mut rng = Rng(2024);
+    let mut rng = Rng::new(2024);
     let poses: Vec<Pose> = (0..40)
         .map(|_| {
             let t = DVec3::new(
@@ -201,7 +201,7 @@ fn terrain_over_50k_triangles_matches_brute_force_for_every_configuration() {
     };
     assert!(env.triangle_count() > 50_000);
     let (lo, hi) = env.bounds();
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let poses: Vec<Pose> = (0..8)
         .map(|_| {
             let t = DVec3::new(

@@ -32,7 +32,7 @@ fn scene(rng: &mut Rng) -> (Vec<(Mesh, Pose)>, Mesh) {
 }
 
 fn roundtrip<const K: usize>() {
-    let mut rng = Rng(K as u64);
+    let mut rng = Rng::new(K as u64);
     let (parts, obj_mesh) = scene(&mut rng);
     let env = Environment::<K>::build(parts, &BuildOptions::ENVIRONMENT).unwrap();
     let bytes = env.to_bytes();
@@ -70,7 +70,7 @@ fn roundtrip_answers_exactly_as_the_original() {
 }
 
 fn sample_bytes() -> Vec<u8> {
-    let mut rng = Rng(99);
+    let mut rng = Rng::new(99);
     let (parts, _) = scene(&mut rng);
     Environment::<14>::build(parts, &BuildOptions::ENVIRONMENT)
         .unwrap()
@@ -124,7 +124,7 @@ fn every_truncation_is_an_error() {
 #[test]
 fn damaged_bytes_fail_the_checksum() {
     let bytes = sample_bytes();
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
     for _ in 0..300 {
         let mut v = bytes.clone();
         let i = 24 + rng.below((bytes.len() - 24) as u64) as usize;
@@ -139,7 +139,7 @@ fn damaged_bytes_fail_the_checksum() {
 #[test]
 fn hostile_edits_with_valid_checksum_are_validated() {
     let bytes = sample_bytes();
-    let mut rng = Rng(6);
+    let mut rng = Rng::new(6);
     let mut refused = 0;
     for _ in 0..500 {
         let mut v = bytes[..bytes.len() - 4].to_vec();
@@ -179,7 +179,7 @@ fn crc32(data: &[u8]) -> u32 {
 
 #[test]
 fn file_roundtrip_and_missing_file() {
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     let (parts, _) = scene(&mut rng);
     let env = Environment::<6>::build(parts, &BuildOptions::ENVIRONMENT).unwrap();
     let path = std::env::temp_dir().join(format!("kdop-saved-{}.kdop", std::process::id()));

@@ -393,12 +393,7 @@ fn pseudo_angle(x: f64, y: f64) -> f64 {
 mod tests {
     use super::*;
 
-    fn lcg(s: &mut u64) -> f64 {
-        *s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((*s >> 11) as f64) / ((1u64 << 53) as f64)
-    }
+    use crate::testing::lcg;
 
     #[test]
     fn maximal_vertex_counts() {

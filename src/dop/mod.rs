@@ -429,12 +429,7 @@ impl<const K: usize> Dop<K> {
 mod tests {
     use super::*;
 
-    fn lcg(s: &mut u64) -> f64 {
-        *s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((*s >> 11) as f64) / ((1u64 << 53) as f64)
-    }
+    use crate::testing::lcg;
 
     fn generic_props<const K: usize>() {
         let mut s = 99u64;

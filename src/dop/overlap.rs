@@ -137,10 +137,7 @@ mod tests {
     use super::*;
 
     fn lcg(s: &mut u64) -> f32 {
-        *s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((*s >> 40) as f32) / ((1u64 << 24) as f32)
+        crate::testing::lcg(s) as f32
     }
 
     fn random_dop<const K: usize>(s: &mut u64) -> Dop<K> {

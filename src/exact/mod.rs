@@ -314,12 +314,7 @@ pub(crate) fn sum_sign(terms: &[f64]) -> i32 {
 mod tests {
     use super::*;
 
-    fn rng(seed: &mut u64) -> f64 {
-        *seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((*seed >> 11) as f64) / ((1u64 << 53) as f64)
-    }
+    use crate::testing::lcg as rng;
 
     #[test]
     fn orientation_convention() {

@@ -234,12 +234,7 @@ mod tests {
     use super::*;
     use crate::Mesh;
 
-    fn lcg(s: &mut u64) -> f64 {
-        *s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((*s >> 11) as f64) / ((1u64 << 53) as f64)
-    }
+    use crate::testing::lcg;
 
     fn soup(n: usize, seed: u64) -> Mesh {
         let mut s = seed;

@@ -4,20 +4,19 @@
 use glam::DVec3;
 use std::path::PathBuf;
 
-/// SplitMix64: small, seeded, reproducible.
-pub struct Rng(pub u64);
+/// The library's seeded generator with a few test conveniences.
+pub struct Rng(kdop::scene::Rng);
 
 impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(kdop::scene::Rng::new(seed))
+    }
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     /// Uniform in [0, 1).
     pub fn f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        self.0.f64()
     }
     pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
         lo + (hi - lo) * self.f64()
