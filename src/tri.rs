@@ -49,11 +49,28 @@ pub fn triangles_intersect(t1: &Triangle, t2: &Triangle) -> bool {
 
 /// Closed axis-aligned boxes of the two triangles overlap (exact comparisons).
 ///
+/// On x86_64 the x and y intervals go through one SSE2 register and the two z intervals
+/// through another (`minpd`/`maxpd`); elsewhere [`boxes_overlap_scalar`]. Tests check both
+/// agree.
+#[inline]
+pub(crate) fn boxes_overlap(t1: &Triangle, t2: &Triangle) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        boxes_overlap_sse2(t1, t2)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        boxes_overlap_scalar(t1, t2)
+    }
+}
+
+/// Portable form of [`boxes_overlap`].
+///
 /// Per coordinate, the intervals `[min, max]` of the corners overlap iff no corner of
 /// either lies beyond every corner of the other; written with plain comparisons (NaN-free
 /// inputs) rather than `f64::min`/`max`, whose NaN handling costs several instructions.
 #[inline]
-pub(crate) fn boxes_overlap(t1: &Triangle, t2: &Triangle) -> bool {
+pub(crate) fn boxes_overlap_scalar(t1: &Triangle, t2: &Triangle) -> bool {
     let mut ok = true;
     for k in 0..3 {
         let (a0, a1, a2) = (t1[0][k], t1[1][k], t1[2][k]);
@@ -69,6 +86,32 @@ pub(crate) fn boxes_overlap(t1: &Triangle, t2: &Triangle) -> bool {
         ok &= (lo1 <= hi2) & (lo2 <= hi1);
     }
     ok
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn boxes_overlap_sse2(t1: &Triangle, t2: &Triangle) -> bool {
+    use std::arch::x86_64::{
+        _mm_and_pd, _mm_cmple_pd, _mm_max_pd, _mm_min_pd, _mm_movemask_pd, _mm_set_pd,
+        _mm_shuffle_pd,
+    };
+    // SAFETY: SSE2 is part of the x86_64 baseline; these intrinsics only compute on
+    // registers (no memory access).
+    unsafe {
+        let xy = |p: DVec3| _mm_set_pd(p.y, p.x);
+        // Lane 0: triangle 1's z; lane 1: triangle 2's z.
+        let zz = |i: usize| _mm_set_pd(t2[i].z, t1[i].z);
+        let lo1 = _mm_min_pd(_mm_min_pd(xy(t1[0]), xy(t1[1])), xy(t1[2]));
+        let hi1 = _mm_max_pd(_mm_max_pd(xy(t1[0]), xy(t1[1])), xy(t1[2]));
+        let lo2 = _mm_min_pd(_mm_min_pd(xy(t2[0]), xy(t2[1])), xy(t2[2]));
+        let hi2 = _mm_max_pd(_mm_max_pd(xy(t2[0]), xy(t2[1])), xy(t2[2]));
+        let xy_ok = _mm_and_pd(_mm_cmple_pd(lo1, hi2), _mm_cmple_pd(lo2, hi1));
+        let zlo = _mm_min_pd(_mm_min_pd(zz(0), zz(1)), zz(2));
+        let zhi = _mm_max_pd(_mm_max_pd(zz(0), zz(1)), zz(2));
+        // [lo1.z, lo2.z] <= [hi2.z, hi1.z]
+        let z_ok = _mm_cmple_pd(zlo, _mm_shuffle_pd::<0b01>(zhi, zhi));
+        _mm_movemask_pd(_mm_and_pd(xy_ok, z_ok)) == 0b11
+    }
 }
 
 /// The exact test without the bounding-box rejection.
@@ -497,4 +540,34 @@ fn segment_segment_distance_sq(p: DVec3, q: DVec3, r: DVec3, s: DVec3) -> f64 {
     let c1 = p + d1 * sc;
     let c2 = r + d2 * tc;
     (c1 - c2).length_squared()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Corners on a small integer grid, so that boxes often touch exactly.
+    fn grid_triangle(s: &mut u64) -> Triangle {
+        std::array::from_fn(|_| {
+            let mut c = || (crate::testing::lcg(s) * 5.0).floor() - 2.0;
+            DVec3::new(c(), c(), c())
+        })
+    }
+
+    #[test]
+    fn box_test_forms_agree_with_a_plain_min_max() {
+        let mut s = 11;
+        let mut overlapping = 0;
+        for _ in 0..20_000 {
+            let (a, b) = (grid_triangle(&mut s), grid_triangle(&mut s));
+            let lo = |t: &Triangle| t[0].min(t[1]).min(t[2]);
+            let hi = |t: &Triangle| t[0].max(t[1]).max(t[2]);
+            let expected = lo(&a).cmple(hi(&b)).all() && lo(&b).cmple(hi(&a)).all();
+            assert_eq!(boxes_overlap_scalar(&a, &b), expected, "{a:?} {b:?}");
+            assert_eq!(boxes_overlap(&a, &b), expected, "{a:?} {b:?}");
+            overlapping += usize::from(expected);
+        }
+        // Both outcomes must be well represented for the comparison to mean anything.
+        assert!((2_000..18_000).contains(&overlapping), "{overlapping}");
+    }
 }

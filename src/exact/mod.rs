@@ -209,9 +209,9 @@ impl Plane {
     pub(crate) fn sides3(&self, p: DVec3, q: DVec3, r: DVec3) -> [i32; 3] {
         let d = [p, q, r].map(|x| (x.x - self.a.x, x.y - self.a.y, x.z - self.a.z));
         let det = d.map(|(x, y, z)| x * self.nx + y * self.ny + z * self.nz);
-        let mx = d[0].0.abs().max(d[1].0.abs()).max(d[2].0.abs());
-        let my = d[0].1.abs().max(d[1].1.abs()).max(d[2].1.abs());
-        let mz = d[0].2.abs().max(d[1].2.abs()).max(d[2].2.abs());
+        let mx = max3(d[0].0.abs(), d[1].0.abs(), d[2].0.abs());
+        let my = max3(d[0].1.abs(), d[1].1.abs(), d[2].1.abs());
+        let mz = max3(d[0].2.abs(), d[1].2.abs(), d[2].2.abs());
         let bound = O3_ERR_A * (mx * self.px + my * self.py + mz * self.pz) + FLOOR;
         let pts = [p, q, r];
         std::array::from_fn(|i| {
@@ -245,6 +245,16 @@ impl Plane {
             ) != 0
         })
     }
+}
+
+/// The largest of three values, as plain comparisons (one `maxsd` each): `f64::max`
+/// spends several instructions on NaN operands. With a NaN input the result is NaN (the
+/// filter then defers to the exact tier) or the largest of the other values, which still
+/// bounds every non-NaN point; a NaN point's own determinant is NaN and never certified.
+#[inline(always)]
+fn max3(a: f64, b: f64, c: f64) -> f64 {
+    let m = if a > b { a } else { b };
+    if c > m { c } else { m }
 }
 
 /// Exact comparison of `c . p` with `c . q` for `f64` vectors.
