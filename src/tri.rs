@@ -69,6 +69,7 @@ pub(crate) fn boxes_overlap(t1: &Triangle, t2: &Triangle) -> bool {
 /// Per coordinate, the intervals `[min, max]` of the corners overlap iff no corner of
 /// either lies beyond every corner of the other; written with plain comparisons (NaN-free
 /// inputs) rather than `f64::min`/`max`, whose NaN handling costs several instructions.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))] // x86_64: tests only
 #[inline]
 pub(crate) fn boxes_overlap_scalar(t1: &Triangle, t2: &Triangle) -> bool {
     let mut ok = true;
