@@ -211,10 +211,12 @@ impl<const K: usize> Dop<K> {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         // NaN bounds count as empty too.
-        let (lo, hi) = self.b.split_at(K / 2);
-        lo.iter()
-            .zip(hi)
-            .any(|(l, h)| matches!(l.partial_cmp(h), None | Some(std::cmp::Ordering::Greater)))
+        let n = K / 2;
+        let mut nonempty = true;
+        for i in 0..n {
+            nonempty &= self.b[i] <= self.b[n + i]; // false for NaN
+        }
+        !nonempty
     }
 
     /// Outward-rounded projection of a point onto every axis: `(lo, hi)` per axis.
@@ -256,13 +258,18 @@ impl<const K: usize> Dop<K> {
     /// several times cheaper. For building hierarchies, where every vertex is bounded once.
     #[inline]
     pub(crate) fn from_point_quick(p: DVec3) -> Self {
+        let _ = Self::AXES;
+        let n = K / 2;
+        let v = project_sums::<K>(p);
+        // As in `project_point_with`: the coordinate axes are exact, sums of two or three
+        // coordinates are off by at most 2 EPS * s, and 4 EPS * s absorbs the subtraction.
+        let err = 4.0 * EPS * (p.x.abs() + p.y.abs() + p.z.abs());
         let mut out = Self::EMPTY;
-        Self::project_point_with(
-            p,
-            &mut out,
-            |x| widen_down(x as f32),
-            |x| widen_up(x as f32),
-        );
+        for (i, &v) in v.iter().enumerate().take(n) {
+            let e = if i < 3 { 0.0 } else { err };
+            out.b[i] = widen_down((v - e) as f32);
+            out.b[n + i] = widen_up((v + e) as f32);
+        }
         out
     }
 
@@ -357,13 +364,37 @@ impl<const K: usize> Dop<K> {
         if other.is_empty() {
             return true;
         }
-        (0..K / 2).all(|i| self.b[i] <= other.b[i] && other.b[K / 2 + i] <= self.b[K / 2 + i])
+        let n = K / 2;
+        #[cfg(target_arch = "x86_64")]
+        {
+            if K >= 8 {
+                return overlap::all_le_sse(&self.b, 0, &other.b, 0, &other.b, n, &self.b, n);
+            }
+        }
+        // Branch-free over all intervals.
+        let mut ok = true;
+        for i in 0..n {
+            ok &= (self.b[i] <= other.b[i]) & (other.b[n + i] <= self.b[n + i]);
+        }
+        ok
     }
 
     /// Whether the point lies in the closed k-DOP, decided exactly.
     #[must_use]
     pub fn contains_point(&self, p: DVec3) -> bool {
         let err = 4.0 * EPS * (p.x.abs() + p.y.abs() + p.z.abs());
+        // Fast path, branch-free over all axes: every rounded projection lies inside its
+        // interval by more than its error (the common case when validating a loaded file).
+        let v = project_sums::<K>(p);
+        let n = K / 2;
+        let mut surely_inside = true;
+        for (i, &v) in v.iter().enumerate().take(n) {
+            surely_inside &=
+                (v - err >= f64::from(self.b[i])) & (v + err <= f64::from(self.b[n + i]));
+        }
+        if surely_inside {
+            return true;
+        }
         axes(K).iter().enumerate().all(|(i, d)| {
             let terms = [
                 f64::from(d[0]) * p.x,

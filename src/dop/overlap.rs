@@ -68,7 +68,8 @@ impl<const K: usize> Dop<K> {
         #[cfg(target_arch = "x86_64")]
         {
             if K >= 8 {
-                return overlaps_sse(&self.b, &other.b);
+                let n = K / 2;
+                return all_le_sse(&self.b, 0, &other.b, n, &other.b, 0, &self.b, n);
             }
         }
         self.overlaps_scalar(other)
@@ -100,32 +101,43 @@ impl<const K: usize> Dop<K> {
     }
 }
 
-/// Four intervals per comparison; the last group of four overlaps the previous one when
-/// `K / 2` is not a multiple of four (testing an interval twice changes nothing).
+/// Whether `p[po + i] <= q[qo + i]` and `r[ro + i] <= s[so + i]` for every `i < K / 2`,
+/// four `i` per SSE comparison; the last group of four overlaps the previous one when
+/// `K / 2` is not a multiple of four (testing an index twice changes nothing).
+/// [`Dop::overlaps`] is `(a.lo <= b.hi, b.lo <= a.hi)`, [`Dop::contains`] is
+/// `(a.lo <= b.lo, b.hi <= a.hi)`.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn overlaps_sse<const K: usize>(a: &[f32; K], b: &[f32; K]) -> bool {
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn all_le_sse<const K: usize>(
+    p: &[f32; K],
+    po: usize,
+    q: &[f32; K],
+    qo: usize,
+    r: &[f32; K],
+    ro: usize,
+    s: &[f32; K],
+    so: usize,
+) -> bool {
     use std::arch::x86_64::{
         _mm_and_ps, _mm_castsi128_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_set1_epi32,
     };
     let n = K / 2;
-    debug_assert!(n >= 4);
+    assert!(n >= 4 && po.max(qo).max(ro).max(so) <= n);
     // SAFETY: SSE/SSE2 are part of the x86_64 baseline, so the intrinsics are available on
-    // every x86_64 CPU. Each loop step has s + 4 <= n and n + s + 4 <= 2n = K, so all four
-    // unaligned loads (_mm_loadu_ps needs no alignment) read inside the K-element arrays.
+    // every x86_64 CPU. Each loop step has c4 + 4 <= n and every offset is at most n (checked
+    // above; constants after inlining), so every unaligned load (_mm_loadu_ps needs no
+    // alignment) reads within the K = 2n elements.
     unsafe {
         let mut acc = _mm_castsi128_ps(_mm_set1_epi32(-1));
         let mut c = 0;
         while c < n {
-            let s = if c + 4 > n { n - 4 } else { c };
-            let alo = _mm_loadu_ps(a.as_ptr().add(s));
-            let ahi = _mm_loadu_ps(a.as_ptr().add(n + s));
-            let blo = _mm_loadu_ps(b.as_ptr().add(s));
-            let bhi = _mm_loadu_ps(b.as_ptr().add(n + s));
-            acc = _mm_and_ps(
-                acc,
-                _mm_and_ps(_mm_cmple_ps(alo, bhi), _mm_cmple_ps(blo, ahi)),
-            );
+            let c4 = if c + 4 > n { n - 4 } else { c };
+            let pv = _mm_loadu_ps(p.as_ptr().add(po + c4));
+            let qv = _mm_loadu_ps(q.as_ptr().add(qo + c4));
+            let rv = _mm_loadu_ps(r.as_ptr().add(ro + c4));
+            let sv = _mm_loadu_ps(s.as_ptr().add(so + c4));
+            acc = _mm_and_ps(acc, _mm_and_ps(_mm_cmple_ps(pv, qv), _mm_cmple_ps(rv, sv)));
             c += 4;
         }
         _mm_movemask_ps(acc) == 0xF
@@ -167,6 +179,29 @@ mod tests {
             hits += expect as u32;
         }
         assert!(hits > 0, "no overlapping pairs generated for k = {K}");
+        // Containment: b is a copy of a with each bound nudged in, out or left alone, so
+        // that every outcome (and exact equality of bounds) occurs.
+        let mut inside = 0;
+        for _ in 0..20000 {
+            let a = random_dop::<K>(&mut s);
+            let mut b = a;
+            for (i, v) in b.b.iter_mut().enumerate() {
+                let out = if i < K / 2 { -0.01 } else { 0.01 };
+                match (lcg(&mut s) * 40.0) as u32 {
+                    0 => *v += out,
+                    1 => *v -= out,
+                    _ => {}
+                }
+            }
+            // A nudge can empty a thin b, and everything contains the empty set.
+            let empty = (0..K / 2).any(|i| b.lo(i) > b.hi(i));
+            let expect = empty || (0..K / 2).all(|i| a.lo(i) <= b.lo(i) && b.hi(i) <= a.hi(i));
+            assert_eq!(b.is_empty(), empty);
+            assert_eq!(a.contains(&b), expect);
+            inside += expect as u32;
+        }
+        assert!((1000..19000).contains(&inside), "{inside}");
+        assert!(random_dop::<K>(&mut s).contains(&Dop::EMPTY));
         // Touching intervals overlap (closed).
         let mut t = random_dop::<K>(&mut s);
         let u = t;

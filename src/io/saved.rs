@@ -197,7 +197,10 @@ impl<const K: usize> Environment<K> {
         if part_count == 0 {
             return Err(FormatError::Corrupt("no parts").into());
         }
-        let mut parts = Vec::with_capacity(part_count);
+        // First the part headers, in order, which locate each part's arrays; then every
+        // part decoded and validated in parallel (results in file order, so the error
+        // reported for a damaged file is always that of its first damaged part).
+        let mut raw = Vec::with_capacity(part_count);
         for _ in 0..part_count {
             let mut rows = [0.0; 12];
             for v in rows.iter_mut() {
@@ -208,12 +211,11 @@ impl<const K: usize> Environment<K> {
             let nv = c.u64()?;
             let nt = c.u64()?;
             let nn = c.u64()?;
-            let node_size = 4 * K + 4;
             let need = nv
                 .checked_mul(24)
                 .and_then(|a| nt.checked_mul(16).and_then(|b| a.checked_add(b)))
                 .and_then(|a| {
-                    nn.checked_mul(node_size as u64)
+                    nn.checked_mul(Self::NODE_BYTES as u64)
                         .and_then(|b| a.checked_add(b))
                 })
                 .ok_or(FormatError::Truncated)?;
@@ -224,48 +226,73 @@ impl<const K: usize> Environment<K> {
             if nt > crate::mesh::MAX_ELEMENTS || nv > crate::mesh::MAX_ELEMENTS {
                 return Err(FormatError::Corrupt("too many elements").into());
             }
-            let mut vertices = Vec::with_capacity(nv);
-            for _ in 0..nv {
-                vertices.push(DVec3::new(c.f64()?, c.f64()?, c.f64()?));
-            }
-            let mut tris = Vec::with_capacity(nt);
-            for _ in 0..nt {
-                tris.push([c.u32()?, c.u32()?, c.u32()?]);
-            }
-            let mut ids = Vec::with_capacity(nt);
-            for _ in 0..nt {
-                ids.push(c.u32()?);
-            }
-            let mut nodes = Vec::with_capacity(nn);
-            for _ in 0..nn {
-                let mut dop = Dop::<K>::EMPTY;
-                for f in dop.b.iter_mut() {
-                    *f = c.f32()?;
-                }
-                nodes.push(Node {
-                    dop,
-                    link: c.u32()?,
-                });
-            }
-            parts.push(Part {
-                bvh: Bvh {
-                    nodes,
-                    vertices,
-                    tris,
-                    ids,
-                },
+            raw.push(RawPart {
                 placement,
+                vertices: c.bytes(nv * 24)?,
+                tris: c.bytes(nt * 12)?,
+                ids: c.bytes(nt * 4)?,
+                nodes: c.bytes(nn * Self::NODE_BYTES)?,
             });
         }
         if c.remaining() != 0 {
             return Err(FormatError::Corrupt("trailing bytes").into());
         }
-        let invalid = parts.par_iter().find_map_first(|p| p.bvh.validate().err());
-        if let Some(why) = invalid {
-            return Err(FormatError::Corrupt(why).into());
-        }
+        let decoded: Vec<Result<Part<K>>> = raw.par_iter().map(Self::decode_part).collect();
+        let parts = decoded.into_iter().collect::<Result<Vec<_>>>()?;
         Ok(Environment::assemble(parts, options))
     }
+
+    /// Bytes of one saved node: `K` bounds and the link.
+    const NODE_BYTES: usize = 4 * K + 4;
+
+    /// Decodes one part's arrays (lengths already checked) and validates its hierarchy.
+    fn decode_part(raw: &RawPart<'_>) -> Result<Part<K>> {
+        let vertices: Vec<DVec3> = raw
+            .vertices
+            .chunks_exact(24)
+            .map(|b| DVec3::new(le_f64(&b[0..8]), le_f64(&b[8..16]), le_f64(&b[16..24])))
+            .collect();
+        let tris: Vec<[u32; 3]> = raw
+            .tris
+            .chunks_exact(12)
+            .map(|b| [le_u32(&b[0..4]), le_u32(&b[4..8]), le_u32(&b[8..12])])
+            .collect();
+        let ids: Vec<u32> = raw.ids.chunks_exact(4).map(le_u32).collect();
+        let nodes: Vec<Node<K>> = raw
+            .nodes
+            .chunks_exact(Self::NODE_BYTES)
+            .map(|b| {
+                let mut dop = Dop::<K>::EMPTY;
+                for (f, v) in dop.b.iter_mut().zip(b.chunks_exact(4)) {
+                    *f = f32::from_le_bytes([v[0], v[1], v[2], v[3]]);
+                }
+                Node {
+                    dop,
+                    link: le_u32(&b[4 * K..]),
+                }
+            })
+            .collect();
+        let bvh = Bvh {
+            nodes,
+            vertices,
+            tris,
+            ids,
+        };
+        bvh.validate().map_err(FormatError::Corrupt)?;
+        Ok(Part {
+            bvh,
+            placement: raw.placement,
+        })
+    }
+}
+
+/// One part's placement and the undecoded bytes of its arrays.
+struct RawPart<'a> {
+    placement: Pose,
+    vertices: &'a [u8],
+    tris: &'a [u8],
+    ids: &'a [u8],
+    nodes: &'a [u8],
 }
 
 /// A bounds-checked little-endian reader over untrusted bytes.
@@ -274,7 +301,26 @@ struct Cursor<'a> {
     pos: usize,
 }
 
-impl Cursor<'_> {
+/// The little-endian `u32` at the start of `b` (at least 4 bytes).
+#[inline]
+fn le_u32(b: &[u8]) -> u32 {
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// The little-endian `f64` at the start of `b` (at least 8 bytes).
+#[inline]
+fn le_f64(b: &[u8]) -> f64 {
+    f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+}
+
+impl<'a> Cursor<'a> {
+    /// The next `n` bytes.
+    fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
+        let end = self.pos.checked_add(n).ok_or(FormatError::Truncated)?;
+        let s = self.b.get(self.pos..end).ok_or(FormatError::Truncated)?;
+        self.pos = end;
+        Ok(s)
+    }
     fn take<const N: usize>(&mut self) -> Result<[u8; N]> {
         let end = self.pos.checked_add(N).ok_or(FormatError::Truncated)?;
         let s = self.b.get(self.pos..end).ok_or(FormatError::Truncated)?;
@@ -296,9 +342,6 @@ impl Cursor<'_> {
     }
     fn u64(&mut self) -> Result<u64> {
         Ok(u64::from_le_bytes(self.take()?))
-    }
-    fn f32(&mut self) -> Result<f32> {
-        Ok(f32::from_le_bytes(self.take()?))
     }
     fn f64(&mut self) -> Result<f64> {
         Ok(f64::from_le_bytes(self.take()?))
