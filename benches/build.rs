@@ -103,12 +103,7 @@ fn bench(c: &mut Criterion) {
         let mut g = c.benchmark_group("build_rules_one_thread_trefoil");
         g.sample_size(10);
         g.throughput(Throughput::Elements(m.triangle_count() as u64));
-        for rule in [
-            AxisRule::LongestSide,
-            AxisRule::MinSum,
-            AxisRule::MinMax,
-            AxisRule::Splatter,
-        ] {
+        for rule in AxisRule::ALL {
             let o = BuildOptions {
                 rule,
                 split: SplitPoint::Mean,

@@ -115,14 +115,7 @@ fn check_k<const K: usize>(
     let mut st = QueryState::new();
     let mut contacts = 0;
     for descent in [Descent::EnvironmentFirst, Descent::Larger] {
-        let report = QueryOptions {
-            descent,
-            ..QueryOptions::REPORT
-        };
-        let detect = QueryOptions {
-            descent,
-            ..QueryOptions::DETECT
-        };
+        let (report, detect) = common::report_and_detect(descent);
         for (i, pose) in sc.poses.iter().enumerate() {
             let expect = &oracle[i];
             let r = env.collide(&obj, pose, &report, &mut st).unwrap();
@@ -176,13 +169,8 @@ fn every_k_rule_split_and_leaf_size_matches_brute_force() {
             total > 50 && touching > 5 && touching < sc.poses.len(),
             "scene must mix hits and misses: {total} contacts, {touching} poses"
         );
-        for rule in [
-            AxisRule::LongestSide,
-            AxisRule::MinSum,
-            AxisRule::MinMax,
-            AxisRule::Splatter,
-        ] {
-            for split in [SplitPoint::Mean, SplitPoint::Median] {
+        for rule in AxisRule::ALL {
+            for split in SplitPoint::ALL {
                 for leaf_size in [1, 2, 5] {
                     let o = BuildOptions {
                         rule,

@@ -7,8 +7,7 @@ use common::{Rng, meshes_dir};
 use glam::{DMat3, DQuat, DVec3};
 use kdop::oracle::{brute_force_contacts, reference_triangles_intersect};
 use kdop::{
-    AxisRule, BuildOptions, Descent, Environment, FlyingObject, Mesh, Pose, QueryOptions,
-    QueryState, SplitPoint,
+    AxisRule, BuildOptions, Descent, Environment, FlyingObject, Mesh, Pose, QueryState, SplitPoint,
 };
 
 fn load(name: &str) -> Option<Mesh> {
@@ -59,13 +58,8 @@ fn keys(cs: &[kdop::Contact]) -> Vec<Key> {
 }
 
 fn run_all_configs(env_mesh: &Mesh, obj_mesh: &Mesh, poses: &[Pose], oracle: &[Vec<Key>]) {
-    for rule in [
-        AxisRule::LongestSide,
-        AxisRule::MinSum,
-        AxisRule::MinMax,
-        AxisRule::Splatter,
-    ] {
-        for split in [SplitPoint::Mean, SplitPoint::Median] {
+    for rule in AxisRule::ALL {
+        for split in SplitPoint::ALL {
             check::<6>(env_mesh, obj_mesh, poses, oracle, rule, split);
             check::<14>(env_mesh, obj_mesh, poses, oracle, rule, split);
             check::<18>(env_mesh, obj_mesh, poses, oracle, rule, split);
@@ -102,14 +96,7 @@ fn check<const K: usize>(
     .unwrap();
     let mut st = QueryState::new();
     for descent in [Descent::Larger, Descent::EnvironmentFirst] {
-        let report = QueryOptions {
-            descent,
-            ..QueryOptions::REPORT
-        };
-        let detect = QueryOptions {
-            descent,
-            ..QueryOptions::DETECT
-        };
+        let (report, detect) = common::report_and_detect(descent);
         for (i, pose) in poses.iter().enumerate() {
             let r = env.collide(&obj, pose, &report, &mut st).unwrap();
             assert_eq!(

@@ -66,6 +66,16 @@ pub enum AxisRule {
     Splatter,
 }
 
+impl AxisRule {
+    /// Every rule, in the order of §3.3.1 (for comparisons and parameter sweeps).
+    pub const ALL: [AxisRule; 4] = [
+        AxisRule::LongestSide,
+        AxisRule::MinSum,
+        AxisRule::MinMax,
+        AxisRule::Splatter,
+    ];
+}
+
 /// Where to put the splitting plane along the chosen axis (§3.3.4, "Choice of Split Point").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SplitPoint {
@@ -73,6 +83,11 @@ pub enum SplitPoint {
     Mean,
     /// The median of the centroid coordinates (balanced trees).
     Median,
+}
+
+impl SplitPoint {
+    /// Both split points.
+    pub const ALL: [SplitPoint; 2] = [SplitPoint::Mean, SplitPoint::Median];
 }
 
 /// Parameters of a hierarchy build.
@@ -259,13 +274,8 @@ mod tests {
 
     fn all_options() -> Vec<BuildOptions> {
         let mut v = Vec::new();
-        for rule in [
-            AxisRule::LongestSide,
-            AxisRule::MinSum,
-            AxisRule::MinMax,
-            AxisRule::Splatter,
-        ] {
-            for split in [SplitPoint::Mean, SplitPoint::Median] {
+        for rule in AxisRule::ALL {
+            for split in SplitPoint::ALL {
                 for leaf_size in [1, 3, 8] {
                     v.push(BuildOptions {
                         rule,

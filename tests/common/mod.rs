@@ -58,3 +58,17 @@ pub fn meshes_dir() -> Option<PathBuf> {
         None
     }
 }
+
+/// Report and detect options for one descent rule.
+pub fn report_and_detect(descent: kdop::Descent) -> (kdop::QueryOptions, kdop::QueryOptions) {
+    (
+        kdop::QueryOptions {
+            descent,
+            ..kdop::QueryOptions::REPORT
+        },
+        kdop::QueryOptions {
+            descent,
+            ..kdop::QueryOptions::DETECT
+        },
+    )
+}
