@@ -1,0 +1,46 @@
+//! Cp against the working-set size: the exact triangle test on `N` random box-overlapping
+//! pairs, best of `REPS` passes. Separates branch-prediction effects (the predictor learns
+//! the outcomes of a few thousand repeated pairs) from memory effects.
+//!
+//! `for n in 2000 5000 20000 100000; do N=$n cargo run --release --example triangle_sweep; done`
+use glam::DVec3;
+use kdop::scene::Rng;
+use kdop::triangles_intersect;
+use std::hint::black_box;
+
+fn var(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    let n = var("N", 100_000);
+    let reps = var("REPS", 30);
+    // The same generator and seed as `benches/triangle.rs`'s random set.
+    let mut rng = Rng::new(7);
+    let mut pairs = Vec::with_capacity(n);
+    while pairs.len() < n {
+        let c = rng.in_box(DVec3::ZERO, DVec3::ONE);
+        let t1 = [c, c + rng.unit() * 0.3, c + rng.unit() * 0.3];
+        let d = rng.in_box(DVec3::ZERO, DVec3::ONE);
+        let t2 = [d, d + rng.unit() * 0.3, d + rng.unit() * 0.3];
+        let (lo1, hi1) = (t1[0].min(t1[1]).min(t1[2]), t1[0].max(t1[1]).max(t1[2]));
+        let (lo2, hi2) = (t2[0].min(t2[1]).min(t2[2]), t2[0].max(t2[1]).max(t2[2]));
+        if lo1.cmple(hi2).all() && lo2.cmple(hi1).all() {
+            pairs.push((t1, t2));
+        }
+    }
+    let mut best = f64::MAX;
+    let mut hits = 0;
+    for _ in 0..reps {
+        let t = std::time::Instant::now();
+        hits = pairs
+            .iter()
+            .filter(|(a, b)| triangles_intersect(black_box(a), black_box(b)))
+            .count();
+        best = best.min(t.elapsed().as_nanos() as f64 / n as f64);
+    }
+    println!("{n} pairs ({hits} intersect): best {best:.1} ns per test");
+}
