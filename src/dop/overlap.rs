@@ -60,7 +60,7 @@ impl<const K: usize> Dop<K> {
     /// do not prove that the polytopes meet.
     ///
     /// # Performance
-    /// Branchless; on x86_64 four intervals per SSE comparison (about 1–2 ns for K = 18,
+    /// Branchless; on x86_64 four intervals per SSE comparison (about 3 ns for K = 18,
     /// see `docs/benchmarks.md`).
     #[inline]
     #[must_use]
