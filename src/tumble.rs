@@ -37,7 +37,7 @@ const U32: f64 = 1.0 / (1u64 << 24) as f64;
 
 /// A rigid (or affinely moving) object with its hierarchy, ready to fly.
 ///
-/// Build once; query with a [`QueryState`] per thread.
+/// Build once; query with a [`QueryState`](crate::QueryState) per thread.
 #[derive(Debug)]
 pub struct FlyingObject<const K: usize> {
     pub(crate) bvh: Bvh<K>,
