@@ -9,7 +9,7 @@
 //! coplanar triangles allowed). Flat and linear inputs get a polygon or a segment instead.
 
 use crate::exact::{Plane, orient2d, orient3d, project};
-use glam::DVec3;
+use glam::{DVec2, DVec3};
 use std::collections::HashMap;
 
 /// The convex hull of a point set as a vertex graph.
@@ -360,8 +360,11 @@ fn coplanar_hull(points: &[DVec3], plane: &Plane) -> Hull {
     // Andrew's monotone chain in the projection, keeping only strict turns (extreme points).
     let mut idx: Vec<u32> = (0..points.len() as u32).collect();
     let pr = |i: u32| project(points[i as usize], axis);
+    // Order by value: `total_cmp` alone puts -0.0 before 0.0, which separates equal points
+    // so that `dedup_by` misses them and the chain, seeing a zero-length edge, drops a
+    // true corner. Adding 0.0 turns -0.0 into 0.0 and changes nothing else.
     idx.sort_by(|&a, &b| {
-        let (p, q) = (pr(a), pr(b));
+        let (p, q) = (pr(a) + DVec2::ZERO, pr(b) + DVec2::ZERO);
         p.x.total_cmp(&q.x).then(p.y.total_cmp(&q.y))
     });
     idx.dedup_by(|a, b| pr(*a) == pr(*b));
@@ -467,6 +470,25 @@ mod tests {
                 // All points on a sphere are extreme.
                 assert_eq!(h.vertices.len(), n);
             }
+        }
+    }
+
+    #[test]
+    fn signed_zeros_do_not_lose_a_flat_corner() {
+        // Found by fuzzing (mesh_query): (-0, -0, 0) and (0, 0, 0) are one point; sorted
+        // apart by `total_cmp`, they made the chain drop the corner (-1, 0, -2).
+        let pts = [
+            DVec3::new(0.0, 0.0625, 0.0),
+            DVec3::new(-0.0, -0.0, 0.0),
+            DVec3::new(-1.0, 0.0, -2.0),
+            DVec3::new(0.0, 0.0, 0.0),
+        ];
+        let h = convex_hull(&pts);
+        assert_eq!(h.dim, Some(2));
+        let corners: Vec<DVec3> = h.vertices.iter().map(|&i| pts[i as usize]).collect();
+        assert_eq!(corners.len(), 3, "{corners:?}");
+        for p in [pts[0], pts[1], pts[2]] {
+            assert!(corners.contains(&p), "{p} missing from {corners:?}");
         }
     }
 
