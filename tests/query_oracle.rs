@@ -159,9 +159,87 @@ fn oracle_for(sc: &Scene) -> Vec<Vec<(usize, u32, u32)>> {
         .collect()
 }
 
+/// A coordinate on a small integer grid, a zero of random sign half the time it is zero.
+fn grid_coord(rng: &mut Rng) -> f64 {
+    let c = rng.below(5) as f64 - 2.0;
+    if c == 0.0 && rng.below(2) == 0 {
+        -0.0
+    } else {
+        c
+    }
+}
+
+/// Flat and grid-aligned geometry: an object whose corners are all coplanar (its convex hull
+/// is flat), parts on integer grids with duplicated points of both zero signs, and poses
+/// that are exact quarter turns, integer shifts and singular maps. Coplanar, touching and
+/// degenerate contacts are the rule here, not the exception.
+fn flat_scene(seed: u64) -> Scene {
+    let mut rng = Rng::new(seed);
+    let grid_tri = |rng: &mut Rng, flat: bool| {
+        [0; 3].map(|_| {
+            let z = if flat {
+                0.0 * grid_coord(rng)
+            } else {
+                grid_coord(rng)
+            };
+            DVec3::new(grid_coord(rng), grid_coord(rng), z)
+        })
+    };
+    let mut parts = Vec::new();
+    for i in 0..3 {
+        let tris: Vec<[DVec3; 3]> = (0..40).map(|_| grid_tri(&mut rng, i == 0)).collect();
+        let shift = DVec3::new(i as f64 - 1.0, 0.0, 0.5 * i as f64);
+        parts.push((
+            Mesh::from_triangles(&tris).unwrap(),
+            Pose::from_translation(shift).unwrap(),
+        ));
+    }
+    // Few triangles, so that few points make the hull and each of them matters.
+    let tris: Vec<[DVec3; 3]> = (0..6).map(|_| grid_tri(&mut rng, true)).collect();
+    let object = Mesh::from_triangles(&tris).unwrap();
+    let quarter = |axis: usize| {
+        let mut m = DMat3::IDENTITY;
+        let (a, b) = ((axis + 1) % 3, (axis + 2) % 3);
+        m.col_mut(a)[a] = 0.0;
+        m.col_mut(b)[b] = 0.0;
+        m.col_mut(a)[b] = 1.0;
+        m.col_mut(b)[a] = -1.0;
+        m
+    };
+    let mut poses = Vec::new();
+    for i in 0..24 {
+        let linear = match i % 6 {
+            0 => DMat3::IDENTITY,
+            1 => quarter(0),
+            2 => quarter(1) * quarter(2),
+            3 => DMat3::from_diagonal(DVec3::new(1.0, 1.0, 0.0)), // flattening
+            4 => DMat3::from_cols(DVec3::splat(-2.0), DVec3::splat(-2.0), DVec3::splat(-2.0)),
+            _ => quarter(2),
+        };
+        let t = DVec3::new(
+            grid_coord(&mut rng),
+            grid_coord(&mut rng),
+            grid_coord(&mut rng),
+        ) * 0.5;
+        // Every fourth pose far from the parts (they span x in [-3, 3]), so that misses
+        // occur too.
+        let t = if i % 4 == 3 {
+            t + DVec3::new(40.0, 0.0, 0.0)
+        } else {
+            t
+        };
+        poses.push(Pose::new(linear, t).unwrap());
+    }
+    Scene {
+        parts,
+        object,
+        poses,
+    }
+}
+
 #[test]
 fn every_k_rule_split_and_leaf_size_matches_brute_force() {
-    for sc in [scene(11), scene(12), welded_scene(21)] {
+    for sc in [scene(11), scene(12), welded_scene(21), flat_scene(31)] {
         let oracle = oracle_for(&sc);
         let total: usize = oracle.iter().map(Vec::len).sum();
         let touching = oracle.iter().filter(|o| !o.is_empty()).count();
