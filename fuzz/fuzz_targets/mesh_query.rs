@@ -1,4 +1,4 @@
-//! Arbitrary meshes, build options and poses: building either fails with a typed error or
+//! Arbitrary meshes, build options, part placements and poses: building either fails with a typed error or
 //! yields hierarchies whose queries equal brute force (report) and agree with it (detect).
 #![no_main]
 
@@ -25,7 +25,18 @@ fn run<const K: usize>(b: &mut Bytes) {
     let split = if b.byte() % 2 == 0 { SplitPoint::Mean } else { SplitPoint::Median };
     let opts = BuildOptions { rule, split, leaf_size: u32::from(b.byte() % 6) };
     let (Some(e), Some(o)) = (mesh(b), mesh(b)) else { return };
-    let Ok(env) = Environment::<K>::build(vec![(e, Pose::IDENTITY)], &opts) else { return };
+    // One or two parts; the second one placed by a fuzzed pose (placement errors are fine).
+    let mut parts = vec![(e.clone(), Pose::IDENTITY)];
+    if b.byte() % 2 == 1 {
+        let mut m = [0.0; 12];
+        for x in m.iter_mut() {
+            *x = b.f64();
+        }
+        if let Ok(p) = Pose::from_rows(m) {
+            parts.push((e, p));
+        }
+    }
+    let Ok(env) = Environment::<K>::build(parts, &opts) else { return };
     assert_eq!(env.validate(), Ok(()));
     let Ok(obj) = FlyingObject::<K>::new(o, &opts) else { return };
     let mut st = QueryState::new();
