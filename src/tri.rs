@@ -14,7 +14,7 @@
 //! gives for the `f64` coordinates passed in. These are surfaces, not volumes: a triangle
 //! strictly inside a closed mesh touches nothing (the paper's footnote 1).
 
-use crate::exact::{Plane, orient2d, orient3d, project};
+use crate::exact::{Plane, max3, min3, orient2d, orient3d, project};
 use glam::{DVec2, DVec3};
 
 /// A triangle as its three corners.
@@ -68,8 +68,8 @@ pub(crate) fn boxes_overlap(t1: &Triangle, t2: &Triangle) -> bool {
 /// Portable form of [`boxes_overlap`].
 ///
 /// Per coordinate, the intervals `[min, max]` of the corners overlap iff no corner of
-/// either lies beyond every corner of the other; written with plain comparisons (NaN-free
-/// inputs) rather than `f64::min`/`max`, whose NaN handling costs several instructions.
+/// either lies beyond every corner of the other ([`min3`]/[`max3`]: plain comparisons,
+/// the inputs are NaN-free).
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))] // x86_64: tests only
 #[inline]
 pub(crate) fn boxes_overlap_scalar(t1: &Triangle, t2: &Triangle) -> bool {
@@ -77,15 +77,7 @@ pub(crate) fn boxes_overlap_scalar(t1: &Triangle, t2: &Triangle) -> bool {
     for k in 0..3 {
         let (a0, a1, a2) = (t1[0][k], t1[1][k], t1[2][k]);
         let (b0, b1, b2) = (t2[0][k], t2[1][k], t2[2][k]);
-        let lo1 = if a0 < a1 { a0 } else { a1 };
-        let lo1 = if a2 < lo1 { a2 } else { lo1 };
-        let hi1 = if a0 > a1 { a0 } else { a1 };
-        let hi1 = if a2 > hi1 { a2 } else { hi1 };
-        let lo2 = if b0 < b1 { b0 } else { b1 };
-        let lo2 = if b2 < lo2 { b2 } else { lo2 };
-        let hi2 = if b0 > b1 { b0 } else { b1 };
-        let hi2 = if b2 > hi2 { b2 } else { hi2 };
-        ok &= (lo1 <= hi2) & (lo2 <= hi1);
+        ok &= (min3(a0, a1, a2) <= max3(b0, b1, b2)) & (min3(b0, b1, b2) <= max3(a0, a1, a2));
     }
     ok
 }

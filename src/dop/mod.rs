@@ -12,7 +12,7 @@
 mod brep;
 mod overlap;
 
-use crate::exact::{EPS, sum_sign};
+use crate::exact::{EPS, max3, min3, sum_sign};
 use glam::DVec3;
 
 pub use overlap::OverlapOrder;
@@ -222,18 +222,6 @@ impl<const K: usize> Dop<K> {
     /// Outward-rounded projection of a point onto every axis: `(lo, hi)` per axis.
     #[inline]
     fn project_point(p: DVec3, out: &mut Self) {
-        Self::project_point_with(p, out, f32_down, f32_up);
-    }
-
-    /// Projects a point on every axis, `(v - e, v + e)` rounded out by `down`/`up`, where
-    /// `e` bounds the `f64` error of the projection `v`.
-    #[inline(always)]
-    fn project_point_with(
-        p: DVec3,
-        out: &mut Self,
-        down: impl Fn(f64) -> f32,
-        up: impl Fn(f64) -> f32,
-    ) {
         let _ = Self::AXES;
         let s = p.x.abs() + p.y.abs() + p.z.abs();
         // A sum of up to three terms is off by at most 2 EPS * s; 4 EPS * s also absorbs
@@ -243,7 +231,7 @@ impl<const K: usize> Dop<K> {
             let v = f64::from(d[0]) * p.x + f64::from(d[1]) * p.y + f64::from(d[2]) * p.z;
             let single = (d[0] != 0) as u8 + (d[1] != 0) as u8 + (d[2] != 0) as u8 == 1;
             let e = if single { 0.0 } else { err };
-            let (l, h) = (down(v - e), up(v + e));
+            let (l, h) = (f32_down(v - e), f32_up(v + e));
             out.b[i] = if l < out.b[i] { l } else { out.b[i] };
             out.b[K / 2 + i] = if h > out.b[K / 2 + i] {
                 h
@@ -261,7 +249,7 @@ impl<const K: usize> Dop<K> {
         let _ = Self::AXES;
         let n = K / 2;
         let v = project_sums::<K>(p);
-        // As in `project_point_with`: the coordinate axes are exact, sums of two or three
+        // As in `project_point`: the coordinate axes are exact, sums of two or three
         // coordinates are off by at most 2 EPS * s, and 4 EPS * s absorbs the subtraction.
         let err = 4.0 * EPS * (p.x.abs() + p.y.abs() + p.z.abs());
         let mut out = Self::EMPTY;
@@ -308,18 +296,14 @@ impl<const K: usize> Dop<K> {
             project_sums::<K>(t[2]),
         );
         let mag = |p: DVec3| p.x.abs() + p.y.abs() + p.z.abs();
-        let s = (mag(t[0]).max(mag(t[1])).max(mag(t[2])) * (1.0 / 2_097_152.0)) as f32;
+        let s = (max3(mag(t[0]), mag(t[1]), mag(t[2])) * (1.0 / 2_097_152.0)) as f32;
         let s = s + s * (1.0 / 1024.0) + f32::MIN_POSITIVE;
         let mut out = Self::EMPTY;
-        // Comparisons rather than f64::min/max: inputs are never NaN, and the NaN
-        // handling of min/max cost more than the rest of this function.
+        // `min3`/`max3`, not f64::min/max: inputs are never NaN, and the NaN handling of
+        // min/max cost more than the rest of this function.
         for i in 0..n {
-            let lo = if a[i] < b[i] { a[i] } else { b[i] };
-            let lo = if c[i] < lo { c[i] } else { lo };
-            let hi = if a[i] > b[i] { a[i] } else { b[i] };
-            let hi = if c[i] > hi { c[i] } else { hi };
-            out.b[i] = lo as f32 - s;
-            out.b[n + i] = hi as f32 + s;
+            out.b[i] = min3(a[i], b[i], c[i]) as f32 - s;
+            out.b[n + i] = max3(a[i], b[i], c[i]) as f32 + s;
         }
         out
     }
@@ -364,14 +348,21 @@ impl<const K: usize> Dop<K> {
         if other.is_empty() {
             return true;
         }
-        let n = K / 2;
         #[cfg(target_arch = "x86_64")]
         {
             if K >= 8 {
+                let n = K / 2;
                 return overlap::all_le_sse(&self.b, 0, &other.b, 0, &other.b, n, &self.b, n);
             }
         }
-        // Branch-free over all intervals.
+        self.contains_scalar(other)
+    }
+
+    /// Portable branch-free form of [`Dop::contains`] for a non-empty `other`; tests check
+    /// both agree.
+    #[inline]
+    pub(crate) fn contains_scalar(&self, other: &Self) -> bool {
+        let n = K / 2;
         let mut ok = true;
         for i in 0..n {
             ok &= (self.b[i] <= other.b[i]) & (other.b[n + i] <= self.b[n + i]);

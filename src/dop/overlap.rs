@@ -198,6 +198,9 @@ mod tests {
             let expect = empty || (0..K / 2).all(|i| a.lo(i) <= b.lo(i) && b.hi(i) <= a.hi(i));
             assert_eq!(b.is_empty(), empty);
             assert_eq!(a.contains(&b), expect);
+            if !empty {
+                assert_eq!(a.contains_scalar(&b), expect);
+            }
             inside += expect as u32;
         }
         assert!((1000..19000).contains(&inside), "{inside}");

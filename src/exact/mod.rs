@@ -248,13 +248,21 @@ impl Plane {
 }
 
 /// The largest of three values, as plain comparisons (one `maxsd` each): `f64::max`
-/// spends several instructions on NaN operands. With a NaN input the result is NaN (the
-/// filter then defers to the exact tier) or the largest of the other values, which still
-/// bounds every non-NaN point; a NaN point's own determinant is NaN and never certified.
+/// spends several instructions on NaN operands. With a NaN input the result is NaN or the
+/// largest of the other values. In the filter bound of [`Plane::sides3`] either keeps the
+/// sign certificates sound: a NaN bound certifies nothing, and a NaN point's own
+/// determinant is NaN and never certified.
 #[inline(always)]
-fn max3(a: f64, b: f64, c: f64) -> f64 {
+pub(crate) fn max3(a: f64, b: f64, c: f64) -> f64 {
     let m = if a > b { a } else { b };
     if c > m { c } else { m }
+}
+
+/// The smallest of three values; the mirror of [`max3`].
+#[inline(always)]
+pub(crate) fn min3(a: f64, b: f64, c: f64) -> f64 {
+    let m = if a < b { a } else { b };
+    if c < m { c } else { m }
 }
 
 /// Exact comparison of `c . p` with `c . q` for `f64` vectors.
