@@ -182,27 +182,21 @@ fn build_range<const K: usize>(
 /// Reorders `items` around a splitting plane and returns the size of the left part,
 /// which is always in `1..items.len()`.
 fn split<const K: usize>(items: &mut [Item], tdops: &[Dop<K>], opts: &BuildOptions) -> usize {
-    let axis = match opts.rule {
+    let (axis, mean) = match opts.rule {
         AxisRule::Splatter => {
-            // One pass gives both the axis and, for a mean split, where to cut.
+            // One pass gives both the axis and the mean to cut at.
             let (mean, var) = moments(items);
             let axis = longest(var);
-            if opts.split == SplitPoint::Mean {
-                let mid = partition_below(items, axis, mean[axis]);
-                if mid > 0 && mid < items.len() {
-                    return mid;
-                }
-            }
-            axis
+            (axis, Some(mean[axis]))
         }
         AxisRule::LongestSide => {
             let ext = merged(items, tdops).box_extent();
-            longest(ext)
+            (longest(ext), None)
         }
         AxisRule::MinSum | AxisRule::MinMax => {
             let mut best = (f64::INFINITY, 0usize);
             for axis in 0..3 {
-                let mid = partition(items, axis, opts.split);
+                let mid = partition(items, axis, opts.split, None);
                 let vl = merged(&items[..mid], tdops).volume();
                 let vr = merged(&items[mid..], tdops).volume();
                 let cost = if opts.rule == AxisRule::MinSum {
@@ -214,10 +208,10 @@ fn split<const K: usize>(items: &mut [Item], tdops: &[Dop<K>], opts: &BuildOptio
                     best = (cost, axis);
                 }
             }
-            best.1
+            (best.1, None)
         }
     };
-    partition(items, axis, opts.split)
+    partition(items, axis, opts.split, mean)
 }
 
 fn longest(ext: DVec3) -> usize {
@@ -246,11 +240,13 @@ fn moments(items: &[Item]) -> (DVec3, DVec3) {
     (origin + mean, s2 - s * mean)
 }
 
-/// Partitions along `axis` at the mean or median; falls back to the median when the mean
-/// leaves a side empty. Returns the left size, in `1..len`.
-fn partition(items: &mut [Item], axis: usize, split: SplitPoint) -> usize {
+/// Partitions along `axis` at the mean (`mean` if the caller already has it) or the
+/// median; falls back to the median when the mean leaves a side empty. Returns the left
+/// size, in `1..len`.
+fn partition(items: &mut [Item], axis: usize, split: SplitPoint, mean: Option<f64>) -> usize {
     if split == SplitPoint::Mean {
-        let mean = items.iter().map(|it| it.c[axis]).sum::<f64>() / items.len() as f64;
+        let mean = mean
+            .unwrap_or_else(|| items.iter().map(|it| it.c[axis]).sum::<f64>() / items.len() as f64);
         let mid = partition_below(items, axis, mean);
         if mid > 0 && mid < items.len() {
             return mid;
