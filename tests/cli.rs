@@ -16,6 +16,26 @@ fn kdop(args: &[&str]) -> Output {
         .expect("run kdop")
 }
 
+/// Runs `kdop` and asserts that it succeeded, showing its standard error if not.
+fn kdop_ok(args: &[&str]) -> Output {
+    let out = kdop(args);
+    assert!(
+        out.status.success(),
+        "kdop {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Standard output as one JSON value per line.
+fn json_lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("kdop-cli-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
@@ -40,12 +60,7 @@ const KEYS: [&str; 12] = [
 #[test]
 fn demo_json_has_the_keys_and_repeats_with_the_seed() {
     let run = || {
-        let out = kdop(&["demo", "--steps", "300", "--seed", "7", "--json"]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = kdop_ok(&["demo", "--steps", "300", "--seed", "7", "--json"]);
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         v
     };
@@ -78,7 +93,7 @@ fn demo_json_has_the_keys_and_repeats_with_the_seed() {
 fn demo_runs_for_every_k_and_mode() {
     for k in ["6", "14", "18", "26"] {
         for mode in ["detect", "report"] {
-            let out = kdop(&[
+            let out = kdop_ok(&[
                 "demo",
                 "--steps",
                 "40",
@@ -94,11 +109,6 @@ fn demo_runs_for_every_k_and_mode() {
                 "1",
                 "--json",
             ]);
-            assert!(
-                out.status.success(),
-                "k={k} {mode}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
             let v: Value = serde_json::from_slice(&out.stdout).unwrap();
             assert_eq!(v["steps"], 40);
         }
@@ -144,17 +154,7 @@ fn check_against_oracle(env_path: &Path, obj_path: &Path, poses: &[Pose], extra:
         "--json",
     ];
     args.extend_from_slice(extra);
-    let out = kdop(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&kdop_ok(&args));
     assert_eq!(lines.len(), poses.len());
     let env_mesh = kdop::io::formats::load_mesh(env_path).unwrap();
     let obj_mesh = kdop::io::formats::load_mesh(obj_path).unwrap();
@@ -182,19 +182,13 @@ fn random_poses(seed: u64, n: usize, lo: DVec3, hi: DVec3) -> Vec<Pose> {
     let mut rng = common::Rng::new(seed);
     (0..n)
         .map(|_| {
-            let q = glam::DQuat::from_xyzw(
-                rng.f64() - 0.5,
-                rng.f64() - 0.5,
-                rng.f64() - 0.5,
-                rng.f64() - 0.5,
-            )
-            .normalize();
+            let r = rng.rotation();
             let t = DVec3::new(
                 rng.range(lo.x, hi.x),
                 rng.range(lo.y, hi.y),
                 rng.range(lo.z, hi.z),
             );
-            Pose::new(glam::DMat3::from_quat(q), t).unwrap()
+            Pose::new(r, t).unwrap()
         })
         .collect()
 }
@@ -219,7 +213,7 @@ fn check_matches_brute_force_on_generated_files() {
 
     // The same through a saved hierarchy.
     let saved = tmp("env.kdop");
-    let out = kdop(&[
+    kdop_ok(&[
         "build",
         env_p.to_str().unwrap(),
         "--out",
@@ -227,11 +221,6 @@ fn check_matches_brute_force_on_generated_files() {
         "--k",
         "14",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let poses_path = tmp("poses-saved.txt");
     std::fs::write(
         &poses_path,
@@ -252,14 +241,11 @@ fn check_matches_brute_force_on_generated_files() {
     };
     let (a, b) = (check14(&env_p), check14(&saved));
     let strip = |o: &Output| -> Vec<Value> {
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .map(|l| {
-                let mut v: Value = serde_json::from_str(l).unwrap();
-                v.as_object_mut().unwrap().remove("us");
-                v
-            })
-            .collect()
+        let mut lines = json_lines(o);
+        for v in &mut lines {
+            v.as_object_mut().unwrap().remove("us");
+        }
+        lines
     };
     assert_eq!(strip(&a), strip(&b));
     // A saved hierarchy of another k is refused with a clear message.
@@ -322,10 +308,7 @@ fn bad_inputs_give_messages_not_panics() {
         Some(1),
         "invalid poses make the exit status 1"
     );
-    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&out);
     assert_eq!(lines.len(), 4);
     assert_eq!(lines[0]["collides"], true); // the two triangles share an edge
     assert!(

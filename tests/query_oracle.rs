@@ -4,7 +4,7 @@
 mod common;
 
 use common::Rng;
-use glam::{DMat3, DQuat, DVec3};
+use glam::{DMat3, DVec3};
 use kdop::oracle::brute_force_contacts;
 use kdop::{
     AxisRule, BuildOptions, Descent, Environment, FlyingObject, Mesh, Pose, QueryOptions,
@@ -39,14 +39,7 @@ struct Scene {
 }
 
 fn random_pose(rng: &mut Rng, spread: f64, affine: bool) -> Pose {
-    let q = DQuat::from_xyzw(
-        rng.f64() - 0.5,
-        rng.f64() - 0.5,
-        rng.f64() - 0.5,
-        rng.f64() - 0.5,
-    )
-    .normalize();
-    let mut m = DMat3::from_quat(q);
+    let mut m = rng.rotation();
     if affine {
         m *= DMat3::from_diagonal(DVec3::new(
             rng.range(0.5, 1.5),
@@ -125,7 +118,6 @@ fn check_k<const K: usize>(
                 "k={K} {opts:?} {descent:?} pose {i}: report differs from brute force"
             );
             assert_eq!(r.stats.contacts as usize, expect.len());
-            assert_eq!(r.contacts.len(), expect.len());
             contacts += expect.len();
             let d = env.collide(&obj, pose, &detect, &mut st).unwrap();
             assert_eq!(

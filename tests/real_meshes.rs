@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Rng, meshes_dir};
-use glam::{DMat3, DQuat, DVec3};
+use glam::DVec3;
 use kdop::oracle::{brute_force_contacts, reference_triangles_intersect};
 use kdop::{
     AxisRule, BuildOptions, Descent, Environment, FlyingObject, Mesh, Pose, QueryState, SplitPoint,
@@ -35,18 +35,6 @@ fn loaders_match_the_readme_counts() {
         let Some(m) = load(name) else { return };
         assert_eq!(m.triangle_count(), n, "{name}");
     }
-}
-
-fn random_rotation(rng: &mut Rng) -> DMat3 {
-    DMat3::from_quat(
-        DQuat::from_xyzw(
-            rng.f64() - 0.5,
-            rng.f64() - 0.5,
-            rng.f64() - 0.5,
-            rng.f64() - 0.5,
-        )
-        .normalize(),
-    )
 }
 
 type Key = (u32, u32);
@@ -139,7 +127,7 @@ fn fcl_env_and_rob_match_brute_force_for_every_configuration() {
                 rng.range(lo.y, hi.y),
                 rng.range(lo.z, hi.z),
             );
-            Pose::new(random_rotation(&mut rng), t).unwrap()
+            Pose::new(rng.rotation(), t).unwrap()
         })
         .collect();
     let truth = oracle(&env, &rob, &poses);
@@ -196,7 +184,7 @@ fn terrain_over_50k_triangles_matches_brute_force_for_every_configuration() {
                 rng.range(lo.y, hi.y),
                 rng.range(lo.z, hi.z),
             );
-            Pose::new(random_rotation(&mut rng) * 10.0, t).unwrap()
+            Pose::new(rng.rotation() * 10.0, t).unwrap()
         })
         .collect();
     let truth = oracle(&env, &link, &poses);

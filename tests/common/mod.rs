@@ -34,6 +34,17 @@ impl Rng {
             self.below(n) as f64,
         )
     }
+    /// A rotation from a normalised random quaternion (not uniform over rotations, but
+    /// seeded and varied, which is all the tests need).
+    pub fn rotation(&mut self) -> glam::DMat3 {
+        let q = glam::DQuat::from_xyzw(
+            self.f64() - 0.5,
+            self.f64() - 0.5,
+            self.f64() - 0.5,
+            self.f64() - 0.5,
+        );
+        glam::DMat3::from_quat(q.normalize())
+    }
     pub fn unit(&mut self) -> DVec3 {
         loop {
             let v = self.vec(-1.0, 1.0);
