@@ -34,29 +34,28 @@ fn real(name: &str) -> Option<Mesh> {
 }
 
 fn memory_table() {
-    let demo = demo_environment(1).unwrap();
-    let tris: usize = demo.iter().map(|(m, _)| m.triangle_count()).sum();
     fn bytes<const K: usize>(parts: &[(Mesh, Pose)]) -> f64 {
         let e = Environment::<K>::build(parts.to_vec(), &BuildOptions::ENVIRONMENT).unwrap();
         e.memory_bytes() as f64 / e.triangle_count() as f64
     }
-    eprintln!(
-        "memory, demo environment ({tris} triangles, default options): k=6 {:.1}, k=14 {:.1}, k=18 {:.1}, k=26 {:.1} bytes per triangle",
-        bytes::<6>(&demo),
-        bytes::<14>(&demo),
-        bytes::<18>(&demo),
-        bytes::<26>(&demo)
+    let row = |name: &str, parts: &[(Mesh, Pose)]| {
+        eprintln!(
+            "memory, {name}: k=6 {:.1}, k=14 {:.1}, k=18 {:.1}, k=26 {:.1} bytes per triangle",
+            bytes::<6>(parts),
+            bytes::<14>(parts),
+            bytes::<18>(parts),
+            bytes::<26>(parts)
+        );
+    };
+    let demo = demo_environment(1).unwrap();
+    let tris: usize = demo.iter().map(|(m, _)| m.triangle_count()).sum();
+    row(
+        &format!("demo environment ({tris} triangles, default options)"),
+        &demo,
     );
     for name in ["stanford_bunny.obj", "icecream_dispenser.obj"] {
         if let Some(m) = real(name) {
-            let parts = vec![(m, Pose::IDENTITY)];
-            eprintln!(
-                "memory, {name}: k=6 {:.1}, k=14 {:.1}, k=18 {:.1}, k=26 {:.1} bytes per triangle",
-                bytes::<6>(&parts),
-                bytes::<14>(&parts),
-                bytes::<18>(&parts),
-                bytes::<26>(&parts)
-            );
+            row(name, &[(m, Pose::IDENTITY)]);
         }
     }
 }

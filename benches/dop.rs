@@ -4,9 +4,10 @@
 //!
 //! `cargo bench --bench dop`
 //!
-//! The pairs are the ones that matter: k-DOPs of the demo environment's leaves against
-//! k-DOPs of the flying object's leaves placed among them, kept when their bounding boxes
-//! overlap (so the diagonal directions decide), plus as many disjoint-box pairs.
+//! The pairs are the ones that matter: k-DOPs of the demo environment's nodes (every level)
+//! against k-DOPs of the flying object's nodes placed among them, half of them kept because
+//! their bounding boxes overlap (so the diagonal directions decide), half with disjoint
+//! boxes.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use glam::{DMat3, DVec3};
@@ -18,7 +19,7 @@ fn pairs<const K: usize>(n: usize) -> (Vec<(Dop<K>, Dop<K>)>, FlyingObject<K>) {
     let env =
         Environment::<K>::build(demo_environment(1).unwrap(), &BuildOptions::ENVIRONMENT).unwrap();
     let obj = FlyingObject::<K>::new(demo_object().unwrap(), &BuildOptions::FLYING).unwrap();
-    let env_leaves: Vec<Dop<K>> = env
+    let env_bounds: Vec<Dop<K>> = env
         .part_ids()
         .iter()
         .filter_map(|&id| env.part(id))
@@ -36,7 +37,7 @@ fn pairs<const K: usize>(n: usize) -> (Vec<(Dop<K>, Dop<K>)>, FlyingObject<K>) {
         .unwrap();
         obj.placed_bounds(&pose, &mut placed);
         for _ in 0..2000 {
-            let a = env_leaves[(rng.next_u64() % env_leaves.len() as u64) as usize];
+            let a = env_bounds[(rng.next_u64() % env_bounds.len() as u64) as usize];
             let b = placed[(rng.next_u64() % placed.len() as u64) as usize];
             if boxes(&a, &b) {
                 if boxed.len() < n / 2 {
@@ -83,8 +84,10 @@ fn cv<const K: usize>(c: &mut Criterion) {
         );
     }
     // Two working sets: 100,000 pairs streamed from memory (bandwidth-bound: 14 MB for
-    // k = 18), and 1,500 pairs resident in L2 (the test's own cost; large enough that branch
-    // prediction cannot memorise the early-exit variants' outcomes).
+    // k = 18), and 1,500 pairs resident in L2 (the test's own cost). Repeated 1,500 pairs
+    // may let the branch predictor learn part of the early-exit variants' outcomes (it
+    // learns 2,000 triangle-test pairs, see examples/triangle_sweep.rs), so their
+    // in-cache figures are a lower bound.
     for (set, data) in [("streamed", &pairs[..]), ("in_cache", &pairs[..1500])] {
         let mut g = c.benchmark_group(format!("overlap_k{K}_{set}"));
         g.throughput(Throughput::Elements(data.len() as u64));
