@@ -17,8 +17,18 @@ impl Bytes<'_> {
 
     pub fn f64(&mut self) -> f64 {
         const SPECIAL: [f64; 12] = [
-            0.0, -0.0, 1.0, -1.0, 0.5, 1e-300, 1e300, f64::NAN, f64::INFINITY,
-            f64::NEG_INFINITY, 1099511627776.0, 5e-324,
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            1e-300,
+            1e300,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1099511627776.0,
+            5e-324,
         ];
         let tag = self.byte();
         match tag % 8 {

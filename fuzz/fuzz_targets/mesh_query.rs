@@ -6,7 +6,10 @@ mod decode;
 
 use decode::Bytes;
 use kdop::oracle::brute_force_contacts;
-use kdop::{AxisRule, BuildOptions, Environment, FlyingObject, Mesh, Pose, QueryOptions, QueryState, SplitPoint};
+use kdop::{
+    AxisRule, BuildOptions, Environment, FlyingObject, Mesh, Pose, QueryOptions, QueryState,
+    SplitPoint,
+};
 use libfuzzer_sys::fuzz_target;
 
 fn mesh(b: &mut Bytes) -> Option<Mesh> {
@@ -14,42 +17,63 @@ fn mesh(b: &mut Bytes) -> Option<Mesh> {
     let nt = (b.byte() % 16) as usize;
     let v = (0..nv).map(|_| b.point()).collect();
     let t = (0..nt)
-        .map(|_| [b.byte() as u32 % (nv as u32 + 1), b.byte() as u32 % nv as u32, b.byte() as u32 % nv as u32])
+        .map(|_| {
+            [
+                b.byte() as u32 % (nv as u32 + 1),
+                b.byte() as u32 % nv as u32,
+                b.byte() as u32 % nv as u32,
+            ]
+        })
         .collect();
     // Out-of-range indices, NaN and huge coordinates must be typed errors.
     Mesh::new(v, t).ok()
 }
 
+/// Twelve numbers as a row-major 3x4 pose; invalid ones are typed errors.
+fn pose(b: &mut Bytes) -> kdop::Result<Pose> {
+    let mut m = [0.0; 12];
+    for x in m.iter_mut() {
+        *x = b.f64();
+    }
+    Pose::from_rows(m)
+}
+
 fn run<const K: usize>(b: &mut Bytes) {
-    let rule = [AxisRule::LongestSide, AxisRule::MinSum, AxisRule::MinMax, AxisRule::Splatter][(b.byte() % 4) as usize];
-    let split = if b.byte() % 2 == 0 { SplitPoint::Mean } else { SplitPoint::Median };
-    let opts = BuildOptions { rule, split, leaf_size: u32::from(b.byte() % 6) };
-    let (Some(e), Some(o)) = (mesh(b), mesh(b)) else { return };
+    let rule = AxisRule::ALL[(b.byte() % 4) as usize];
+    let split = SplitPoint::ALL[(b.byte() % 2) as usize];
+    let opts = BuildOptions {
+        rule,
+        split,
+        leaf_size: u32::from(b.byte() % 6),
+    };
+    let (Some(e), Some(o)) = (mesh(b), mesh(b)) else {
+        return;
+    };
     // One or two parts; the second one placed by a fuzzed pose (placement errors are fine).
     let mut parts = vec![(e.clone(), Pose::IDENTITY)];
     if b.byte() % 2 == 1 {
-        let mut m = [0.0; 12];
-        for x in m.iter_mut() {
-            *x = b.f64();
-        }
-        if let Ok(p) = Pose::from_rows(m) {
+        if let Ok(p) = pose(b) {
             parts.push((e, p));
         }
     }
-    let Ok(env) = Environment::<K>::build(parts, &opts) else { return };
+    let Ok(env) = Environment::<K>::build(parts, &opts) else {
+        return;
+    };
     assert_eq!(env.validate(), Ok(()));
-    let Ok(obj) = FlyingObject::<K>::new(o, &opts) else { return };
+    let Ok(obj) = FlyingObject::<K>::new(o, &opts) else {
+        return;
+    };
     let mut st = QueryState::new();
     for _ in 0..3 {
-        let mut m = [0.0; 12];
-        for x in m.iter_mut() {
-            *x = b.f64();
-        }
-        let Ok(pose) = Pose::from_rows(m) else { continue };
+        let Ok(pose) = pose(b) else { continue };
         let expect = brute_force_contacts(&env, &obj, &pose, 0.0);
-        let r = env.collide(&obj, &pose, &QueryOptions::REPORT, &mut st).unwrap();
+        let r = env
+            .collide(&obj, &pose, &QueryOptions::REPORT, &mut st)
+            .unwrap();
         assert_eq!(r.contacts, &expect[..]);
-        let d = env.collide(&obj, &pose, &QueryOptions::DETECT, &mut st).unwrap();
+        let d = env
+            .collide(&obj, &pose, &QueryOptions::DETECT, &mut st)
+            .unwrap();
         assert_eq!(d.collides, !expect.is_empty());
     }
 }

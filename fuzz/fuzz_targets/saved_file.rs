@@ -9,7 +9,9 @@ use kdop::Environment;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, rest)) = data.split_first() else { return };
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
     let bytes = if mode % 2 == 1 {
         let mut v = b"KDOPENV\0".to_vec();
         v.extend_from_slice(&1u32.to_le_bytes());
@@ -33,7 +35,11 @@ fn crc32(data: &[u8]) -> u32 {
     for &b in data {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc

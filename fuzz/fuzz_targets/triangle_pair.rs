@@ -17,5 +17,8 @@ fuzz_target!(|data: &[u8]| {
     if !(ok(&t1) && ok(&t2)) {
         return;
     }
-    assert_eq!(kdop::triangles_intersect(&t1, &t2), reference_triangles_intersect(&t1, &t2));
+    assert_eq!(
+        kdop::triangles_intersect(&t1, &t2),
+        reference_triangles_intersect(&t1, &t2)
+    );
 });
