@@ -1,5 +1,8 @@
 //! Two nested spheres (Klosowski et al. 1998, Tables 6-7), timing detect queries:
 //! `cargo run --release --example nested_spheres -- [segments] [rings] [gap]`
+//!
+//! Environment variables: `RUNS` (queries, default 200), `ANGLE` (a rotation of the inner
+//! sphere about z in radians, default 0: a pure translation), `ENV_LEAF`, `OBJ_LEAF`.
 use kdop::{BuildOptions, Environment, FlyingObject, Pose, QueryOptions, QueryState};
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -31,10 +34,18 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(200);
+    let angle: f64 = std::env::var("ANGLE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.0);
     let mut stats = None;
     for i in 0..runs {
-        let pose = Pose::from_translation(glam::DVec3::new(1e-9 * (i % 2) as f64, 0.0, 0.0))
-            .expect("pose");
+        // Two poses alternate so that every query re-bounds its nodes.
+        let pose = Pose::new(
+            glam::DMat3::from_rotation_z(angle),
+            glam::DVec3::new(1e-9 * (i % 2) as f64, 0.0, 0.0),
+        )
+        .expect("pose");
         let r = env
             .collide(&obj, &pose, &QueryOptions::DETECT, &mut st)
             .expect("query");

@@ -202,10 +202,17 @@ impl<const K: usize> QueryState<K> {
         let fi = f as usize;
         if self.fly[fi].stamp != self.stamp {
             if let Some(frame) = self.frame.as_ref() {
-                // The parent was reached first, so its bound is current; both contain the
-                // node's geometry, and so does their intersection.
-                let parent = self.fly[obj.parent[fi] as usize].dop;
-                self.fly[fi].dop = tumble_node(obj, fi, frame).enlarged(eps).intersect(&parent);
+                let mut dop = tumble_node(obj, fi, frame);
+                if eps > 0.0 {
+                    dop = dop.enlarged(eps);
+                }
+                if !frame.translation_only {
+                    // The parent was reached first, so its bound is current; both contain
+                    // the node's geometry, and so does their intersection. (A shifted node
+                    // lies inside its shifted parent already.)
+                    dop = dop.intersect(&self.fly[obj.parent[fi] as usize].dop);
+                }
+                self.fly[fi].dop = dop;
                 self.fly[fi].stamp = self.stamp;
                 stats.nu += 1;
             }

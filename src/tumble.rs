@@ -224,9 +224,15 @@ pub(crate) struct PoseFrame<const K: usize> {
     /// Root margin per axis.
     root_margin: [f64; K],
     /// The linear part is exactly the identity: bounds shift instead of re-bounding.
-    translation_only: bool,
-    /// Per-axis coefficient of the shift margin: `|d_i|_1 * 4 EPS`, and `|t|_inf`.
-    shift: [f64; K],
+    pub(crate) translation_only: bool,
+    /// Per bound (lower bounds first, as in [`Dop`]), for [`shifted`]: `d_i . t` rounded
+    /// outward to `f32`, the margin `W_i`, and the direction of the bound (`-1` lower,
+    /// `+1` upper). All `f32`, one uniform loop over the `K` bounds: packed SSE.
+    shift_t: [f32; K],
+    shift_w: [f32; K],
+    shift_sign: [f32; K],
+    /// For the root's tighter [`shifted_root`]: per axis `|d_i|_1 * 4 EPS`, and `|t|_inf`.
+    root_shift: [f64; K],
     t_inf: f64,
 }
 
@@ -257,8 +263,22 @@ impl<const K: usize> PoseFrame<K> {
             root_margin[i] = l1 * 16.0 * EPS * (na * object_magnitude + nt) + 1e-300;
         }
         let translation_only = lin == glam::DMat3::IDENTITY;
-        let shift = std::array::from_fn(|i| {
-            let d = if i < K / 2 { axes(K)[i] } else { [0; 3] };
+        let n = K / 2;
+        let shift_sign = std::array::from_fn(|i| if i < n { -1.0 } else { 1.0 });
+        let shift_t = std::array::from_fn(|i| {
+            if i < n {
+                f32_down(dt[i])
+            } else {
+                f32_up(dt[i - n])
+            }
+        });
+        let shift_w = std::array::from_fn(|i| {
+            let d = axes(K)[i % n];
+            let l1 = f64::from(d[0].abs() + d[1].abs() + d[2].abs());
+            f32_up(4.0 * EPS * l1 * (object_magnitude + nt)) + f32::MIN_POSITIVE
+        });
+        let root_shift = std::array::from_fn(|i| {
+            let d = axes(K)[i % n];
             f64::from(d[0].abs() + d[1].abs() + d[2].abs()) * 4.0 * EPS
         });
         PoseFrame {
@@ -269,7 +289,10 @@ impl<const K: usize> PoseFrame<K> {
             pull,
             root_margin,
             translation_only,
-            shift,
+            shift_t,
+            shift_w,
+            shift_sign,
+            root_shift,
             t_inf: nt,
         }
     }
@@ -353,9 +376,7 @@ pub(crate) fn tumble_node<const K: usize>(
     frame: &PoseFrame<K>,
 ) -> Dop<K> {
     if frame.translation_only {
-        // The stored vertices' magnitude plus their slack bounds the node's geometry.
-        let (sl, m) = obj.slack[node];
-        return shifted(&obj.bvh.nodes[node].dop, m + sl, frame);
+        return shifted(&obj.bvh.nodes[node].dop, frame);
     }
     let s = obj.vstart[node] as usize;
     let e = obj.vstart[node + 1] as usize;
@@ -402,19 +423,57 @@ pub(crate) fn tumble_node<const K: usize>(
     out
 }
 
-/// Under a pure translation `t` the node's own k-DOP (which contains its geometry exactly)
-/// moves by `d_i . t`. Placed coordinates are `fl(x + t)`, off by at most `EPS |x + t|` per
-/// coordinate, so projections move by at most `EPS |d_i|_1 (|x| + |t|)`; `d_i . t` is off
-/// by `2 EPS |d_i|_1 |t|`, and the two sums below by `EPS` of their magnitudes, which are at
-/// most `|d_i|_1 (|x| + |t|)` up to the bounds' own `f32` rounding (`|x|` bounded by `mag`).
-/// `16 EPS |d_i|_1 (mag + |t|)` covers all of it, with room.
+/// Under a pure translation `t` the node's own k-DOP `B` (which contains its geometry
+/// exactly) moves by `d_i . t`, all in `f32`:
+/// - placed coordinates are `fl(x + t)`, off by at most `EPS |x + t|` per coordinate, so
+///   projections move by at most `M = EPS |d_i|_1 (mag + |t|)` (`mag` the object's largest
+///   coordinate magnitude);
+/// - `d_i . t` is computed in `f64` to within `2 EPS |d_i|_1 |t|`, then rounded outward to
+///   `T` (down for lower bounds, up for upper ones);
+/// - `r = fl32(B + T)` is off by at most `2^-24 (|B| + |T|)`;
+/// - the bound is `fl32(r ∓ w)` with `w = (|B| + |T|) 2^-22 + W`, where `shift_w` holds
+///   `W >= 4 EPS |d_i|_1 (mag + |t|) + MIN_POSITIVE`. The roundings of `w` and of the last
+///   step cost at most `2^-23 (|B| + |T|)` and a relative `2^-22` of `W`, so what is left
+///   of `w` still exceeds the rounding of `r` plus `M` plus the error of `d_i . t`;
+///   `MIN_POSITIVE` covers subnormal steps.
+///
+/// This costs a few `f32` ulps of tightness; the root, whose bound is meant to be exact up
+/// to its own rounding, goes through [`shifted_root`] instead.
+///
+/// `|t| <= MAX_POSE_TRANSLATION` keeps every value finite in `f32`.
 #[inline]
-fn shifted<const K: usize>(d: &Dop<K>, mag: f64, frame: &PoseFrame<K>) -> Dop<K> {
+fn shifted<const K: usize>(d: &Dop<K>, frame: &PoseFrame<K>) -> Dop<K> {
+    let mut out = Dop::<K>::EMPTY;
+    // Groups of four bounds (one SSE register); the last group overlaps the one before when
+    // K is not a multiple of four, which recomputes some bounds to the same values.
+    let mut c = 0;
+    while c < K {
+        let c4 = if c + 4 > K { K - 4 } else { c };
+        let mut o = [0.0f32; 4];
+        for (l, o) in o.iter_mut().enumerate() {
+            let i = c4 + l;
+            let (b, t) = (d.b[i], frame.shift_t[i]);
+            let w = (b.abs() + t.abs()) * (1.0 / 4_194_304.0) + frame.shift_w[i];
+            *o = (b + t) + frame.shift_sign[i] * w;
+        }
+        out.b[c4..c4 + 4].copy_from_slice(&o);
+        c += 4;
+    }
+    out
+}
+
+/// [`shifted`] in `f64`, rounded once: within two `f32` ulps of the exact bound. Placed
+/// coordinates are `fl(x + t)`, off by at most `EPS |x + t|` per coordinate, so projections
+/// move by at most `EPS |d_i|_1 (|x| + |t|)`; `d_i . t` is off by `2 EPS |d_i|_1 |t|`, and the
+/// two sums below by `EPS` of their magnitudes, which are at most `|d_i|_1 (|x| + |t|)` up to
+/// the bounds' own `f32` rounding (`|x|` bounded by `mag`). `16 EPS |d_i|_1 (mag + |t|)`
+/// covers all of it, with room.
+fn shifted_root<const K: usize>(d: &Dop<K>, mag: f64, frame: &PoseFrame<K>) -> Dop<K> {
     let n = K / 2;
     let base = (mag + frame.t_inf) * 4.0;
     let mut out = Dop::<K>::EMPTY;
     for i in 0..n {
-        let m = frame.shift[i] * base + 1e-300;
+        let m = frame.root_shift[i] * base + 1e-300;
         let dt = frame.dt[i];
         out.b[i] = widen_down((f64::from(d.b[i]) + dt - m) as f32);
         out.b[n + i] = widen_up((f64::from(d.b[n + i]) + dt + m) as f32);
@@ -521,7 +580,7 @@ pub(crate) fn root_dop<const K: usize>(
     }
     if frame.translation_only {
         // The stored root bound is already the exact k-DOP of the object.
-        return shifted(&obj.bvh.nodes[0].dop, obj.magnitude, frame);
+        return shifted_root(&obj.bvh.nodes[0].dop, obj.magnitude, frame);
     }
     for i in 0..n {
         let c = frame.pull[i];
@@ -585,9 +644,10 @@ mod tests {
         let mut s = 77u64;
         for round in 0..60 {
             let pose = if round % 5 == 2 {
-                // Pure translations take the shifting shortcut.
-                let t = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s))
-                    * if round % 2 == 0 { 1e9 } else { 10.0 };
+                // Pure translations take the shifting shortcut; the largest allowed ones
+                // too, where f32 ulps of the translation dwarf the object.
+                let scale = [1e9, 10.0, crate::MAX_POSE_TRANSLATION, 1e-3][round / 5 % 4];
+                let t = (DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) - 0.5) * 2.0 * scale;
                 Pose::from_translation(t).unwrap()
             } else {
                 random_pose(&mut s, round % 3 == 1, round % 4 == 3)
