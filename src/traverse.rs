@@ -120,8 +120,9 @@ pub struct Outcome<'a> {
 }
 
 /// Reusable scratch for queries of one flying object: tumbled k-DOPs with their stamps,
-/// placed vertices, the hill-climbing state and the traversal stack. Nothing allocates per
-/// query once it has warmed up. Use one per thread.
+/// placed vertices, the hill-climbing state, the traversal stack and a memo of refined
+/// environment leaves (8 bytes per environment node, sized for the largest environment
+/// queried). Nothing allocates per query once it has warmed up. Use one per thread.
 #[derive(Clone, Debug, Default)]
 pub struct QueryState<const K: usize> {
     object: u64,
@@ -137,6 +138,12 @@ pub struct QueryState<const K: usize> {
     stack: Vec<[u32; 3]>,
     /// Bounds of single triangles of refined environment leaves: (k-DOP, leaf position).
     tri_dops: Vec<(Dop<K>, u32)>,
+    /// Per part, per node: `(query << 32) | slot` when that leaf was refined during query
+    /// number `query`, its triangles' bounds starting at `tri_dops[slot]`. A leaf reached
+    /// by several flying nodes is refined once per query.
+    refined: Vec<Vec<u64>>,
+    /// Number of the current query (for `refined`); never 0 once a query has started.
+    query: u32,
     raw: Vec<[u32; 3]>,
     contacts: Vec<Contact>,
 }
@@ -243,6 +250,24 @@ impl<const K: usize> QueryState<K> {
         }
     }
 
+    /// Numbers a new query and sizes the refinement memo for `env` (allocates only when
+    /// `env` has more parts or nodes than any environment before).
+    fn start_query(&mut self, env: &Environment<K>) {
+        self.query = self.query.wrapping_add(1);
+        if self.query == 0 {
+            self.refined.iter_mut().for_each(|m| m.fill(0));
+            self.query = 1;
+        }
+        if self.refined.len() < env.parts.len() {
+            self.refined.resize_with(env.parts.len(), Vec::new);
+        }
+        for (memo, part) in self.refined.iter_mut().zip(&env.parts) {
+            if memo.len() < part.bvh.nodes.len() {
+                memo.resize(part.bvh.nodes.len(), 0);
+            }
+        }
+    }
+
     /// The placed corners of the object triangle at leaf-order position `pos`.
     #[inline]
     fn placed(&mut self, obj: &FlyingObject<K>, pose: &Pose, pos: usize) -> [DVec3; 3] {
@@ -304,6 +329,7 @@ impl<const K: usize> Environment<K> {
         state.raw.clear();
         state.stack.clear();
         state.tri_dops.clear();
+        state.start_query(self);
         let detect = options.mode == Mode::Detect;
         let larger_first = options.descent == Descent::Larger;
         // Pairs on the stack are known to overlap: children are tested before they are
@@ -376,19 +402,33 @@ impl<const K: usize> Environment<K> {
                 // Refine a leaf of several triangles into one bound per triangle, so that
                 // the flying hierarchy descends against the triangles, not their union:
                 // the pruning of single-triangle leaves for a fraction of their memory.
-                let mut pos = first;
-                loop {
-                    let dop = Dop::from_triangle_quick(&bvh.tri_at(pos));
-                    stats.nv += 1;
-                    if fd.overlaps(&dop) {
-                        let slot = state.tri_dops.len() as u32;
+                let memo = &mut state.refined[p as usize][e as usize];
+                let mut slot = if (*memo >> 32) as u32 == state.query {
+                    *memo as u32 as usize
+                } else {
+                    let start = state.tri_dops.len();
+                    *memo = (u64::from(state.query) << 32) | start as u64;
+                    let mut pos = first;
+                    loop {
+                        let dop = Dop::from_triangle_quick(&bvh.tri_at(pos));
                         state.tri_dops.push((dop, pos as u32));
-                        state.stack.push([f, p, TRI | slot]);
+                        if bvh.ids[pos] & END != 0 {
+                            break;
+                        }
+                        pos += 1;
                     }
-                    if bvh.ids[pos] & END != 0 {
+                    start
+                };
+                loop {
+                    let (dop, pos) = &state.tri_dops[slot];
+                    stats.nv += 1;
+                    if fd.overlaps(dop) {
+                        state.stack.push([f, p, TRI | slot as u32]);
+                    }
+                    if bvh.ids[*pos as usize] & END != 0 {
                         break;
                     }
-                    pos += 1;
+                    slot += 1;
                 }
                 continue;
             }

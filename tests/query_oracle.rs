@@ -314,6 +314,42 @@ fn repeated_pose_reuses_tumbling() {
     }
 }
 
+/// One query state serving several environments and objects in turn (its per-query
+/// scratch, sized for the largest environment seen, must never carry one query's
+/// refinements into the next) answers as brute force does.
+#[test]
+fn one_state_serves_many_environments() {
+    let scenes = [scene(16), welded_scene(22), flat_scene(32)];
+    let opts = BuildOptions {
+        leaf_size: 3,
+        ..BuildOptions::ENVIRONMENT
+    };
+    let built: Vec<_> = scenes
+        .iter()
+        .map(|sc| {
+            (
+                Environment::<18>::build(sc.parts.clone(), &opts).unwrap(),
+                FlyingObject::<18>::new(sc.object.clone(), &BuildOptions::FLYING).unwrap(),
+                oracle_for(sc),
+            )
+        })
+        .collect();
+    let mut st = QueryState::new();
+    let rounds = scenes.iter().map(|sc| sc.poses.len()).max().unwrap();
+    for i in 0..rounds {
+        for (sc, (env, obj, oracle)) in scenes.iter().zip(&built) {
+            let Some(pose) = sc.poses.get(i) else {
+                continue;
+            };
+            let r = env
+                .collide(obj, pose, &QueryOptions::REPORT, &mut st)
+                .unwrap();
+            let got: Vec<_> = r.contacts.iter().map(|c| key(env.part_ids(), c)).collect();
+            assert_eq!(got, oracle[i], "pose {i}: shared state answers differently");
+        }
+    }
+}
+
 #[test]
 fn bad_epsilon_is_an_error() {
     let sc = scene(15);
