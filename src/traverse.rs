@@ -15,7 +15,7 @@ use crate::env::{Environment, PartId};
 use crate::error::{Error, Result};
 use crate::hierarchy::END;
 use crate::pose::Pose;
-use crate::tri::{Prepared, boxes_overlap, intersect_prepared, triangle_distance};
+use crate::tri::{Prepared, TriBox, intersect_prepared, triangle_distance};
 use crate::tumble::{Climber, FlyingObject, PoseFrame, root_dop, tumble_node};
 use glam::DVec3;
 
@@ -167,6 +167,7 @@ impl<const K: usize> QueryState<K> {
             dop: Dop::EMPTY,
             stamp: 0,
             link,
+            size: 0.0,
         }));
         self.vert_stamp.clear();
         self.vert_stamp.resize(obj.bvh.vertices.len(), 0);
@@ -192,13 +193,15 @@ impl<const K: usize> QueryState<K> {
         let before = self.climber.steps;
         let root = root_dop(obj, &frame, &mut self.climber);
         self.fly[0].dop = root.enlarged(eps);
+        self.fly[0].size = size(&self.fly[0].dop);
         self.fly[0].stamp = self.stamp;
         self.frame = Some(frame);
         self.climber.steps - before
     }
 
     /// The tumbled k-DOP of flying node `f`, re-bounded now if not yet for this pose.
-    #[inline]
+    /// Inlined: most calls find the node current (a stamp comparison).
+    #[inline(always)]
     fn fly_dop(
         &mut self,
         obj: &FlyingObject<K>,
@@ -208,23 +211,30 @@ impl<const K: usize> QueryState<K> {
     ) -> &Dop<K> {
         let fi = f as usize;
         if self.fly[fi].stamp != self.stamp {
-            if let Some(frame) = self.frame.as_ref() {
-                let mut dop = tumble_node(obj, fi, frame);
-                if eps > 0.0 {
-                    dop = dop.enlarged(eps);
-                }
-                if !frame.translation_only {
-                    // The parent was reached first, so its bound is current; both contain
-                    // the node's geometry, and so does their intersection. (A shifted node
-                    // lies inside its shifted parent already.)
-                    dop = dop.intersect(&self.fly[obj.parent[fi] as usize].dop);
-                }
-                self.fly[fi].dop = dop;
-                self.fly[fi].stamp = self.stamp;
-                stats.nu += 1;
-            }
+            self.rebound(obj, fi, eps, stats);
         }
         &self.fly[fi].dop
+    }
+
+    /// Re-bounds flying node `fi` for the current pose.
+    #[inline(never)]
+    fn rebound(&mut self, obj: &FlyingObject<K>, fi: usize, eps: f64, stats: &mut QueryStats) {
+        if let Some(frame) = self.frame.as_ref() {
+            let mut dop = tumble_node(obj, fi, frame);
+            if eps > 0.0 {
+                dop = dop.enlarged(eps);
+            }
+            if !frame.translation_only {
+                // The parent was reached first, so its bound is current; both contain
+                // the node's geometry, and so does their intersection. (A shifted node
+                // lies inside its shifted parent already.)
+                dop = dop.intersect(&self.fly[obj.parent[fi] as usize].dop);
+            }
+            self.fly[fi].dop = dop;
+            self.fly[fi].size = size(&dop);
+            self.fly[fi].stamp = self.stamp;
+            stats.nu += 1;
+        }
     }
 
     /// Pushes the children `c`, `c + 1` of a flying node paired with environment entry
@@ -342,6 +352,7 @@ impl<const K: usize> Environment<K> {
             // Borrowed, not copied: a copy moves 80 bytes per popped pair.
             let fd = &state.fly[f as usize].dop;
             let fnode = FlyLink(state.fly[f as usize].link);
+            let fsize = state.fly[f as usize].size;
             if e & TRI != 0 {
                 // One triangle of a refined environment leaf.
                 let (dop, pos) = state.tri_dops[(e & !TRI) as usize];
@@ -375,7 +386,7 @@ impl<const K: usize> Environment<K> {
                 _ => (p, e, &self.parts[p as usize].bvh.nodes[e as usize]),
             };
             if !env.is_leaf() {
-                if larger_first && !fnode.is_leaf() && size(fd) > size(&env.dop) {
+                if larger_first && !fnode.is_leaf() && fsize > size(&env.dop) {
                     state.descend_fly(object, fnode.first_child(), p, e, &env.dop, eps, &mut stats);
                 } else {
                     let c = env.first_child();
@@ -491,15 +502,16 @@ impl<const K: usize> Environment<K> {
         let bvh = &self.parts[part as usize].bvh;
         loop {
             let et = bvh.tri_at(epos);
-            // The environment triangle's plane serves every flying triangle of the leaf;
-            // it is built on the first pair whose boxes overlap.
+            // The environment triangle's box and plane serve every flying triangle of the
+            // leaf; the plane is built on the first pair whose boxes overlap.
+            let ebox = TriBox::new(&et);
             let mut prep: Option<Prepared> = None;
             let mut fpos = fpos0;
             loop {
                 let ft = state.placed(object, pose, fpos);
                 stats.np += 1;
                 let hit = if eps == 0.0 {
-                    boxes_overlap(&et, &ft)
+                    ebox.overlaps(&ft)
                         && intersect_prepared(
                             &ft,
                             &et,
@@ -535,6 +547,8 @@ struct FlyNode<const K: usize> {
     dop: Dop<K>,
     stamp: u32,
     link: u32,
+    /// [`size`] of `dop`, for the descent rule.
+    size: f32,
 }
 
 /// A flying node's link.
