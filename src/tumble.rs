@@ -231,9 +231,6 @@ pub(crate) struct PoseFrame<const K: usize> {
     shift_t: [f32; K],
     shift_w: [f32; K],
     shift_sign: [f32; K],
-    /// For the root's tighter [`shifted_root`]: per axis `|d_i|_1 * 4 EPS`, and `|t|_inf`.
-    root_shift: [f64; K],
-    t_inf: f64,
 }
 
 impl<const K: usize> PoseFrame<K> {
@@ -253,6 +250,9 @@ impl<const K: usize> PoseFrame<K> {
         let mut cons = [0.0; K];
         let mut pull = [DVec3::ZERO; K];
         let mut root_margin = [0.0; K];
+        let n = K / 2;
+        let mut shift_t = [0.0; K];
+        let mut shift_w = [0.0; K];
         for (i, d) in axes(K).iter().enumerate() {
             let l1 = f64::from(d[0].abs() + d[1].abs() + d[2].abs());
             dt[i] = f64::from(d[0]) * t.x + f64::from(d[1]) * t.y + f64::from(d[2]) * t.z;
@@ -261,26 +261,12 @@ impl<const K: usize> PoseFrame<K> {
             cons[i] = l1 * 8.0 * EPS * nt + 1e-300;
             pull[i] = pose.pull_back(*d);
             root_margin[i] = l1 * 16.0 * EPS * (na * object_magnitude + nt) + 1e-300;
+            (shift_t[i], shift_t[n + i]) = (f32_down(dt[i]), f32_up(dt[i]));
+            let w = f32_up(4.0 * EPS * l1 * (object_magnitude + nt)) + f32::MIN_POSITIVE;
+            (shift_w[i], shift_w[n + i]) = (w, w);
         }
-        let translation_only = lin == glam::DMat3::IDENTITY;
-        let n = K / 2;
         let shift_sign = std::array::from_fn(|i| if i < n { -1.0 } else { 1.0 });
-        let shift_t = std::array::from_fn(|i| {
-            if i < n {
-                f32_down(dt[i])
-            } else {
-                f32_up(dt[i - n])
-            }
-        });
-        let shift_w = std::array::from_fn(|i| {
-            let d = axes(K)[i % n];
-            let l1 = f64::from(d[0].abs() + d[1].abs() + d[2].abs());
-            f32_up(4.0 * EPS * l1 * (object_magnitude + nt)) + f32::MIN_POSITIVE
-        });
-        let root_shift = std::array::from_fn(|i| {
-            let d = axes(K)[i % n];
-            f64::from(d[0].abs() + d[1].abs() + d[2].abs()) * 4.0 * EPS
-        });
+        let translation_only = lin == glam::DMat3::IDENTITY;
         PoseFrame {
             a32,
             dt,
@@ -292,8 +278,6 @@ impl<const K: usize> PoseFrame<K> {
             shift_t,
             shift_w,
             shift_sign,
-            root_shift,
-            t_inf: nt,
         }
     }
 }
@@ -466,14 +450,14 @@ fn shifted<const K: usize>(d: &Dop<K>, frame: &PoseFrame<K>) -> Dop<K> {
 /// coordinates are `fl(x + t)`, off by at most `EPS |x + t|` per coordinate, so projections
 /// move by at most `EPS |d_i|_1 (|x| + |t|)`; `d_i . t` is off by `2 EPS |d_i|_1 |t|`, and the
 /// two sums below by `EPS` of their magnitudes, which are at most `|d_i|_1 (|x| + |t|)` up to
-/// the bounds' own `f32` rounding (`|x|` bounded by `mag`). `16 EPS |d_i|_1 (mag + |t|)`
-/// covers all of it, with room.
-fn shifted_root<const K: usize>(d: &Dop<K>, mag: f64, frame: &PoseFrame<K>) -> Dop<K> {
+/// the bounds' own `f32` rounding (`|x|` bounded by the object's magnitude).
+/// `16 EPS |d_i|_1 (mag + |t|)` covers all of it, with room: that is the frame's root
+/// margin, whose `||A||_inf` factor is 1 for the identity.
+fn shifted_root<const K: usize>(d: &Dop<K>, frame: &PoseFrame<K>) -> Dop<K> {
     let n = K / 2;
-    let base = (mag + frame.t_inf) * 4.0;
     let mut out = Dop::<K>::EMPTY;
     for i in 0..n {
-        let m = frame.root_shift[i] * base + 1e-300;
+        let m = frame.root_margin[i];
         let dt = frame.dt[i];
         out.b[i] = widen_down((f64::from(d.b[i]) + dt - m) as f32);
         out.b[n + i] = widen_up((f64::from(d.b[n + i]) + dt + m) as f32);
@@ -580,7 +564,7 @@ pub(crate) fn root_dop<const K: usize>(
     }
     if frame.translation_only {
         // The stored root bound is already the exact k-DOP of the object.
-        return shifted_root(&obj.bvh.nodes[0].dop, obj.magnitude, frame);
+        return shifted_root(&obj.bvh.nodes[0].dop, frame);
     }
     for i in 0..n {
         let c = frame.pull[i];
