@@ -121,8 +121,8 @@ pub struct Outcome<'a> {
 
 /// Reusable scratch for queries of one flying object: tumbled k-DOPs with their stamps,
 /// placed vertices, the hill-climbing state, the traversal stack and a memo of refined
-/// environment leaves (8 bytes per environment node, sized for the largest environment
-/// queried). Nothing allocates per query once it has warmed up. Use one per thread.
+/// environment leaves (8 bytes per node of every part a query has reached, sized for the
+/// largest environment queried). Nothing allocates per query once it has warmed up. Use one per thread.
 #[derive(Clone, Debug, Default)]
 pub struct QueryState<const K: usize> {
     object: u64,
@@ -260,21 +260,17 @@ impl<const K: usize> QueryState<K> {
         }
     }
 
-    /// Numbers a new query and sizes the refinement memo for `env` (allocates only when
-    /// `env` has more parts or nodes than any environment before).
-    fn start_query(&mut self, env: &Environment<K>) {
+    /// Numbers a new query for the refinement memo and gives the memo a slot per part of
+    /// an environment of `parts` parts (each slot grows when the query first refines a
+    /// leaf of that part, see [`memo_entry`]).
+    fn start_query(&mut self, parts: usize) {
         self.query = self.query.wrapping_add(1);
         if self.query == 0 {
             self.refined.iter_mut().for_each(|m| m.fill(0));
             self.query = 1;
         }
-        if self.refined.len() < env.parts.len() {
-            self.refined.resize_with(env.parts.len(), Vec::new);
-        }
-        for (memo, part) in self.refined.iter_mut().zip(&env.parts) {
-            if memo.len() < part.bvh.nodes.len() {
-                memo.resize(part.bvh.nodes.len(), 0);
-            }
+        if self.refined.len() < parts {
+            self.refined.resize_with(parts, Vec::new);
         }
     }
 
@@ -339,7 +335,7 @@ impl<const K: usize> Environment<K> {
         state.raw.clear();
         state.stack.clear();
         state.tri_dops.clear();
-        state.start_query(self);
+        state.start_query(self.parts.len());
         let detect = options.mode == Mode::Detect;
         let larger_first = options.descent == Descent::Larger;
         // Pairs on the stack are known to overlap: children are tested before they are
@@ -413,7 +409,7 @@ impl<const K: usize> Environment<K> {
                 // Refine a leaf of several triangles into one bound per triangle, so that
                 // the flying hierarchy descends against the triangles, not their union:
                 // the pruning of single-triangle leaves for a fraction of their memory.
-                let memo = &mut state.refined[p as usize][e as usize];
+                let memo = memo_entry(&mut state.refined, p, e, bvh.nodes.len());
                 let mut slot = if (*memo >> 32) as u32 == state.query {
                     *memo as u32 as usize
                 } else {
@@ -539,6 +535,18 @@ impl<const K: usize> Environment<K> {
             epos += 1;
         }
     }
+}
+
+/// The refinement memo's entry for node `e` of part `p` (which has `nodes` nodes), grown
+/// on first use: only parts that queries reach cost memory, and the check is one
+/// comparison at a leaf, not a pass over every part per query.
+#[inline]
+fn memo_entry(refined: &mut [Vec<u64>], p: u32, e: u32, nodes: usize) -> &mut u64 {
+    let part = &mut refined[p as usize];
+    if part.len() < nodes {
+        part.resize(nodes, 0);
+    }
+    &mut part[e as usize]
 }
 
 /// Query-time record of one flying node.
