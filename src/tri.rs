@@ -73,13 +73,23 @@ pub(crate) fn boxes_overlap(t1: &Triangle, t2: &Triangle) -> bool {
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))] // x86_64: tests only
 #[inline]
 pub(crate) fn boxes_overlap_scalar(t1: &Triangle, t2: &Triangle) -> bool {
-    let mut ok = true;
-    for k in 0..3 {
-        let (a0, a1, a2) = (t1[0][k], t1[1][k], t1[2][k]);
-        let (b0, b1, b2) = (t2[0][k], t2[1][k], t2[2][k]);
-        ok &= (min3(a0, a1, a2) <= max3(b0, b1, b2)) & (min3(b0, b1, b2) <= max3(a0, a1, a2));
+    TriBox::new(t1).overlaps_scalar(t2)
+}
+
+/// The x and y intervals of a triangle's box as two SSE2 registers, `[min x, min y]` and
+/// `[max x, max y]` (`minpd`/`maxpd`: exact on NaN-free input).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn xy_bounds_sse2(t: &Triangle) -> (std::arch::x86_64::__m128d, std::arch::x86_64::__m128d) {
+    use std::arch::x86_64::{_mm_max_pd, _mm_min_pd, _mm_set_pd};
+    // SAFETY: SSE2 is part of the x86_64 baseline; these intrinsics only compute on
+    // registers (no memory access).
+    unsafe {
+        let xy = |p: DVec3| _mm_set_pd(p.y, p.x);
+        let lo = _mm_min_pd(_mm_min_pd(xy(t[0]), xy(t[1])), xy(t[2]));
+        let hi = _mm_max_pd(_mm_max_pd(xy(t[0]), xy(t[1])), xy(t[2]));
+        (lo, hi)
     }
-    ok
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -89,16 +99,13 @@ fn boxes_overlap_sse2(t1: &Triangle, t2: &Triangle) -> bool {
         _mm_and_pd, _mm_cmple_pd, _mm_max_pd, _mm_min_pd, _mm_movemask_pd, _mm_set_pd,
         _mm_shuffle_pd,
     };
+    let (lo1, hi1) = xy_bounds_sse2(t1);
+    let (lo2, hi2) = xy_bounds_sse2(t2);
     // SAFETY: SSE2 is part of the x86_64 baseline; these intrinsics only compute on
     // registers (no memory access).
     unsafe {
-        let xy = |p: DVec3| _mm_set_pd(p.y, p.x);
         // Lane 0: triangle 1's z; lane 1: triangle 2's z.
         let zz = |i: usize| _mm_set_pd(t2[i].z, t1[i].z);
-        let lo1 = _mm_min_pd(_mm_min_pd(xy(t1[0]), xy(t1[1])), xy(t1[2]));
-        let hi1 = _mm_max_pd(_mm_max_pd(xy(t1[0]), xy(t1[1])), xy(t1[2]));
-        let lo2 = _mm_min_pd(_mm_min_pd(xy(t2[0]), xy(t2[1])), xy(t2[2]));
-        let hi2 = _mm_max_pd(_mm_max_pd(xy(t2[0]), xy(t2[1])), xy(t2[2]));
         let xy_ok = _mm_and_pd(_mm_cmple_pd(lo1, hi2), _mm_cmple_pd(lo2, hi1));
         let zlo = _mm_min_pd(_mm_min_pd(zz(0), zz(1)), zz(2));
         let zhi = _mm_max_pd(_mm_max_pd(zz(0), zz(1)), zz(2));
@@ -171,17 +178,12 @@ impl TriBox {
     #[cfg(target_arch = "x86_64")]
     #[inline]
     fn overlaps_sse2(&self, t: &Triangle) -> bool {
-        use std::arch::x86_64::{
-            _mm_and_pd, _mm_cmple_pd, _mm_loadu_pd, _mm_max_pd, _mm_min_pd, _mm_movemask_pd,
-            _mm_set_pd,
-        };
+        use std::arch::x86_64::{_mm_and_pd, _mm_cmple_pd, _mm_loadu_pd, _mm_movemask_pd};
+        let (lo, hi) = xy_bounds_sse2(t);
         // SAFETY: SSE2 is part of the x86_64 baseline. The two loads read the 2-element
         // arrays `xy_lo`/`xy_hi` (unaligned loads need no alignment); the rest computes on
         // registers.
         let xy_ok = unsafe {
-            let xy = |p: DVec3| _mm_set_pd(p.y, p.x);
-            let lo = _mm_min_pd(_mm_min_pd(xy(t[0]), xy(t[1])), xy(t[2]));
-            let hi = _mm_max_pd(_mm_max_pd(xy(t[0]), xy(t[1])), xy(t[2]));
             let ok = _mm_and_pd(
                 _mm_cmple_pd(lo, _mm_loadu_pd(self.xy_hi.as_ptr())),
                 _mm_cmple_pd(_mm_loadu_pd(self.xy_lo.as_ptr()), hi),
