@@ -15,7 +15,7 @@ use crate::env::{Environment, PartId};
 use crate::error::{Error, Result};
 use crate::hierarchy::END;
 use crate::pose::Pose;
-use crate::tri::{Prepared, TriBox, intersect_prepared, triangle_distance};
+use crate::tri::{TriBox, intersect_filtered, triangle_distance};
 use crate::tumble::{Climber, FlyingObject, PoseFrame, root_dop, tumble_node};
 use glam::DVec3;
 
@@ -498,21 +498,14 @@ impl<const K: usize> Environment<K> {
         let bvh = &self.parts[part as usize].bvh;
         loop {
             let et = bvh.tri_at(epos);
-            // The environment triangle's box and plane serve every flying triangle of the
-            // leaf; the plane is built on the first pair whose boxes overlap.
+            // The environment triangle's box serves every flying triangle of the leaf.
             let ebox = TriBox::new(&et);
-            let mut prep: Option<Prepared> = None;
             let mut fpos = fpos0;
             loop {
                 let ft = state.placed(object, pose, fpos);
                 stats.np += 1;
                 let hit = if eps == 0.0 {
-                    ebox.overlaps(&ft)
-                        && intersect_prepared(
-                            &ft,
-                            &et,
-                            prep.get_or_insert_with(|| Prepared::new(&et)),
-                        )
+                    ebox.overlaps(&ft) && intersect_filtered(&ft, &et)
                 } else {
                     within(&et, &ft, eps)
                 };

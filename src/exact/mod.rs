@@ -23,13 +23,13 @@ use std::cmp::Ordering;
 /// Unit roundoff of `f64` (2^-53).
 pub(crate) const EPS: f64 = f64::EPSILON * 0.5;
 /// Shewchuk's `o3derrboundA`.
-const O3_ERR_A: f64 = (7.0 + 56.0 * EPS) * EPS;
+pub(crate) const O3_ERR_A: f64 = (7.0 + 56.0 * EPS) * EPS;
 /// Shewchuk's `ccwerrboundA`.
 const O2_ERR_A: f64 = (3.0 + 16.0 * EPS) * EPS;
 /// Absolute slack that covers intermediate underflow. Validated coordinates are below
 /// 2^63 in magnitude, so an underflowed product (error below 2^-1074) times another factor
 /// stays far below this.
-const FLOOR: f64 = 1e-270;
+pub(crate) const FLOOR: f64 = 1e-270;
 /// Inputs whose non-zero magnitudes lie in `[SAFE_MIN, SAFE_MAX]` cannot overflow or
 /// underflow inside Shewchuk's expansions (products of three differences stay within
 /// 2^-760 .. 2^760, far from the subnormal and overflow thresholds).

@@ -14,6 +14,9 @@
 //! gives for the `f64` coordinates passed in. These are surfaces, not volumes: a triangle
 //! strictly inside a closed mesh touches nothing (the paper's footnote 1).
 
+mod filtered;
+mod lanes;
+
 use crate::exact::{Plane, max3, min3, orient2d, orient3d, project};
 use glam::{DVec2, DVec3};
 
@@ -42,10 +45,38 @@ pub type Triangle = [DVec3; 3];
 /// exact fallbacks run only when the floating-point filter cannot certify a sign.
 #[must_use]
 pub fn triangles_intersect(t1: &Triangle, t2: &Triangle) -> bool {
-    if !boxes_overlap(t1, t2) {
-        return false;
+    boxes_overlap(t1, t2) && intersect_filtered(t1, t2)
+}
+
+/// The exact test for triangles whose boxes overlap: the two-lane filtered common case
+/// ([`filtered`]: SSE2 on x86_64, scalar elsewhere), and the full case analysis with exact
+/// fallbacks when a sign it needs is not certified.
+#[inline]
+pub(crate) fn intersect_filtered(t1: &Triangle, t2: &Triangle) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    let fast = if std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the CPU has AVX, checked just above.
+        unsafe { filtered_avx(t1, t2) }
+    } else {
+        filtered::intersect::<lanes::Sse2>(t1, t2)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let fast = filtered::intersect::<lanes::Scalar2>(t1, t2);
+    match fast {
+        Some(hit) => hit,
+        None => intersect_boxed(t1, t2),
     }
-    intersect_boxed(t1, t2)
+}
+
+/// The SSE2 kernel compiled with AVX's three-operand encoding: the same operations and
+/// results, without the register copies that two-operand SSE2 needs.
+///
+/// # Safety
+/// The CPU must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn filtered_avx(t1: &Triangle, t2: &Triangle) -> Option<bool> {
+    filtered::intersect::<lanes::Sse2>(t1, t2)
 }
 
 /// Closed axis-aligned boxes of the two triangles overlap (exact comparisons).
@@ -196,41 +227,22 @@ impl TriBox {
     }
 }
 
-/// The exact test without the bounding-box rejection.
+/// The full Guigue–Devillers case analysis without the bounding-box rejection: every
+/// sign branched on, exact fallbacks, coplanar and degenerate pairs. [`filtered`] decides
+/// the common cases faster and defers the rest here.
 ///
 /// Corners are read through the references, never copied to locals first: a copy of a
 /// triangle is stored 16 + 8 bytes per point and reloaded as misaligned pairs, a
 /// store-forwarding stall that cost more than the arithmetic. Rare cases are outlined.
-#[inline]
+/// Outlined itself: it runs for touching, coplanar and degenerate pairs, and for signs the
+/// filter could not certify.
+#[cold]
+#[inline(never)]
 pub(crate) fn intersect_boxed(t1: &Triangle, t2: &Triangle) -> bool {
-    intersect_prepared(t1, t2, &Prepared::new(t2))
-}
-
-/// A triangle's plane and whether it is degenerate, computed once for many tests.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Prepared {
-    plane: Plane,
-    degenerate: bool,
-}
-
-impl Prepared {
-    #[inline]
-    pub(crate) fn new(t: &Triangle) -> Prepared {
-        let plane = Plane::new(t[0], t[1], t[2]);
-        Prepared {
-            plane,
-            degenerate: plane.is_degenerate(),
-        }
-    }
-}
-
-/// [`intersect_boxed`] with `t2`'s plane prepared.
-#[inline]
-pub(crate) fn intersect_prepared(t1: &Triangle, t2: &Triangle, prep2: &Prepared) -> bool {
     let (p1, q1, r1) = (t1[0], t1[1], t1[2]);
     let (p2, q2, r2) = (t2[0], t2[1], t2[2]);
-    let pl2 = prep2.plane;
-    if prep2.degenerate {
+    let pl2 = Plane::new(p2, q2, r2);
+    if pl2.is_degenerate() {
         return degenerate_pair(t1, t2);
     }
     // Signs of T1's corners with respect to T2's plane; all on one side is the common

@@ -1,0 +1,350 @@
+//! The common case of the exact triangle–triangle test, two planes at a time.
+//!
+//! Guigue and Devillers (J. Graphics Tools 8(1), 2003, section 3) decide a pair of
+//! non-coplanar triangles with the signs of each triangle's corners against the other's
+//! plane, then two orientations of permuted corners. The scalar form
+//! ([`super::intersect_boxed`]) branches on every sign; on pairs whose outcomes the branch
+//! predictor cannot learn, those branches cost more than the arithmetic
+//! (`docs/benchmarks.md`). Here:
+//!
+//! 1. the plane of T2 against T1's corners and the plane of T1 against T2's corners are
+//!    one computation in two `f64` lanes ([`Lanes`]), with Shewchuk's certified error bound
+//!    for `orient3d` (semi-static: one bound per plane from the corners' largest offsets,
+//!    as [`crate::exact::Plane::sides3`]);
+//! 2. the Guigue–Devillers permutations are a table lookup on the six sign bits instead of
+//!    nested branches;
+//! 3. the two final orientations are again one computation in two lanes.
+//!
+//! Whenever a sign is not certified non-zero (touching, coplanar or degenerate triangles,
+//! NaN), it answers `None` and the caller runs the full scalar test with its exact
+//! fallbacks, so the answer is always the exact one.
+
+use super::Triangle;
+use super::lanes::Lanes;
+use crate::exact::{FLOOR, O3_ERR_A};
+use glam::DVec3;
+
+/// For a 3-bit mask of the corners certified positive (the others certified negative,
+/// not all alike): the corner alone on its side, and whether that side is negative.
+const fn alone(mask: usize) -> (usize, bool) {
+    match mask {
+        0b001 => (0, false),
+        0b110 => (0, true),
+        0b010 => (1, false),
+        0b101 => (1, true),
+        0b100 => (2, false),
+        0b011 => (2, true),
+        _ => (0, false), // not a straddling mask; never looked up
+    }
+}
+
+/// The corner orders `[p1, q1, r1, p2, q2, r2]` (indices into T1 and T2) at which
+/// Guigue–Devillers' `check_min_max` runs, for T1's positive-sign mask `m1` (against T2's
+/// plane) and T2's `m2` (against T1's plane), both straddling.
+const fn order(m1: usize, m2: usize) -> [u8; 6] {
+    // T1 rotated so that its lone corner comes first; if that corner is on the negative
+    // side, T2's last two corners swap (which flips its orientation).
+    let (a1, n1) = alone(m1);
+    let mut i1 = [a1, (a1 + 1) % 3, (a1 + 2) % 3];
+    let j = if n1 { [0, 2, 1] } else { [0, 1, 2] };
+    // T2's mask in that order, then the same rule with the roles exchanged.
+    let m2j = ((m2 >> j[0]) & 1) | (((m2 >> j[1]) & 1) << 1) | (((m2 >> j[2]) & 1) << 2);
+    let (a2, n2) = alone(m2j);
+    let i2 = [j[a2], j[(a2 + 1) % 3], j[(a2 + 2) % 3]];
+    if n2 {
+        let t = i1[1];
+        i1[1] = i1[2];
+        i1[2] = t;
+    }
+    [
+        i1[0] as u8,
+        i1[1] as u8,
+        i1[2] as u8,
+        i2[0] as u8,
+        i2[1] as u8,
+        i2[2] as u8,
+    ]
+}
+
+/// [`order`] indexed by the six sign bits as the filter produces them: bit `2i` is T1's
+/// corner `i` certified positive against T2's plane, bit `2i + 1` is T2's corner `i`
+/// certified positive against T1's plane. Only straddling masks are looked up.
+static ORDERS: [[u8; 6]; 64] = {
+    let mut t = [[0u8; 6]; 64];
+    let mut i = 0;
+    while i < 64 {
+        let m1 = (i & 1) | ((i >> 1) & 2) | ((i >> 2) & 4);
+        let m2 = ((i >> 1) & 1) | ((i >> 2) & 2) | ((i >> 3) & 4);
+        t[i] = order(m1, m2);
+        i += 1;
+    }
+    t
+};
+
+/// Bits `0, 2, 4` of an interleaved sign mask: T1's corners; bits `1, 3, 5`: T2's.
+const LANE0: u32 = 0b01_0101;
+const LANE1: u32 = 0b10_1010;
+
+/// Bit `m` set iff the interleaved mask `m` holds all three corners of a lane.
+const FULL_LANE: u64 = {
+    let mut bits = 0u64;
+    let mut m = 0;
+    while m < 64 {
+        if m & LANE0 == LANE0 || m & LANE1 == LANE1 {
+            bits |= 1 << m;
+        }
+        m += 1;
+    }
+    bits
+};
+
+/// Three coordinates, each two lanes.
+#[derive(Clone, Copy)]
+struct V<L>([L; 3]);
+
+impl<L: Lanes> V<L> {
+    #[inline(always)]
+    fn pair(a: DVec3, b: DVec3) -> Self {
+        V([L::new(a.x, b.x), L::new(a.y, b.y), L::new(a.z, b.z)])
+    }
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        V([self.0[0] - o.0[0], self.0[1] - o.0[1], self.0[2] - o.0[2]])
+    }
+}
+
+/// The normal `u x v` of two lane vectors, with the absolute values of the two products in
+/// each component (Shewchuk's "permanent" terms).
+#[inline(always)]
+fn cross<L: Lanes>(u: V<L>, v: V<L>) -> (V<L>, V<L>) {
+    let [ux, uy, uz] = u.0;
+    let [vx, vy, vz] = v.0;
+    let (m1, m2, m3, m4, m5, m6) = (uy * vz, uz * vy, uz * vx, ux * vz, ux * vy, uy * vx);
+    (
+        V([m1 - m2, m3 - m4, m5 - m6]),
+        V([
+            m1.abs() + m2.abs(),
+            m3.abs() + m4.abs(),
+            m5.abs() + m6.abs(),
+        ]),
+    )
+}
+
+/// Bits (lane `i` at bit `i`) of the lanes where `det` is certified positive, and certified
+/// negative, given `perm`, the permanent of the determinant (Shewchuk's `errboundA`).
+#[inline(always)]
+fn signs<L: Lanes>(det: L, perm: L) -> (u32, u32) {
+    let bound = L::splat(O3_ERR_A) * perm + L::splat(FLOOR);
+    (det.gt(bound), det.neg().gt(bound))
+}
+
+/// The exact answer for two triangles whose boxes overlap, or `None` when a sign it needs
+/// is not certified (then the caller decides by the full test with exact fallbacks).
+#[inline(always)]
+pub(crate) fn intersect<L: Lanes>(t1: &Triangle, t2: &Triangle) -> Option<bool> {
+    // Lane 0: T2's plane (through t2[0]) against T1's corners; lane 1: the other way.
+    let a0 = V::<L>::pair(t2[0], t1[0]);
+    let (n, perm) = cross(V::pair(t2[1], t1[1]).sub(a0), V::pair(t2[2], t1[2]).sub(a0));
+    // One bound per lane from the largest offset along each axis (valid for all three
+    // corners: the bound grows with |d|). Corner by corner, to keep few values live.
+    let mut m = [L::splat(0.0); 3];
+    let det: [L; 3] = std::array::from_fn(|i| {
+        let d = V::pair(t1[i], t2[i]).sub(a0);
+        for (m, d) in m.iter_mut().zip(d.0) {
+            *m = m.max(d.abs());
+        }
+        d.0[0] * n.0[0] + d.0[1] * n.0[1] + d.0[2] * n.0[2]
+    });
+    let p = m[0] * perm.0[0] + m[1] * perm.0[1] + m[2] * perm.0[2];
+    let (mut pos, mut neg) = (0u32, 0u32);
+    for (i, det) in det.into_iter().enumerate() {
+        let (sp, sn) = signs(det, p);
+        pos |= sp << (2 * i);
+        neg |= sn << (2 * i);
+    }
+    // All three corners of one triangle strictly on one side of the other's plane: one
+    // branch (a bit table), not one per condition; this outcome is as unpredictable as a
+    // coin on pairs whose boxes overlap.
+    if ((FULL_LANE >> pos) | (FULL_LANE >> neg)) & 1 != 0 {
+        return Some(false);
+    }
+    if (pos | neg) != 0b11_1111 {
+        return None; // a zero or uncertain sign: touching, coplanar, degenerate, NaN
+    }
+    // Both triangles straddle the other's plane: the segments they cut on the planes'
+    // common line overlap iff both orientations are <= 0.
+    let o = &ORDERS[pos as usize];
+    let c1 = |k: usize| t1[o[k] as usize];
+    let c2 = |k: usize| t2[o[3 + k] as usize];
+    // Lane 0: orient3d(q1, p2, p1, q2); lane 1: orient3d(p1, p2, r1, r2).
+    let oa = V::<L>::pair(c1(1), c1(0));
+    let p2 = c2(0);
+    let ba = V([L::splat(p2.x), L::splat(p2.y), L::splat(p2.z)]).sub(oa);
+    let ca = V::pair(c1(0), c1(2)).sub(oa);
+    let da = V::pair(c2(1), c2(2)).sub(oa);
+    let (n, perm) = cross(ba, ca);
+    let det = da.0[0] * n.0[0] + da.0[1] * n.0[1] + da.0[2] * n.0[2];
+    let p = da.0[0].abs() * perm.0[0] + da.0[1].abs() * perm.0[1] + da.0[2].abs() * perm.0[2];
+    let (pos, neg) = signs(det, p);
+    // Decided unless neither lane is certified positive and not both certified negative:
+    // rare, so this branch is predictable, and the answer itself is not a branch.
+    if (pos != 0) | (neg == 0b11) {
+        return Some(neg == 0b11);
+    }
+    Some(final_exact(c1(0), c1(1), c1(2), c2(0), c2(1), c2(2)))
+}
+
+/// The final orientations when the filter could not certify them (an exact touch along the
+/// planes' common line, or very close to one).
+#[cold]
+#[inline(never)]
+fn final_exact(p1: DVec3, q1: DVec3, r1: DVec3, p2: DVec3, q2: DVec3, r2: DVec3) -> bool {
+    use crate::exact::orient3d;
+    orient3d(q1, p2, p1, q2) <= 0 && orient3d(p1, p2, r1, r2) <= 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::lanes::Scalar2;
+    use super::*;
+    use crate::oracle::reference_triangles_intersect;
+    use crate::testing::lcg;
+
+    /// The table against a direct reading of Guigue–Devillers' case analysis
+    /// (`intersect_prepared`'s branches) for every straddling pair of masks.
+    #[test]
+    fn orders_follow_the_case_analysis() {
+        // Corners of T1 and T2 with signs chosen to make each mask; the scalar test and the
+        // table must pick the same check for every one of the 36 cases, which the random
+        // comparison below covers; here, the structural facts: the lone corner first, and a
+        // permutation of each triangle.
+        for m1 in 1..7 {
+            for m2 in 1..7 {
+                let o = order(m1, m2);
+                let mut a = [o[0], o[1], o[2]];
+                let mut b = [o[3], o[4], o[5]];
+                let lone1 = alone(m1).0 as u8;
+                assert_eq!(a[0], lone1, "T1's lone corner first for {m1:03b}");
+                a.sort_unstable();
+                b.sort_unstable();
+                assert_eq!(a, [0, 1, 2]);
+                assert_eq!(b, [0, 1, 2]);
+                // T2's first corner is its lone corner against T1's plane.
+                let bit = |k: u8| (m2 >> k) & 1;
+                let first = bit(o[3]);
+                assert!(
+                    bit(o[4]) != first && bit(o[5]) != first,
+                    "{m1:03b} {m2:03b}"
+                );
+            }
+        }
+    }
+
+    fn random_pair(s: &mut u64, scale: f64) -> (Triangle, Triangle) {
+        let mut p = || DVec3::new(lcg(s), lcg(s), lcg(s));
+        let c = p();
+        // Near T1, so that both answers are common.
+        let d = c + (p() - 0.5) * (0.5 * scale);
+        let t1 = [c, c + (p() - 0.5) * scale, c + (p() - 0.5) * scale];
+        let t2 = [d, d + (p() - 0.5) * scale, d + (p() - 0.5) * scale];
+        (t1, t2)
+    }
+
+    /// The two lane forms agree bit for bit, and whenever they decide, they decide as the
+    /// exact big-integer reference does; every one of the 36 straddling sign patterns
+    /// (each a different entry of the permutation table) is exercised.
+    #[test]
+    fn both_lane_forms_agree_with_the_exact_reference() {
+        use crate::exact::orient3d;
+        let mut s = 5;
+        let (mut decided, mut hits) = (0, 0);
+        let mut seen = [[false; 8]; 8];
+        for i in 0..4_000 {
+            let (t1, t2) = random_pair(&mut s, if i % 2 == 0 { 1.0 } else { 0.3 });
+            let scalar = intersect::<Scalar2>(&t1, &t2);
+            #[cfg(target_arch = "x86_64")]
+            assert_eq!(scalar, intersect::<super::super::lanes::Sse2>(&t1, &t2));
+            if let Some(hit) = scalar {
+                assert_eq!(
+                    hit,
+                    reference_triangles_intersect(&t1, &t2),
+                    "{t1:?} {t2:?}"
+                );
+                // The full case analysis, which now runs only for special positions, is
+                // kept honest on general ones too.
+                assert_eq!(
+                    hit,
+                    super::super::intersect_boxed(&t1, &t2),
+                    "{t1:?} {t2:?}"
+                );
+                decided += 1;
+                hits += usize::from(hit);
+                // The sign pattern, from the exact predicate.
+                let mask = |t: &Triangle, u: &Triangle| {
+                    (0..3).fold(0, |m, k| {
+                        m | (usize::from(orient3d(u[0], u[1], u[2], t[k]) > 0) << k)
+                    })
+                };
+                seen[mask(&t1, &t2)][mask(&t2, &t1)] = true;
+            }
+        }
+        // Random pairs are almost never in a special position: nearly all are decided here,
+        // and both answers occur.
+        assert!(decided > 3_900, "{decided}");
+        assert!(hits > 100 && hits < decided - 100, "{hits} of {decided}");
+        let missing: Vec<(usize, usize)> = (1..7)
+            .flat_map(|a| (1..7).map(move |b| (a, b)))
+            .filter(|&(a, b)| !seen[a][b])
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "sign patterns never exercised: {missing:?}"
+        );
+    }
+
+    /// Pairs that cross only barely, so that the final orientations are near zero and the
+    /// plane signs near their bounds: every decided answer must still be exact.
+    #[test]
+    fn near_touching_pairs_are_exact_or_deferred() {
+        let mut s = 9;
+        for _ in 0..3_000 {
+            let (t1, mut t2) = random_pair(&mut s, 1.0);
+            // Slide T2 so that one of its corners lands within a few ulps of T1's plane.
+            let n = (t1[1] - t1[0]).cross(t1[2] - t1[0]);
+            let k = (lcg(&mut s) * 3.0) as usize;
+            let off = (t2[k] - t1[0]).dot(n) / n.length_squared();
+            let jitter = (lcg(&mut s) - 0.5) * 1e-15;
+            t2 = t2.map(|p| p - n * (off + jitter));
+            let got = intersect::<Scalar2>(&t1, &t2);
+            #[cfg(target_arch = "x86_64")]
+            assert_eq!(got, intersect::<super::super::lanes::Sse2>(&t1, &t2));
+            if let Some(hit) = got {
+                assert_eq!(
+                    hit,
+                    reference_triangles_intersect(&t1, &t2),
+                    "{t1:?} {t2:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn special_positions_are_deferred_not_guessed() {
+        let a = [DVec3::ZERO, DVec3::X, DVec3::Y];
+        // Coplanar overlap, a shared corner, a NaN corner.
+        let coplanar = [
+            DVec3::new(0.2, 0.2, 0.0),
+            DVec3::new(2.0, 0.2, 0.0),
+            DVec3::Y,
+        ];
+        let corner = [
+            DVec3::X,
+            DVec3::new(2.0, 0.0, 1.0),
+            DVec3::new(2.0, 1.0, -1.0),
+        ];
+        let nan = [DVec3::new(f64::NAN, 0.0, 0.0), DVec3::X, DVec3::Z];
+        for b in [coplanar, corner, nan] {
+            assert_eq!(intersect::<Scalar2>(&a, &b), None, "{b:?}");
+        }
+    }
+}
