@@ -115,6 +115,29 @@ fn demo_runs_for_every_k_and_mode() {
     }
 }
 
+/// The OBB back-end flies the same flight: contacts reverse the motion, so the flights
+/// stay identical only if every check answers as the k-DOPs' did.
+#[test]
+fn demo_with_obb_trees_flies_the_same_flight() {
+    let summary = |extra: &[&str]| -> Value {
+        let mut args = vec!["demo", "--steps", "400", "--json"];
+        args.extend_from_slice(extra);
+        serde_json::from_slice(&kdop_ok(&args).stdout).unwrap()
+    };
+    let dop = summary(&[]);
+    for mode in ["report", "detect"] {
+        let obb = summary(&["--bv", "obb", "--mode", mode]);
+        assert_eq!(obb["contact_steps"], dop["contact_steps"], "{mode}");
+        assert!(
+            dop["contact_steps"].as_u64().unwrap() > 0,
+            "the flight must touch"
+        );
+        if mode == "report" {
+            assert_eq!(obb["contacts"], dop["contacts"]);
+        }
+    }
+}
+
 fn write_obj(path: &Path, tris: &[[DVec3; 3]]) {
     let mut s = String::from("# test mesh\n");
     for t in tris {
@@ -210,6 +233,8 @@ fn check_matches_brute_force_on_generated_files() {
     let poses = random_poses(3, 30, DVec3::splat(-6.0), DVec3::splat(6.0));
     check_against_oracle(&env_p, &obj_p, &poses, &[]);
     check_against_oracle(&env_p, &obj_p, &poses, &["--k", "26", "--rule", "min-sum"]);
+    check_against_oracle(&env_p, &obj_p, &poses, &["--bv", "obb", "--leaf", "1"]);
+    check_against_oracle(&env_p, &obj_p, &poses, &["--bv", "dop14"]);
 
     // The same through a saved hierarchy.
     let saved = tmp("env.kdop");
@@ -260,6 +285,28 @@ fn check_matches_brute_force_on_generated_files() {
     ]);
     assert_eq!(c.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&c.stderr).contains("14-DOPs"));
+    // OBB trees are not saved: neither built into a file nor loaded from a k-DOP one.
+    let d = kdop(&[
+        "check",
+        saved.to_str().unwrap(),
+        obj_p.to_str().unwrap(),
+        "--poses",
+        poses_path.to_str().unwrap(),
+        "--bv",
+        "obb",
+    ]);
+    assert_eq!(d.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&d.stderr).contains("give the mesh"));
+    let e = kdop(&[
+        "build",
+        env_p.to_str().unwrap(),
+        "--out",
+        tmp("never.kdop").to_str().unwrap(),
+        "--bv",
+        "obb",
+    ]);
+    assert_eq!(e.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&e.stderr).contains("hold k-DOPs"));
 }
 
 #[test]
@@ -272,6 +319,7 @@ fn check_matches_brute_force_on_fcl_meshes() {
     let m = kdop::io::formats::load_mesh(&env).unwrap();
     let (lo, hi) = m.bounds();
     check_against_oracle(&env, &rob, &random_poses(11, 24, lo, hi), &[]);
+    check_against_oracle(&env, &rob, &random_poses(11, 24, lo, hi), &["--bv", "obb"]);
 }
 
 #[test]

@@ -1,11 +1,13 @@
 //! `kdop check`: an object at every pose of a file against an environment that stays where
 //! it is. One answer per pose, in pose order.
 
-use crate::common::{HierarchyArgs, ModeArg, load_environment, load_mesh};
+use crate::common::{
+    Bv, HierarchyArgs, ModeArg, load_environment, load_mesh, load_obb_environment,
+};
 use crate::with_k;
 use clap::Args;
 use indicatif::ProgressBar;
-use kdop::{FlyingObject, Pose, QueryState};
+use kdop::{BuildOptions, FlyingObject, ObbQueryState, ObbTree, Pose, QueryOptions, QueryState};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -65,8 +67,14 @@ pub fn read_poses(path: &Path) -> kdop::Result<Vec<(usize, Result<Pose, String>)
 }
 
 pub fn run(a: &CheckArgs) -> kdop::Result<ExitCode> {
-    with_k!(a.hierarchy.k, KK => check::<KK>(a))
+    match a.hierarchy.bv() {
+        Bv::Dop(k) => with_k!(k, KK => check::<KK>(a)),
+        Bv::Obb => check_obb(a),
+    }
 }
+
+/// One check: whether it collides, and the sorted `[env, object]` triangle pairs.
+type Check<'a> = dyn FnMut(&Pose, &QueryOptions) -> kdop::Result<(bool, Vec<[u32; 2]>)> + 'a;
 
 fn check<const K: usize>(a: &CheckArgs) -> kdop::Result<ExitCode> {
     let start = Instant::now();
@@ -81,8 +89,44 @@ fn check<const K: usize>(a: &CheckArgs) -> kdop::Result<ExitCode> {
         poses.len(),
         K
     );
-    let options = a.mode.options();
     let mut state = QueryState::new();
+    run_poses(a, &poses, &mut |pose, options| {
+        let r = env.collide(&obj, pose, options, &mut state)?;
+        let pairs = r
+            .contacts
+            .iter()
+            .map(|c| [c.env_triangle, c.object_triangle])
+            .collect();
+        Ok((r.collides, pairs))
+    })
+}
+
+fn check_obb(a: &CheckArgs) -> kdop::Result<ExitCode> {
+    let start = Instant::now();
+    let (env, _) = load_obb_environment(&a.env, a.hierarchy.leaf)?;
+    let obj = ObbTree::from_mesh(&load_mesh(&a.object)?, BuildOptions::FLYING.leaf_size)?;
+    let poses = read_poses(&a.poses)?;
+    eprintln!(
+        "loaded and built in {:.1} ms: environment {} triangles, object {} triangles, {} poses (OBB tree)",
+        start.elapsed().as_secs_f64() * 1e3,
+        env.triangle_count(),
+        obj.triangle_count(),
+        poses.len(),
+    );
+    let mut state = ObbQueryState::new();
+    run_poses(a, &poses, &mut |pose, options| {
+        let r = env.collide(&obj, pose, options, &mut state)?;
+        Ok((r.collides, r.contacts.to_vec()))
+    })
+}
+
+/// Answers every pose in order and prints them, for any bounding volume.
+fn run_poses(
+    a: &CheckArgs,
+    poses: &[(usize, Result<Pose, String>)],
+    check: &mut Check,
+) -> kdop::Result<ExitCode> {
+    let options = a.mode.options();
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let bar = ProgressBar::new(poses.len() as u64);
@@ -103,19 +147,14 @@ fn check<const K: usize>(a: &CheckArgs) -> kdop::Result<ExitCode> {
             }
         };
         let t0 = Instant::now();
-        let r = env.collide(&obj, pose, &options, &mut state)?;
+        let (collides, pairs) = check(pose, &options)?;
         let us = t0.elapsed().as_secs_f64() * 1e6;
-        colliding += r.collides as usize;
-        let pairs: Vec<[u32; 2]> = r
-            .contacts
-            .iter()
-            .map(|c| [c.env_triangle, c.object_triangle])
-            .collect();
+        colliding += collides as usize;
         if a.json {
             let v =
-                serde_json::json!({ "pose": i, "collides": r.collides, "pairs": pairs, "us": us });
+                serde_json::json!({ "pose": i, "collides": collides, "pairs": pairs, "us": us });
             writeln!(out, "{v}")?;
-        } else if r.collides {
+        } else if collides {
             writeln!(
                 out,
                 "pose {i}: CLASH, {} triangle pairs ({us:.1} us)",

@@ -43,6 +43,23 @@ macro_rules! with_k {
     };
 }
 
+/// The bounding volume: a k-DOP or an oriented box (the OBBTree back-end, "RAPID").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BvArg {
+    Dop6,
+    Dop14,
+    Dop18,
+    Dop26,
+    Obb,
+}
+
+/// What `--bv` (or, without it, `--k`) chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bv {
+    Dop(KArg),
+    Obb,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Rule {
     LongestSide,
@@ -78,6 +95,10 @@ pub struct HierarchyArgs {
     /// k of the k-DOPs.
     #[arg(long, value_enum, default_value = "18")]
     pub k: KArg,
+    /// The bounding volume; given, it replaces `--k` (`dop18` is `--k 18`; `obb` is the
+    /// OBBTree back-end, which uses `--leaf` and ignores `--rule` and `--split`).
+    #[arg(long, value_enum)]
+    pub bv: Option<BvArg>,
     /// Axis rule for splitting (§3.3.4).
     #[arg(long, value_enum, default_value = "splatter")]
     pub rule: Rule,
@@ -90,6 +111,17 @@ pub struct HierarchyArgs {
 }
 
 impl HierarchyArgs {
+    pub fn bv(&self) -> Bv {
+        match self.bv {
+            None => Bv::Dop(self.k),
+            Some(BvArg::Dop6) => Bv::Dop(KArg::K6),
+            Some(BvArg::Dop14) => Bv::Dop(KArg::K14),
+            Some(BvArg::Dop18) => Bv::Dop(KArg::K18),
+            Some(BvArg::Dop26) => Bv::Dop(KArg::K26),
+            Some(BvArg::Obb) => Bv::Obb,
+        }
+    }
+
     pub fn env_options(&self) -> BuildOptions {
         BuildOptions {
             rule: match self.rule {
@@ -152,12 +184,42 @@ pub fn load_environment<const K: usize>(
     }
 }
 
+/// One mesh of placed parts, triangles numbered part after part (the OBB back-end takes one
+/// mesh, as RAPID takes one model).
+pub fn merge_parts(parts: &[(Mesh, kdop::Pose)]) -> kdop::Result<Mesh> {
+    let mut tris = Vec::new();
+    for (mesh, pose) in parts {
+        let placed = mesh.transformed(pose)?;
+        tris.extend((0..placed.triangle_count()).filter_map(|i| placed.triangle(i)));
+    }
+    // Welded, so that node fits see shared corners once.
+    Ok(Mesh::from_triangles(&tris)?.welded())
+}
+
+/// An OBB tree from a mesh file; saved hierarchies hold k-DOPs and are refused.
+pub fn load_obb_environment(path: &Path, leaf: u32) -> kdop::Result<(kdop::ObbTree, Mesh)> {
+    if is_saved_hierarchy(path) {
+        return Err(kdop::Error::InvalidParameter {
+            name: "env",
+            reason: "a saved hierarchy holds k-DOPs; give the mesh for --bv obb".into(),
+        });
+    }
+    let mesh = load_mesh(path)?;
+    Ok((kdop::ObbTree::from_mesh(&mesh, leaf)?, mesh))
+}
+
 pub fn run_build(a: &BuildArgs) -> kdop::Result<ExitCode> {
     let start = std::time::Instant::now();
     let mesh = load_mesh(&a.mesh)?;
     let n = mesh.triangle_count();
     let opts = a.hierarchy.env_options();
-    with_k!(a.hierarchy.k, KK => {
+    let Bv::Dop(k) = a.hierarchy.bv() else {
+        return Err(kdop::Error::InvalidParameter {
+            name: "bv",
+            reason: "saved hierarchies hold k-DOPs; OBB trees are built when loaded".into(),
+        });
+    };
+    with_k!(k, KK => {
         let env = Environment::<KK>::from_mesh(mesh, &opts)?;
         env.save_to_file(&a.out)?;
         eprintln!(

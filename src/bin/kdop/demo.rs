@@ -1,12 +1,18 @@
 //! `kdop demo`: a billiard flight (§5.2.2) through the built-in scene or given meshes.
 
-use crate::common::{HierarchyArgs, ModeArg, load_environment, load_mesh, summary};
+use crate::common::{
+    Bv, HierarchyArgs, ModeArg, load_environment, load_mesh, load_obb_environment, merge_parts,
+    summary,
+};
 use crate::with_k;
 use clap::Args;
 use glam::DVec3;
 use indicatif::{ProgressBar, ProgressStyle};
 use kdop::scene::{Billiard, Rng, demo_environment, demo_object};
-use kdop::{Environment, FlyingObject, Mesh, QueryOptions, QueryState};
+use kdop::{
+    BuildOptions, Environment, FlyingObject, Mesh, ObbQueryState, ObbTree, Pose, QueryOptions,
+    QueryState, QueryStats,
+};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -36,8 +42,27 @@ pub struct DemoArgs {
 }
 
 pub fn run(a: &DemoArgs) -> kdop::Result<ExitCode> {
-    with_k!(a.hierarchy.k, KK => fly::<KK>(a))
+    match a.hierarchy.bv() {
+        Bv::Dop(k) => with_k!(k, KK => fly::<KK>(a)),
+        Bv::Obb => fly_obb(a),
+    }
 }
+
+/// What the flight needs to know of the scene, whatever the bounding volume.
+struct Scene {
+    /// What was built, for the header line.
+    label: String,
+    /// The environment's bounding box.
+    lo: DVec3,
+    hi: DVec3,
+    /// The object's bounding-box extent in its own frame.
+    object_extent: DVec3,
+    build_ms: f64,
+    bytes_per_triangle: f64,
+}
+
+/// One collision check: whether it collides, how many contacts, the work done.
+type Check<'a> = dyn FnMut(&Pose, &QueryOptions) -> kdop::Result<(bool, usize, QueryStats)> + 'a;
 
 struct Totals {
     steps: usize,
@@ -80,22 +105,84 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
         bounds.hi(1).into(),
         bounds.hi(2).into(),
     );
-    let o = obj.bvh().root_dop().box_extent();
+    let scene = Scene {
+        label: format!(
+            "{}-DOP, {:?} at the {:?}, leaf size {}: environment {} triangles in {} parts, object {} triangles",
+            K,
+            env_opts.rule,
+            env_opts.split,
+            env_opts.leaf_size,
+            env.triangle_count(),
+            env.part_count(),
+            obj.bvh().triangle_count(),
+        ),
+        lo,
+        hi,
+        object_extent: obj.bvh().root_dop().box_extent(),
+        build_ms,
+        bytes_per_triangle: env.memory_bytes() as f64 / env.triangle_count() as f64,
+    };
+    let mut state = QueryState::new();
+    flight(a, &scene, &mut |pose, options| {
+        let r = env.collide(&obj, pose, options, &mut state)?;
+        Ok((r.collides, r.contacts.len(), r.stats))
+    })
+}
+
+/// The same flight with the OBBTree back-end: the environment's parts merged into one
+/// mesh where they stand.
+fn fly_obb(a: &DemoArgs) -> kdop::Result<ExitCode> {
+    let obj_mesh: Mesh = match &a.object {
+        Some(p) => load_mesh(p)?,
+        None => demo_object()?,
+    };
+    let start = Instant::now();
+    let (env, env_mesh) = match &a.env {
+        Some(p) => load_obb_environment(p, a.hierarchy.leaf)?,
+        None => {
+            let mesh = merge_parts(&demo_environment(a.seed)?)?;
+            (ObbTree::from_mesh(&mesh, a.hierarchy.leaf)?, mesh)
+        }
+    };
+    let obj = ObbTree::from_mesh(&obj_mesh, BuildOptions::FLYING.leaf_size)?;
+    let build_ms = start.elapsed().as_secs_f64() * 1e3;
+    let (lo, hi) = env_mesh.bounds();
+    let (olo, ohi) = obj_mesh.bounds();
+    let scene = Scene {
+        label: format!(
+            "OBB tree, leaf size {}: environment {} triangles, object {} triangles",
+            a.hierarchy.leaf,
+            env.triangle_count(),
+            obj.triangle_count()
+        ),
+        lo,
+        hi,
+        object_extent: ohi - olo,
+        build_ms,
+        bytes_per_triangle: env.memory_bytes() as f64 / env.triangle_count() as f64,
+    };
+    let mut state = ObbQueryState::new();
+    flight(a, &scene, &mut |pose, options| {
+        let r = env.collide(&obj, pose, options, &mut state)?;
+        Ok((r.collides, r.contacts.len(), r.stats))
+    })
+}
+
+/// The billiard flight and its summary, for any bounding volume.
+fn flight(a: &DemoArgs, scene: &Scene, check: &mut Check) -> kdop::Result<ExitCode> {
+    let (lo, hi) = (scene.lo, scene.hi);
+    let o = scene.object_extent;
     let size = o.length();
     let margin = (o * 0.5).min((hi - lo) * 0.49);
     let inner = (lo + margin, hi - margin);
-    let mut state = QueryState::new();
     // A start in free space, found by trying random places.
     let mut rng = Rng::new(a.seed ^ 0x5eed);
     let mut start_pose = None;
     for _ in 0..2000 {
         let q = rng.rotation();
         let p = rng.in_box(inner.0, inner.1);
-        let pose = kdop::Pose::new(glam::DMat3::from_quat(q), p)?;
-        if !env
-            .collide(&obj, &pose, &QueryOptions::DETECT, &mut state)?
-            .collides
-        {
+        let pose = Pose::new(glam::DMat3::from_quat(q), p)?;
+        if !check(&pose, &QueryOptions::DETECT)?.0 {
             start_pose = Some((p, q));
             break;
         }
@@ -110,17 +197,7 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     let options = a.mode.options();
 
     if !a.json {
-        eprintln!(
-            "{}-DOP, {:?} at the {:?}, leaf size {}: environment {} triangles in {} parts, object {} triangles; built in {:.1} ms",
-            K,
-            env_opts.rule,
-            env_opts.split,
-            env_opts.leaf_size,
-            env.triangle_count(),
-            env.part_count(),
-            obj.bvh().triangle_count(),
-            build_ms
-        );
+        eprintln!("{}; built in {:.1} ms", scene.label, scene.build_ms);
     }
     let bar = ProgressBar::new(a.steps as u64);
     bar.set_style(
@@ -142,16 +219,16 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     for _ in 0..a.steps {
         let pose = flight.step();
         let t0 = Instant::now();
-        let r = env.collide(&obj, &pose, &options, &mut state)?;
+        let (collides, contacts, stats) = check(&pose, &options)?;
         let us = t0.elapsed().as_secs_f64() * 1e6;
         t.steps += 1;
         t.times_us.push(us);
-        t.nv += r.stats.nv;
-        t.np += r.stats.np;
-        t.nu += r.stats.nu;
-        if r.collides {
+        t.nv += stats.nv;
+        t.np += stats.np;
+        t.nu += stats.nu;
+        if collides {
             t.contact_steps += 1;
-            t.contacts += r.contacts.len() as u64;
+            t.contacts += contacts as u64;
             flight.bounce();
         }
         bar.inc(1);
@@ -159,7 +236,7 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     bar.finish_and_clear();
     let (mean, p50, p99, max) = summary(&mut t.times_us);
     let n = t.steps.max(1) as f64;
-    let bytes_per_triangle = env.memory_bytes() as f64 / env.triangle_count() as f64;
+    let (build_ms, bytes_per_triangle) = (scene.build_ms, scene.bytes_per_triangle);
     if a.json {
         let v = serde_json::json!({
             "steps": t.steps,
