@@ -4,6 +4,7 @@
 //!
 //! Everything here is a pure function of a seed, so runs repeat exactly.
 
+pub mod paper;
 mod shapes;
 
 use crate::error::Result;
@@ -11,7 +12,7 @@ use crate::mesh::Mesh;
 use crate::pose::Pose;
 use glam::{DMat3, DQuat, DVec3};
 
-pub use shapes::{box_mesh, cylinder, icosphere, torus, torus_knot, uv_sphere};
+pub use shapes::{box_mesh, cylinder, icosphere, torus, torus_knot, uv_sphere, wrinkled_torus};
 
 /// SplitMix64: a small, fast, seeded generator whose sequence never changes between
 /// versions (scenes and flights depend on it).

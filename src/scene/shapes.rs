@@ -66,6 +66,36 @@ pub fn torus(r_major: f64, r_minor: f64, nu: usize, nv: usize) -> Result<Mesh> {
     })
 }
 
+/// A torus like [`torus`] whose tube radius is modulated by waves,
+/// `r_minor (1 + amplitude sin(waves_u 2πu) sin(waves_v 2πv))`: the paper's deformed torus.
+///
+/// # Errors
+/// As [`torus`], and for an amplitude outside `[0, 1)`.
+pub fn wrinkled_torus(
+    r_major: f64,
+    r_minor: f64,
+    nu: usize,
+    nv: usize,
+    amplitude: f64,
+    waves_u: u32,
+    waves_v: u32,
+) -> Result<Mesh> {
+    if nu < 3 || nv < 3 || !positive(r_major) || !positive(r_minor) {
+        return Err(bad("torus", "needs 3+ segments and positive radii"));
+    }
+    if !(0.0..1.0).contains(&amplitude) {
+        return Err(bad("amplitude", "must be in [0, 1)"));
+    }
+    grid(nu, nv, true, true, |u, v| {
+        let (su, cu) = (u * TAU).sin_cos();
+        let (sv, cv) = (v * TAU).sin_cos();
+        let r = r_minor
+            * (1.0
+                + amplitude * (waves_u as f64 * u * TAU).sin() * (waves_v as f64 * v * TAU).sin());
+        DVec3::new((r_major + r * cv) * cu, (r_major + r * cv) * su, r * sv)
+    })
+}
+
 /// A sphere of latitude rings and longitude segments: `2 * segments * (rings - 1)`
 /// triangles (the poles are fans).
 ///

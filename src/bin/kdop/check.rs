@@ -7,7 +7,7 @@ use crate::common::{
 use crate::with_k;
 use clap::Args;
 use indicatif::ProgressBar;
-use kdop::{BuildOptions, FlyingObject, ObbQueryState, ObbTree, Pose, QueryOptions, QueryState};
+use kdop::{FlyingObject, ObbQueryState, ObbTree, Pose, QueryOptions, QueryState};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -103,8 +103,9 @@ fn check<const K: usize>(a: &CheckArgs) -> kdop::Result<ExitCode> {
 
 fn check_obb(a: &CheckArgs) -> kdop::Result<ExitCode> {
     let start = Instant::now();
-    let (env, _) = load_obb_environment(&a.env, a.hierarchy.leaf)?;
-    let obj = ObbTree::from_mesh(&load_mesh(&a.object)?, BuildOptions::FLYING.leaf_size)?;
+    let (env_leaf, obj_leaf) = a.hierarchy.obb_leaves();
+    let (env, _) = load_obb_environment(&a.env, env_leaf)?;
+    let obj = ObbTree::from_mesh(&load_mesh(&a.object)?, obj_leaf)?;
     let poses = read_poses(&a.poses)?;
     eprintln!(
         "loaded and built in {:.1} ms: environment {} triangles, object {} triangles, {} poses (OBB tree)",

@@ -60,6 +60,11 @@ pub enum Bv {
     Obb,
 }
 
+/// OBB trees' leaf size: one triangle, as RAPID. With more, leaves of long thin triangles
+/// running different ways get boxes far larger than any of them (k-DOP queries refine
+/// leaves into single triangles; OBB queries do not).
+pub const OBB_LEAF: u32 = 1;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Rule {
     LongestSide,
@@ -105,9 +110,11 @@ pub struct HierarchyArgs {
     /// Split at the mean or the median of the centroids.
     #[arg(long, value_enum, default_value = "mean")]
     pub split: Split,
-    /// Leaf threshold τ of the environment hierarchy (the flying object uses 4).
-    #[arg(long, default_value_t = BuildOptions::ENVIRONMENT.leaf_size)]
-    pub leaf: u32,
+    /// Leaf threshold τ of the environment hierarchy: 4 by default for k-DOPs (whose queries
+    /// refine leaves into single triangles), 1 for OBB trees, as RAPID. The flying object
+    /// uses 4 (k-DOPs) or 1 (OBBs).
+    #[arg(long)]
+    pub leaf: Option<u32>,
 }
 
 impl HierarchyArgs {
@@ -134,8 +141,13 @@ impl HierarchyArgs {
                 Split::Mean => SplitPoint::Mean,
                 Split::Median => SplitPoint::Median,
             },
-            leaf_size: self.leaf,
+            leaf_size: self.leaf.unwrap_or(BuildOptions::ENVIRONMENT.leaf_size),
         }
+    }
+
+    /// Leaf sizes of the environment and the object OBB trees.
+    pub fn obb_leaves(&self) -> (u32, u32) {
+        (self.leaf.unwrap_or(OBB_LEAF), OBB_LEAF)
     }
 
     pub fn object_options(&self) -> BuildOptions {

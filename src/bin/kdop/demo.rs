@@ -4,15 +4,13 @@ use crate::common::{
     Bv, HierarchyArgs, ModeArg, load_environment, load_mesh, load_obb_environment, merge_parts,
     summary,
 };
+use crate::flights::{self, Check};
 use crate::with_k;
 use clap::Args;
 use glam::DVec3;
-use indicatif::{ProgressBar, ProgressStyle};
-use kdop::scene::{Billiard, Rng, demo_environment, demo_object};
-use kdop::{
-    BuildOptions, Environment, FlyingObject, Mesh, ObbQueryState, ObbTree, Pose, QueryOptions,
-    QueryState, QueryStats,
-};
+use kdop::scene::paper::Flight;
+use kdop::scene::{demo_environment, demo_object};
+use kdop::{Environment, FlyingObject, Mesh, ObbQueryState, ObbTree, QueryState};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -59,19 +57,6 @@ struct Scene {
     object_extent: DVec3,
     build_ms: f64,
     bytes_per_triangle: f64,
-}
-
-/// One collision check: whether it collides, how many contacts, the work done.
-type Check<'a> = dyn FnMut(&Pose, &QueryOptions) -> kdop::Result<(bool, usize, QueryStats)> + 'a;
-
-struct Totals {
-    steps: usize,
-    contact_steps: usize,
-    contacts: u64,
-    times_us: Vec<f64>,
-    nv: u64,
-    np: u64,
-    nu: u64,
 }
 
 fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
@@ -137,21 +122,22 @@ fn fly_obb(a: &DemoArgs) -> kdop::Result<ExitCode> {
         None => demo_object()?,
     };
     let start = Instant::now();
+    let (env_leaf, obj_leaf) = a.hierarchy.obb_leaves();
     let (env, env_mesh) = match &a.env {
-        Some(p) => load_obb_environment(p, a.hierarchy.leaf)?,
+        Some(p) => load_obb_environment(p, env_leaf)?,
         None => {
             let mesh = merge_parts(&demo_environment(a.seed)?)?;
-            (ObbTree::from_mesh(&mesh, a.hierarchy.leaf)?, mesh)
+            (ObbTree::from_mesh(&mesh, env_leaf)?, mesh)
         }
     };
-    let obj = ObbTree::from_mesh(&obj_mesh, BuildOptions::FLYING.leaf_size)?;
+    let obj = ObbTree::from_mesh(&obj_mesh, obj_leaf)?;
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
     let (lo, hi) = env_mesh.bounds();
     let (olo, ohi) = obj_mesh.bounds();
     let scene = Scene {
         label: format!(
             "OBB tree, leaf size {}: environment {} triangles, object {} triangles",
-            a.hierarchy.leaf,
+            env_leaf,
             env.triangle_count(),
             obj.triangle_count()
         ),
@@ -172,74 +158,25 @@ fn fly_obb(a: &DemoArgs) -> kdop::Result<ExitCode> {
 fn flight(a: &DemoArgs, scene: &Scene, check: &mut Check) -> kdop::Result<ExitCode> {
     let (lo, hi) = (scene.lo, scene.hi);
     let o = scene.object_extent;
-    let size = o.length();
     let margin = (o * 0.5).min((hi - lo) * 0.49);
-    let inner = (lo + margin, hi - margin);
-    // A start in free space, found by trying random places.
-    let mut rng = Rng::new(a.seed ^ 0x5eed);
-    let mut start_pose = None;
-    for _ in 0..2000 {
-        let q = rng.rotation();
-        let p = rng.in_box(inner.0, inner.1);
-        let pose = Pose::new(glam::DMat3::from_quat(q), p)?;
-        if !check(&pose, &QueryOptions::DETECT)?.0 {
-            start_pose = Some((p, q));
-            break;
-        }
-    }
-    let Some((p0, q0)) = start_pose else {
-        return Err(kdop::Error::InvalidParameter {
-            name: "scene",
-            reason: "found no free place for the object in 2,000 tries".into(),
-        });
+    let path = Flight::Billiard {
+        bounds: (lo + margin, hi - margin),
+        speed: o.length() * 0.02,
+        max_spin: 0.03,
     };
-    let mut flight = Billiard::new(a.seed, p0, q0, size * 0.02, 0.03, inner);
     let options = a.mode.options();
-
     if !a.json {
         eprintln!("{}; built in {:.1} ms", scene.label, scene.build_ms);
     }
-    let bar = ProgressBar::new(a.steps as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} flying [{bar:40}] {pos}/{len} steps ({per_sec}, eta {eta})",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
-    let mut t = Totals {
-        steps: 0,
-        contact_steps: 0,
-        contacts: 0,
-        times_us: Vec::with_capacity(a.steps),
-        nv: 0,
-        np: 0,
-        nu: 0,
-    };
-    for _ in 0..a.steps {
-        let pose = flight.step();
-        let t0 = Instant::now();
-        let (collides, contacts, stats) = check(&pose, &options)?;
-        let us = t0.elapsed().as_secs_f64() * 1e6;
-        t.steps += 1;
-        t.times_us.push(us);
-        t.nv += stats.nv;
-        t.np += stats.np;
-        t.nu += stats.nu;
-        if collides {
-            t.contact_steps += 1;
-            t.contacts += contacts as u64;
-            flight.bounce();
-        }
-        bar.inc(1);
-    }
+    let bar = flights::bar(a.steps, "flying");
+    let mut t = flights::fly(&path, a.steps, a.seed, 0.0, &options, check, &bar)?;
     bar.finish_and_clear();
     let (mean, p50, p99, max) = summary(&mut t.times_us);
-    let n = t.steps.max(1) as f64;
+    let n = t.times_us.len().max(1) as f64;
     let (build_ms, bytes_per_triangle) = (scene.build_ms, scene.bytes_per_triangle);
     if a.json {
         let v = serde_json::json!({
-            "steps": t.steps,
+            "steps": t.times_us.len(),
             "contact_steps": t.contact_steps,
             "contacts": t.contacts,
             "mean_us": mean,
@@ -254,7 +191,7 @@ fn flight(a: &DemoArgs, scene: &Scene, check: &mut Check) -> kdop::Result<ExitCo
         });
         println!("{v}");
     } else {
-        println!("steps               {}", t.steps);
+        println!("steps               {}", t.times_us.len());
         println!("steps in contact    {}", t.contact_steps);
         println!(
             "contacts            {} ({})",

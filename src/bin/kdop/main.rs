@@ -3,10 +3,15 @@
 //! - `kdop demo`: a billiard flight through the built-in scene (or your meshes), summarised.
 //! - `kdop check ENV OBJECT --poses FILE`: the clash check a CAD user runs, one answer per pose.
 //! - `kdop build MESH --out FILE.kdop`: build and save an environment hierarchy.
+//! - `kdop paper table1|table2|table3|table45|table67|fig3|all`: the paper's experiments.
 
 mod check;
 mod common;
 mod demo;
+mod flights;
+mod paper;
+mod paper_text;
+mod plots;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -30,6 +35,8 @@ enum Command {
     Check(check::CheckArgs),
     /// Build an environment hierarchy from a mesh and save it for fast loading.
     Build(common::BuildArgs),
+    /// Re-make the paper's experiments (Tables 1-7, Figure 3); `all` writes docs/paper.md.
+    Paper(paper::PaperArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +45,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => demo::run(&a),
         Command::Check(a) => check::run(&a),
         Command::Build(a) => common::run_build(&a),
+        Command::Paper(a) => paper::run(&a),
     };
     match result {
         Ok(code) => code,

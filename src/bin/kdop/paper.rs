@@ -1,0 +1,787 @@
+//! `kdop paper`: the experiments of Klosowski et al. 1998 (§5, Tables 1–7, Figure 3) on the
+//! procedural scenes of `kdop::scene::paper`, with the OBBTree back-end as the paper's
+//! "RAPID" row. Each experiment prints markdown tables (or JSON); `all` also writes
+//! `docs/paper.md` with the paper's own figures beside ours, and the plots.
+
+use crate::common::{Bv, KArg};
+use crate::flights::{self, FlightRun};
+use crate::plots;
+use crate::with_k;
+use clap::{Args, ValueEnum};
+use glam::{DMat3, DVec3};
+use kdop::scene::Rng;
+use kdop::scene::paper::{ALPHAS, PaperScene, PaperSize, nested_spheres, table2_scenes};
+use kdop::{
+    AxisRule, BuildOptions, Descent, Dop, Environment, FlyingObject, ObbQueryState, ObbTree, Pose,
+    QueryOptions, QueryState, SplitPoint,
+};
+use serde_json::{Value, json};
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Which {
+    Table1,
+    Table2,
+    Table3,
+    Table45,
+    Table67,
+    Fig3,
+    All,
+}
+
+#[derive(Args, Debug)]
+pub struct PaperArgs {
+    /// Which experiment (`all` runs every one and writes the report).
+    #[arg(value_enum)]
+    pub which: Which,
+    /// Print JSON instead of markdown.
+    #[arg(long)]
+    pub json: bool,
+    /// About a tenth of the paper's sizes and steps: a smoke run.
+    #[arg(long)]
+    pub small: bool,
+    /// Seed of the scenes and flights.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Folder that `all` writes `paper.md` and the plots into.
+    #[arg(long, default_value = "docs")]
+    pub out: PathBuf,
+}
+
+/// One table: a title, a header, rows of cells, and the same as JSON.
+#[derive(Clone)]
+pub struct Table {
+    pub title: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub json: Value,
+}
+
+impl Table {
+    pub fn markdown(&self) -> String {
+        let mut s = format!("**{}**\n\n| {} |\n|", self.title, self.header.join(" | "));
+        s += &"---|".repeat(self.header.len());
+        s += "\n";
+        for r in &self.rows {
+            s += &format!("| {} |\n", r.join(" | "));
+        }
+        s
+    }
+}
+
+/// The bounding volumes of the tables: the four k-DOPs and the OBBTree.
+const BVS: [Bv; 5] = [
+    Bv::Dop(KArg::K6),
+    Bv::Dop(KArg::K14),
+    Bv::Dop(KArg::K18),
+    Bv::Dop(KArg::K26),
+    Bv::Obb,
+];
+
+fn bv_name(bv: Bv) -> &'static str {
+    match bv {
+        Bv::Dop(KArg::K6) => "6-dop",
+        Bv::Dop(KArg::K14) => "14-dop",
+        Bv::Dop(KArg::K18) => "18-dop",
+        Bv::Dop(KArg::K26) => "26-dop",
+        Bv::Obb => "OBB (RAPID)",
+    }
+}
+
+fn rule_name(r: AxisRule) -> &'static str {
+    match r {
+        AxisRule::LongestSide => "Longest Side",
+        AxisRule::MinSum => "Min Sum",
+        AxisRule::MinMax => "Min Max",
+        AxisRule::Splatter => "Splatter",
+    }
+}
+
+fn int(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn size(a: &PaperArgs) -> PaperSize {
+    if a.small {
+        PaperSize::Small
+    } else {
+        PaperSize::Full
+    }
+}
+
+/// A flight of `scene` with bounding volume `bv` built with `opts` (the object with the
+/// flying leaf size): the run and the build time in milliseconds.
+fn fly_scene(
+    scene: &PaperScene,
+    bv: Bv,
+    opts: &BuildOptions,
+    seed: u64,
+    options: &QueryOptions,
+) -> kdop::Result<(FlightRun, f64)> {
+    let (lo, hi) = scene.object.bounds();
+    let object_size = (hi - lo).length();
+    let bar = flights::bar(scene.steps, &format!("{} {}", scene.name, bv_name(bv)));
+    let obj_opts = BuildOptions {
+        leaf_size: BuildOptions::FLYING.leaf_size,
+        ..*opts
+    };
+    let out = match bv {
+        Bv::Dop(k) => with_k!(k, KK => {
+            let t = Instant::now();
+            let env = Environment::<KK>::build(scene.environment.clone(), opts)?;
+            let obj = FlyingObject::<KK>::new(scene.object.clone(), &obj_opts)?;
+            let build_ms = t.elapsed().as_secs_f64() * 1e3;
+            let mut state = QueryState::new();
+            let run = flights::fly(&scene.flight, scene.steps, seed, object_size, options, &mut |p, o| {
+                let r = env.collide(&obj, p, o, &mut state)?;
+                Ok((r.collides, r.contacts.len(), r.stats))
+            }, &bar)?;
+            (run, build_ms)
+        }),
+        Bv::Obb => {
+            let t = Instant::now();
+            // RAPID's trees: one triangle per leaf, both of them.
+            let merged = crate::common::merge_parts(&scene.environment)?;
+            let env = ObbTree::from_mesh(&merged, crate::common::OBB_LEAF)?;
+            let obj = ObbTree::from_mesh(&scene.object, crate::common::OBB_LEAF)?;
+            let build_ms = t.elapsed().as_secs_f64() * 1e3;
+            let mut state = ObbQueryState::new();
+            let run = flights::fly(
+                &scene.flight,
+                scene.steps,
+                seed,
+                object_size,
+                options,
+                &mut |p, o| {
+                    let r = env.collide(&obj, p, o, &mut state)?;
+                    Ok((r.collides, r.contacts.len(), r.stats))
+                },
+                &bar,
+            )?;
+            (run, build_ms)
+        }
+    };
+    bar.finish_and_clear();
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------
+// Table 1: Cv and Cu per k.
+
+/// Cv in cache and streamed, and Cu, in nanoseconds.
+fn cv_cu<const K: usize>(scene: &PaperScene, seed: u64) -> kdop::Result<(f64, f64, f64)> {
+    let env = Environment::<K>::build(scene.environment.clone(), &BuildOptions::ENVIRONMENT)?;
+    let obj = FlyingObject::<K>::new(scene.object.clone(), &BuildOptions::FLYING)?;
+    let env_bounds: Vec<Dop<K>> = env
+        .part_ids()
+        .iter()
+        .filter_map(|&id| env.part(id))
+        .flat_map(|p| p.bvh().bounds().copied().collect::<Vec<_>>())
+        .collect();
+    let (elo, ehi) = scene
+        .environment
+        .iter()
+        .map(|(m, p)| {
+            let (lo, hi) = m.bounds();
+            (p.transform_point(lo), p.transform_point(hi))
+        })
+        .fold(
+            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+            |(a, b), (c, d)| (a.min(c.min(d)), b.max(c.max(d))),
+        );
+    let mut rng = Rng::new(seed);
+    let mut placed = Vec::new();
+    let mut pairs = Vec::with_capacity(100_000);
+    let mut cu_ns = 0.0;
+    let mut cu_rounds = 0;
+    while pairs.len() < 100_000 {
+        let pose = Pose::new(DMat3::from_quat(rng.rotation()), rng.in_box(elo, ehi))?;
+        let t = Instant::now();
+        obj.placed_bounds(&pose, &mut placed);
+        cu_ns += t.elapsed().as_secs_f64() * 1e9 / placed.len() as f64;
+        cu_rounds += 1;
+        for _ in 0..2000 {
+            let a = env_bounds[(rng.next_u64() % env_bounds.len() as u64) as usize];
+            let b = placed[(rng.next_u64() % placed.len() as u64) as usize];
+            pairs.push((a, b));
+        }
+    }
+    // Streamed (every pair once: memory-bound on this machine) and cache-resident (1,500
+    // pairs, 216 KB for k = 18, repeated: the test's own cost), best of five passes.
+    let time = |set: &[(Dop<K>, Dop<K>)], reps: usize| {
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let t = Instant::now();
+            for _ in 0..reps {
+                black_box(
+                    set.iter()
+                        .filter(|(a, b)| black_box(a).overlaps(black_box(b)))
+                        .count(),
+                );
+            }
+            best = best.min(t.elapsed().as_secs_f64() * 1e9 / (set.len() * reps) as f64);
+        }
+        best
+    };
+    let streamed = time(&pairs, 1);
+    let in_cache = time(&pairs[..1500], 67);
+    Ok((in_cache, streamed, cu_ns / cu_rounds as f64))
+}
+
+fn table1(a: &PaperArgs) -> kdop::Result<Vec<Table>> {
+    let scene = kdop::scene::paper::torus_scene(a.seed, size(a))?;
+    let paper = [
+        (0.0008, 0.0045),
+        (0.0016, 0.0174),
+        (0.0020, 0.0235),
+        (0.0028, 0.0509),
+    ];
+    let mut rows = Vec::new();
+    let mut js = Vec::new();
+    for (k, (pv, pu)) in [KArg::K6, KArg::K14, KArg::K18, KArg::K26]
+        .into_iter()
+        .zip(paper)
+    {
+        let (cv, cv_streamed, cu) = with_k!(k, KK => cv_cu::<KK>(&scene, a.seed)?);
+        let name = bv_name(Bv::Dop(k));
+        rows.push(vec![
+            name.to_string(),
+            format!("{cv:.2} ns"),
+            format!("{cv_streamed:.2} ns"),
+            format!("{cu:.0} ns"),
+            format!("{:.0} ns", pv * 1e6),
+            format!("{:.0} ns", pu * 1e6),
+            format!("{:.0}×", pv * 1e6 / cv),
+        ]);
+        js.push(json!({"bv": name, "cv_ns": cv, "cv_streamed_ns": cv_streamed, "cu_ns": cu, "paper_cv_ns": pv * 1e6, "paper_cu_ns": pu * 1e6}));
+    }
+    Ok(vec![Table {
+        title: "Table 1: Cv (one k-DOP overlap test) and Cu (re-bounding one flying node), Torus scene bounds".into(),
+        header: ["", "Cv (in cache)", "Cv (streamed)", "Cu", "paper Cv", "paper Cu", "Cv speed-up"].map(String::from).to_vec(),
+        rows,
+        json: json!(js),
+    }])
+}
+
+// ---------------------------------------------------------------------------------------
+// Table 2: mean check time per scene and bounding volume.
+
+/// The paper's Table 2 (ms per check), rows 6, 14, 18, 26, RAPID; columns as the scenes.
+const PAPER_T2: [[f64; 5]; 5] = [
+    [0.487, 0.294, 1.639, 0.582, 4.375],
+    [0.392, 0.191, 0.760, 0.153, 2.701],
+    [0.366, 0.184, 0.356, 0.109, 2.754],
+    [0.525, 0.210, 0.415, 0.076, 2.639],
+    [0.934, 0.242, 0.494, 0.556, 4.375],
+];
+
+/// Per scene: the runs of every bounding volume (report mode), for Tables 2 and Figure 3.
+struct SceneRuns {
+    scene: PaperScene,
+    runs: Vec<(Bv, FlightRun, f64)>,
+}
+
+fn table2_runs(a: &PaperArgs) -> kdop::Result<Vec<SceneRuns>> {
+    let mut out = Vec::new();
+    for scene in table2_scenes(a.seed, size(a))? {
+        let mut runs = Vec::new();
+        for bv in BVS {
+            let (run, build_ms) = fly_scene(
+                &scene,
+                bv,
+                &BuildOptions::ENVIRONMENT,
+                a.seed,
+                &QueryOptions::REPORT,
+            )?;
+            runs.push((bv, run, build_ms));
+        }
+        out.push(SceneRuns { scene, runs });
+    }
+    Ok(out)
+}
+
+fn table2(all: &[SceneRuns]) -> Table {
+    let mut header = vec![String::new()];
+    header.extend(all.iter().map(|s| s.scene.name.to_string()));
+    let mut rows = vec![
+        {
+            let mut r = vec!["Env. size (triangles)".to_string()];
+            r.extend(
+                all.iter()
+                    .map(|s| int(s.scene.environment_triangles() as u64)),
+            );
+            r
+        },
+        {
+            let mut r = vec!["Object size (triangles)".to_string()];
+            r.extend(
+                all.iter()
+                    .map(|s| int(s.scene.object.triangle_count() as u64)),
+            );
+            r
+        },
+        {
+            let mut r = vec!["No. of steps".to_string()];
+            r.extend(all.iter().map(|s| int(s.scene.steps as u64)));
+            r
+        },
+        {
+            // Exact answers: every bounding volume must find the same contacts.
+            let mut r = vec!["No. of contacts (all BVs agree)".to_string()];
+            r.extend(all.iter().map(|s| {
+                let c: Vec<u64> = s.runs.iter().map(|(_, run, _)| run.contacts).collect();
+                if c.windows(2).all(|w| w[0] == w[1]) {
+                    int(c[0])
+                } else {
+                    format!("DISAGREE {c:?}")
+                }
+            }));
+            r
+        },
+    ];
+    let mut js = Vec::new();
+    for (i, bv) in BVS.iter().enumerate() {
+        let mut r = vec![format!("{} (ms per check)", bv_name(*bv))];
+        for (j, s) in all.iter().enumerate() {
+            let run = &s.runs[i].1;
+            r.push(format!(
+                "{:.4} (paper {:.3})",
+                run.mean_us() / 1e3,
+                PAPER_T2[i][j]
+            ));
+            js.push(json!({
+                "scene": s.scene.name, "bv": bv_name(*bv), "mean_ms": run.mean_us() / 1e3,
+                "contacts": run.contacts, "contact_steps": run.contact_steps,
+                "nv_mean": run.nv as f64 / s.scene.steps as f64,
+                "np_mean": run.np as f64 / s.scene.steps as f64,
+                "build_ms": s.runs[i].2, "paper_ms": PAPER_T2[i][j],
+            }));
+        }
+        rows.push(r);
+    }
+    Table {
+        title: "Table 2: mean time per collision check (report mode, splatter at the mean)".into(),
+        header,
+        rows,
+        json: json!(js),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Tables 3, 4, 5: axis rules, mean against median.
+
+const PAPER_T3: [[f64; 5]; 5] = [
+    [3.61, 1.61, 1.69, 0.31, 5.78],
+    [26.75, 19.12, 20.98, 7.17, 31.03],
+    [28.03, 19.16, 20.87, 7.19, 31.13],
+    [3.63, 1.62, 1.71, 0.32, 5.71],
+    [1.05, 0.69, 0.71, 0.26, 1.31],
+];
+const PAPER_T4: [[f64; 5]; 4] = [
+    [0.384, 0.192, 0.366, 0.111, 3.036],
+    [0.356, 0.185, 0.330, 0.108, 2.667],
+    [0.391, 0.191, 0.439, 0.111, 2.783],
+    [0.366, 0.184, 0.356, 0.109, 2.754],
+];
+const PAPER_T5: [[f64; 5]; 4] = [
+    [0.476, 0.193, 0.412, 0.116, 3.164],
+    [0.450, 0.192, 0.359, 0.111, 2.822],
+    [0.530, 0.196, 0.450, 0.114, 3.080],
+    [0.481, 0.194, 0.396, 0.113, 2.774],
+];
+
+const RULES: [AxisRule; 4] = [
+    AxisRule::LongestSide,
+    AxisRule::MinSum,
+    AxisRule::MinMax,
+    AxisRule::Splatter,
+];
+
+/// Tables 3, 4 and 5: 18-DOP build time per rule (and the OBB build), and query time per
+/// rule at the mean and at the median.
+fn tables345(a: &PaperArgs, obb_build_ms: Option<Vec<f64>>) -> kdop::Result<Vec<Table>> {
+    let scenes = table2_scenes(a.seed, size(a))?;
+    let mut header = vec!["Construction method".to_string()];
+    header.extend(scenes.iter().map(|s| s.name.to_string()));
+    let mut t3 = Vec::new();
+    let mut t4 = Vec::new();
+    let mut t5 = Vec::new();
+    let mut js = Vec::new();
+    for (ri, rule) in RULES.into_iter().enumerate() {
+        let mut r3 = vec![rule_name(rule).to_string()];
+        let mut r4 = r3.clone();
+        let mut r5 = r3.clone();
+        for (si, scene) in scenes.iter().enumerate() {
+            for split in [SplitPoint::Mean, SplitPoint::Median] {
+                let opts = BuildOptions {
+                    rule,
+                    split,
+                    ..BuildOptions::ENVIRONMENT
+                };
+                // Build time: the environment alone, one run (min sum and min max are slow).
+                let t = Instant::now();
+                let env = Environment::<18>::build(scene.environment.clone(), &opts)?;
+                let build_s = t.elapsed().as_secs_f64();
+                drop(env);
+                let (run, _) = fly_scene(
+                    scene,
+                    Bv::Dop(KArg::K18),
+                    &opts,
+                    a.seed,
+                    &QueryOptions::REPORT,
+                )?;
+                let ms = run.mean_us() / 1e3;
+                if split == SplitPoint::Mean {
+                    r3.push(format!("{:.2} s (paper {} min)", build_s, PAPER_T3[ri][si]));
+                    r4.push(format!("{ms:.4} (paper {:.3})", PAPER_T4[ri][si]));
+                } else {
+                    r5.push(format!("{ms:.4} (paper {:.3})", PAPER_T5[ri][si]));
+                }
+                js.push(json!({
+                    "scene": scene.name, "rule": rule_name(rule),
+                    "split": if split == SplitPoint::Mean { "mean" } else { "median" },
+                    "build_s": build_s, "mean_ms": ms, "contacts": run.contacts,
+                }));
+            }
+        }
+        t3.push(r3);
+        t4.push(r4);
+        t5.push(r5);
+    }
+    if let Some(obb) = obb_build_ms {
+        let mut r = vec!["RAPID (OBB tree, both trees)".to_string()];
+        r.extend(
+            obb.iter()
+                .zip(PAPER_T3[4])
+                .map(|(ms, p)| format!("{:.2} s (paper {p} min)", ms / 1e3)),
+        );
+        t3.push(r);
+    }
+    Ok(vec![
+        Table {
+            title: "Table 3: environment build time, 18-DOP, per axis rule (mean split)".into(),
+            header: header.clone(),
+            rows: t3,
+            json: json!(js),
+        },
+        Table {
+            title: "Table 4: mean ms per check, 18-DOP, split at the mean".into(),
+            header: header.clone(),
+            rows: t4,
+            json: Value::Null,
+        },
+        Table {
+            title: "Table 5: mean ms per check, 18-DOP, split at the median".into(),
+            header,
+            rows: t5,
+            json: Value::Null,
+        },
+    ])
+}
+
+// ---------------------------------------------------------------------------------------
+// Tables 6 and 7: nested spheres.
+
+const PAPER_T6: [[u64; 8]; 5] = [
+    [
+        388, 49_494, 76_506, 109_086, 113_200, 116_340, 116_710, 116_948,
+    ],
+    [32, 16_888, 41_782, 85_656, 90_896, 95_150, 95_564, 96_056],
+    [46, 11_236, 34_744, 79_968, 86_036, 91_482, 92_124, 92_684],
+    [22, 4_652, 23_774, 74_052, 81_160, 87_622, 88_322, 88_968],
+    [121, 3_333, 7_479, 41_645, 60_327, 91_983, 95_717, 100_047],
+];
+const PAPER_T7: [[u64; 8]; 5] = [
+    [
+        278, 289_126, 494_278, 1_129_398, 1_223_900, 1_320_158, 1_329_154, 1_337_116,
+    ],
+    [
+        14, 85_012, 239_884, 831_528, 960_952, 1_102_260, 1_115_030, 1_127_908,
+    ],
+    [
+        46, 55_390, 194_414, 762_668, 903_056, 1_063_346, 1_079_676, 1_095_868,
+    ],
+    [
+        14, 12_218, 119_556, 675_152, 831_104, 1_019_272, 1_038_126, 1_058_072,
+    ],
+    [117, 2_441, 5_495, 43_589, 87_071, 428_027, 609_843, 932_561],
+];
+
+/// Nv of one detect query of nested spheres, leaf size 1 in both trees.
+fn sphere_nv(faces: usize, alpha: f64, bv: Bv, descent: Descent) -> kdop::Result<u64> {
+    let (outer, inner) = nested_spheres(faces, alpha)?;
+    let opts = BuildOptions {
+        leaf_size: 1,
+        ..BuildOptions::ENVIRONMENT
+    };
+    let q = QueryOptions {
+        descent,
+        ..QueryOptions::DETECT
+    };
+    let id = Pose::IDENTITY;
+    Ok(match bv {
+        Bv::Dop(k) => with_k!(k, KK => {
+            let env = Environment::<KK>::from_mesh(outer, &opts)?;
+            let obj = FlyingObject::<KK>::new(inner, &opts)?;
+            let mut state = QueryState::new();
+            env.collide(&obj, &id, &q, &mut state)?.stats.nv
+        }),
+        Bv::Obb => {
+            let env = ObbTree::from_mesh(&outer, 1)?;
+            let obj = ObbTree::from_mesh(&inner, 1)?;
+            let mut state = ObbQueryState::new();
+            env.collide(&obj, &id, &q, &mut state)?.stats.nv
+        }
+    })
+}
+
+/// The data of a sphere plot: `(label, Nv per α)` per row.
+pub type SphereRows = Vec<(String, Vec<u64>)>;
+/// Per sphere size (faces), its rows.
+pub type SphereData = Vec<(usize, SphereRows)>;
+
+/// Tables 6 and 7, and the data of their plots.
+fn tables67(a: &PaperArgs) -> kdop::Result<(Vec<Table>, SphereData)> {
+    let sizes: Vec<(usize, &[[u64; 8]; 5])> = if a.small {
+        vec![(2000, &PAPER_T6)]
+    } else {
+        vec![(2000, &PAPER_T6), (20_000, &PAPER_T7)]
+    };
+    let mut tables = Vec::new();
+    let mut plot_data = Vec::new();
+    for (faces, paper) in sizes {
+        let mut header = vec!["Method".to_string()];
+        header.extend(ALPHAS.iter().map(|x| format!("α = {x}")));
+        let mut rows = Vec::new();
+        let mut data = Vec::new();
+        let mut js = Vec::new();
+        let bar = flights::bar(
+            BVS.len() * ALPHAS.len() + 2 * ALPHAS.len(),
+            &format!("spheres {faces}"),
+        );
+        for (i, bv) in BVS.iter().enumerate() {
+            let nv: Vec<u64> = ALPHAS
+                .iter()
+                .map(|&al| {
+                    bar.inc(1);
+                    sphere_nv(faces, al, *bv, Descent::Larger)
+                })
+                .collect::<kdop::Result<_>>()?;
+            let mut r = vec![format!("{} (larger first)", bv_name(*bv))];
+            r.extend(
+                nv.iter()
+                    .zip(paper[i])
+                    .map(|(n, p)| format!("{} (paper {})", int(*n), int(p))),
+            );
+            rows.push(r);
+            js.push(json!({"bv": bv_name(*bv), "descent": "larger", "nv": nv, "paper": paper[i]}));
+            data.push((bv_name(*bv).to_string(), nv));
+        }
+        // The paper's own descent (Algorithm 1), for the 18-DOP.
+        let nv: Vec<u64> = ALPHAS
+            .iter()
+            .map(|&al| {
+                bar.inc(2);
+                sphere_nv(faces, al, Bv::Dop(KArg::K18), Descent::EnvironmentFirst)
+            })
+            .collect::<kdop::Result<_>>()?;
+        let mut r = vec!["18-dop (Algorithm 1)".to_string()];
+        r.extend(
+            nv.iter()
+                .zip(paper[2])
+                .map(|(n, p)| format!("{} (paper {})", int(*n), int(p))),
+        );
+        rows.push(r);
+        js.push(json!({"bv": "18-dop", "descent": "algorithm1", "nv": nv, "paper": paper[2]}));
+        data.push(("18-dop (Algorithm 1)".to_string(), nv));
+        bar.finish_and_clear();
+        tables.push(Table {
+            title: format!(
+                "Table {}: k-DOP (or OBB) overlap tests Nv, nested spheres of {} faces, leaf size 1",
+                if faces == 2000 { 6 } else { 7 },
+                int(faces as u64)
+            ),
+            header,
+            rows,
+            json: json!(js),
+        });
+        plot_data.push((faces, data));
+    }
+    Ok((tables, plot_data))
+}
+
+// ---------------------------------------------------------------------------------------
+
+fn print(tables: &[Table], json_out: bool) {
+    if json_out {
+        let v: Vec<Value> = tables
+            .iter()
+            .map(|t| json!({"title": t.title, "header": t.header, "rows": t.rows, "data": t.json}))
+            .collect();
+        println!("{}", json!(v));
+    } else {
+        for t in tables {
+            println!("{}", t.markdown());
+        }
+    }
+}
+
+pub fn run(a: &PaperArgs) -> kdop::Result<ExitCode> {
+    match a.which {
+        Which::Table1 => print(&table1(a)?, a.json),
+        Which::Table2 => print(&[table2(&table2_runs(a)?)], a.json),
+        Which::Table3 | Which::Table45 => {
+            let t = tables345(a, None)?;
+            if a.which == Which::Table3 {
+                print(&t[..1], a.json);
+            } else {
+                print(&t[1..], a.json);
+            }
+        }
+        Which::Table67 => {
+            let (t, data) = tables67(a)?;
+            for (faces, rows) in &data {
+                let path = a.out.join(format!("paper-spheres-{faces}.svg"));
+                plots::spheres(&path, *faces, &ALPHAS, rows)?;
+                eprintln!("wrote {}", path.display());
+            }
+            print(&t, a.json);
+        }
+        Which::Fig3 => {
+            let runs = fig3_run(a)?;
+            let path = a.out.join("paper-fig3.svg");
+            plots::flight_times(&path, &runs)?;
+            eprintln!("wrote {}", path.display());
+            print(&[fig3_table(&runs)], a.json);
+        }
+        Which::All => return all(a),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Figure 3: check times along the Pipes flight, per step, for the 18-DOP and the OBBs.
+fn fig3_run(a: &PaperArgs) -> kdop::Result<Vec<(String, Vec<f64>)>> {
+    let scene = kdop::scene::paper::pipes(a.seed, size(a))?;
+    let mut out = Vec::new();
+    for bv in [Bv::Dop(KArg::K18), Bv::Obb] {
+        let (run, _) = fly_scene(
+            &scene,
+            bv,
+            &BuildOptions::ENVIRONMENT,
+            a.seed,
+            &QueryOptions::REPORT,
+        )?;
+        out.push((bv_name(bv).to_string(), run.times_us));
+    }
+    Ok(out)
+}
+
+fn fig3_table(runs: &[(String, Vec<f64>)]) -> Table {
+    let mut rows = Vec::new();
+    let mut js = Vec::new();
+    for (name, t) in runs {
+        let mut s = t.clone();
+        let (mean, p50, p99, max) = crate::common::summary(&mut s);
+        rows.push(vec![
+            name.clone(),
+            format!("{:.3}", mean / 1e3),
+            format!("{:.3}", p50 / 1e3),
+            format!("{:.3}", p99 / 1e3),
+            format!("{:.3}", max / 1e3),
+        ]);
+        js.push(json!({"bv": name, "times_us": t}));
+    }
+    Table {
+        title: "Figure 3: check time along the Pipes flight (ms; the paper's maximum was about 18)"
+            .into(),
+        header: ["", "mean", "p50", "p99", "max"].map(String::from).to_vec(),
+        rows,
+        json: json!(js),
+    }
+}
+
+/// Every experiment, and `paper.md` with the plots, written into `a.out`.
+fn all(a: &PaperArgs) -> kdop::Result<ExitCode> {
+    let started = Instant::now();
+    std::fs::create_dir_all(&a.out)?;
+    let t1 = table1(a)?;
+    let runs = table2_runs(a)?;
+    let t2 = table2(&runs);
+    let obb_build: Vec<f64> = runs
+        .iter()
+        .map(|s| s.runs.iter().find(|r| r.0 == Bv::Obb).map_or(0.0, |r| r.2))
+        .collect();
+    let t345 = tables345(a, Some(obb_build))?;
+    let (t67, sphere_data) = tables67(a)?;
+    for (faces, rows) in &sphere_data {
+        plots::spheres(
+            &a.out.join(format!("paper-spheres-{faces}.svg")),
+            *faces,
+            &ALPHAS,
+            rows,
+        )?;
+    }
+    let f3 = fig3_run(a)?;
+    plots::flight_times(&a.out.join("paper-fig3.svg"), &f3)?;
+    let f3t = fig3_table(&f3);
+    let mut md = String::from(crate::paper_text::HEADER);
+    md += &format!(
+        "Made by `cargo run --release -- paper all{}` (seed {}) in {:.0} s on this machine.\n\n",
+        if a.small { " --small" } else { "" },
+        a.seed,
+        started.elapsed().as_secs_f64()
+    );
+    md += &crate::paper_text::section_table1(&t1[0]);
+    md += &crate::paper_text::section_table2(&t2, &runs_summary(&runs));
+    md += &crate::paper_text::section_table345(&t345);
+    md += &crate::paper_text::section_table67(&t67, &sphere_data);
+    md += &crate::paper_text::section_fig3(&f3t);
+    let path = a.out.join("paper.md");
+    std::fs::write(&path, md)?;
+    eprintln!(
+        "wrote {} in {:.0} s",
+        path.display(),
+        started.elapsed().as_secs_f64()
+    );
+    print(&[t1, vec![t2], t345, t67, vec![f3t]].concat(), a.json);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Per scene, the fastest bounding volume and its mean time (ms).
+pub struct Best {
+    pub scene: &'static str,
+    pub fastest: &'static str,
+    pub ms: Vec<(&'static str, f64)>,
+}
+
+fn runs_summary(runs: &[SceneRuns]) -> Vec<Best> {
+    runs.iter()
+        .map(|s| {
+            let ms: Vec<(&'static str, f64)> = s
+                .runs
+                .iter()
+                .map(|(bv, run, _)| (bv_name(*bv), run.mean_us() / 1e3))
+                .collect();
+            let fastest = ms
+                .iter()
+                .min_by(|x, y| x.1.total_cmp(&y.1))
+                .map_or("", |x| x.0);
+            Best {
+                scene: s.scene.name,
+                fastest,
+                ms,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,223 @@
+//! The prose of `docs/paper.md`: for each of the paper's findings, whether it still holds,
+//! decided from the measured figures (never written in advance).
+
+use crate::paper::{Best, SphereData, Table};
+use serde_json::Value;
+
+pub const HEADER: &str = "# The paper's experiments, re-made
+
+Klosowski, Held, Mitchell, Sowizral, Zikan, *Efficient Collision Detection Using Bounding
+Volume Hierarchies of k-DOPs* (IEEE TVCG 1998), §5: every table and figure on today's
+hardware, with kdop's k-DOPs and its OBBTree back-end (Gottschalk et al. 1996) as the
+paper's \"RAPID\" row. The scenes are procedural stand-ins at the paper's sizes
+(`kdop::scene::paper`): the paper's models were its own and Boeing's. Times are per
+collision check, in milliseconds, as in the paper; the paper's figure is in parentheses.
+Every bounding volume must report the same contacts (answers are exact); Table 2 checks it.
+
+";
+
+fn verdict(holds: bool) -> &'static str {
+    if holds {
+        "**holds**"
+    } else {
+        "**does not hold**"
+    }
+}
+
+fn f(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or(f64::NAN)
+}
+
+pub fn section_table1(t: &Table) -> String {
+    let rows = t.json.as_array().cloned().unwrap_or_default();
+    let cv: Vec<f64> = rows.iter().map(|r| f(r, "cv_ns")).collect();
+    let cu: Vec<f64> = rows.iter().map(|r| f(r, "cu_ns")).collect();
+    let rising = |v: &[f64]| v.windows(2).all(|w| w[0] <= w[1] * 1.05);
+    format!(
+        "## Table 1: the cost of a k-DOP test and of re-bounding\n\n{}\n\
+         - *Cv and Cu grow with k* (paper): Cv {}; Cu {}. The paper's 1998 tests took \
+         0.8–2.8 µs; one test is now a few nanoseconds (a branch-free SSE test of all k/2 \
+         intervals).\n\n",
+        t.markdown(),
+        verdict(rising(&cv)),
+        verdict(rising(&cu)),
+    )
+}
+
+pub fn section_table2(t: &Table, best: &[Best]) -> String {
+    let mut s = format!(
+        "## Table 2: time per check on five flights\n\n{}\n",
+        t.markdown()
+    );
+    let ms = |b: &Best, name: &str| b.ms.iter().find(|m| m.0 == name).map_or(f64::NAN, |m| m.1);
+    let beat_obb: Vec<String> = best
+        .iter()
+        .map(|b| {
+            let wins: Vec<&str> = ["14-dop", "18-dop", "26-dop"]
+                .into_iter()
+                .filter(|k| ms(b, k) < ms(b, "OBB (RAPID)"))
+                .collect();
+            format!(
+                "{}: {}",
+                b.scene,
+                if wins.is_empty() {
+                    "none".into()
+                } else {
+                    wins.join(", ")
+                }
+            )
+        })
+        .collect();
+    let all_beat = best.iter().all(|b| {
+        ["18-dop", "26-dop"]
+            .iter()
+            .all(|k| ms(b, k) < ms(b, "OBB (RAPID)"))
+    });
+    let six_worst = best.iter().all(|b| {
+        ["14-dop", "18-dop", "26-dop"]
+            .iter()
+            .all(|k| ms(b, "6-dop") >= ms(b, k))
+    });
+    let fastest: Vec<String> = best
+        .iter()
+        .map(|b| format!("{} {}", b.scene, b.fastest))
+        .collect();
+    let eighteen = best.iter().filter(|b| b.fastest == "18-dop").count();
+    s += &format!(
+        "- *The 14-, 18- and 26-dops are faster than RAPID on all five flights* (paper, but \
+         for the 14-dop on the 747): {} for the 18- and 26-dops. k-DOPs faster than the OBBs, \
+         per flight: {}.\n\
+         - *The 6-dop (axis-aligned boxes) does worst of the k-DOPs* (paper): {}.\n\
+         - *The 18-dop is the best choice* (paper): fastest per flight: {}; the 18-dop is the \
+         fastest on {eighteen} of {}.\n\n",
+        verdict(all_beat),
+        beat_obb.join("; "),
+        verdict(six_worst),
+        fastest.join(", "),
+        best.len(),
+    );
+    s
+}
+
+pub fn section_table345(t: &[Table]) -> String {
+    let rows = t[0].json.as_array().cloned().unwrap_or_default();
+    let get = |scene: &str, rule: &str, split: &str, key: &str| {
+        rows.iter()
+            .find(|r| r["scene"] == scene && r["rule"] == rule && r["split"] == split)
+            .map_or(f64::NAN, |r| f(r, key))
+    };
+    let scenes: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r["scene"].as_str().map(String::from))
+        .fold(Vec::new(), |mut v, s| {
+            if !v.contains(&s) {
+                v.push(s);
+            }
+            v
+        });
+    let slow_ratio: Vec<f64> = scenes
+        .iter()
+        .map(|s| get(s, "Min Sum", "mean", "build_s") / get(s, "Splatter", "mean", "build_s"))
+        .collect();
+    let minsum_best = scenes
+        .iter()
+        .filter(|s| {
+            ["Longest Side", "Min Max", "Splatter"]
+                .iter()
+                .all(|r| get(s, "Min Sum", "mean", "mean_ms") <= get(s, r, "mean", "mean_ms"))
+        })
+        .count();
+    let median_slower = scenes
+        .iter()
+        .flat_map(|s| {
+            ["Longest Side", "Min Sum", "Min Max", "Splatter"]
+                .into_iter()
+                .map(move |r| (s.clone(), r))
+        })
+        .filter(|(s, r)| get(s, r, "median", "mean_ms") >= get(s, r, "mean", "mean_ms"))
+        .count();
+    format!(
+        "## Tables 3–5: axis rules, and the mean against the median\n\n{}\n{}\n{}\n\
+         - *Min sum and min max build an order of magnitude slower than longest side and \
+         splatter* (paper): min sum takes {} × splatter's time here: {}.\n\
+         - *Min sum gives the fastest queries* (paper, typically): fastest rule on {minsum_best} \
+         of {} flights.\n\
+         - *Splitting at the median is never faster than at the mean* (paper): the median was \
+         as slow or slower in {median_slower} of {} cases: {}. Differences of a few per cent \
+         are within this machine's noise.\n\n",
+        t[0].markdown(),
+        t[1].markdown(),
+        t[2].markdown(),
+        slow_ratio
+            .iter()
+            .map(|r| format!("{r:.0}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        verdict(slow_ratio.iter().all(|&r| r >= 5.0)),
+        scenes.len(),
+        scenes.len() * 4,
+        verdict(median_slower == scenes.len() * 4),
+    )
+}
+
+pub fn section_table67(t: &[Table], data: &SphereData) -> String {
+    let mut s = String::from("## Tables 6–7: nested spheres (parallel close proximity)\n\n");
+    for (table, (faces, rows)) in t.iter().zip(data) {
+        s += &table.markdown();
+        s += &format!("\n![Nv against α, {faces} faces](paper-spheres-{faces}.svg)\n\n");
+        let row = |name: &str| rows.iter().find(|r| r.0 == name).map(|r| r.1.clone());
+        if let (Some(obb), Some(six), Some(eighteen)) =
+            (row("OBB (RAPID)"), row("6-dop"), row("18-dop"))
+        {
+            let obb_fewer_than_6 = obb.iter().zip(&six).skip(1).all(|(o, d)| o < d);
+            let dops_first_at_055 = eighteen[0] < obb[0];
+            let overtake = eighteen.last() < obb.last();
+            s += &format!(
+                "- {faces} faces. *OBBs need fewer tests than axis-aligned boxes* (paper): {}. \
+                 *k-DOPs need fewer at α = 0.55* (paper): 18-dop {} against {}: {}. *At the \
+                 smallest gaps the k-DOPs overtake the OBBs* (paper, from α ≈ 0.001): at α = \
+                 0.0001, 18-dop {} against {}: {}.\n",
+                verdict(obb_fewer_than_6),
+                eighteen[0],
+                obb[0],
+                verdict(dops_first_at_055),
+                eighteen.last().unwrap_or(&0),
+                obb.last().unwrap_or(&0),
+                verdict(overtake),
+            );
+        }
+    }
+    s += "\nOur counts differ from the paper's because the trees differ: the UV spheres here \
+          are not the paper's tessellation, both trees use leaf size 1 as in the paper, and \
+          the default descent (larger node first) tests far fewer pairs than the paper's \
+          Algorithm 1 (environment first), whose row is given for the 18-dop. With \
+          Algorithm 1 the counts are of the paper's order.\n\n";
+    s
+}
+
+pub fn section_fig3(t: &Table) -> String {
+    let rows = t.json.as_array().cloned().unwrap_or_default();
+    let spikes: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let times: Vec<f64> = r["times_us"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_f64).collect())
+                .unwrap_or_default();
+            let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+            let max = times.iter().copied().fold(0.0, f64::max);
+            format!(
+                "{}: the slowest check takes {:.0}× the mean",
+                r["bv"],
+                max / mean.max(1e-9)
+            )
+        })
+        .collect();
+    format!(
+        "## Figure 3: check time along the Pipes flight\n\n{}\n![check time per step](paper-fig3.svg)\n\n\
+         - *Check time rises sharply where the object comes close to the environment* \
+         (paper; its maximum was about 18 ms): {}.\n",
+        t.markdown(),
+        spikes.join("; ")
+    )
+}

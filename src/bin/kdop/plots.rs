@@ -1,0 +1,129 @@
+//! The SVG plots of `kdop paper` (plotters, SVG backend: text is left to the viewer's
+//! fonts, so no font library is needed).
+
+use plotters::prelude::*;
+use std::path::Path;
+
+/// Colours of the series, in order.
+const COLOURS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+fn err(e: impl std::fmt::Display) -> kdop::Error {
+    kdop::Error::Io(format!("plot: {e}"))
+}
+
+/// Tables 6–7 as a log-log plot: Nv against α, one line per bounding volume.
+pub fn spheres(
+    path: &Path,
+    faces: usize,
+    alphas: &[f64],
+    rows: &[(String, Vec<u64>)],
+) -> kdop::Result<()> {
+    let root = SVGBackend::new(path, (800, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let max = rows
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .max()
+        .unwrap_or(1)
+        .max(10) as f64;
+    let (amin, amax) = alphas.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &a| {
+        (lo.min(a), hi.max(a))
+    });
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("Nested spheres, {faces} faces: overlap tests Nv against α"),
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            (amin * 0.8..amax * 1.25).log_scale(),
+            (1.0..max * 2.0).log_scale(),
+        )
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("α (gap between the spheres)")
+        .y_desc("Nv")
+        .draw()
+        .map_err(err)?;
+    for (i, (name, nv)) in rows.iter().enumerate() {
+        let c = COLOURS[i % COLOURS.len()];
+        let pts: Vec<(f64, f64)> = alphas
+            .iter()
+            .zip(nv)
+            .map(|(&a, &n)| (a, (n as f64).max(1.0)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+            .map_err(err)?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], c.stroke_width(2)));
+        chart
+            .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled())))
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::LowerLeft)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)
+}
+
+/// Figure 3: the time of each check along a flight, one line per bounding volume.
+pub fn flight_times(path: &Path, runs: &[(String, Vec<f64>)]) -> kdop::Result<()> {
+    let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let steps = runs.iter().map(|(_, t)| t.len()).max().unwrap_or(1);
+    let max = runs
+        .iter()
+        .flat_map(|(_, t)| t.iter().copied())
+        .fold(0.0f64, f64::max)
+        .max(1.0)
+        / 1e3;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "Pipes flight: time of each collision check",
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0usize..steps, 0.0..max * 1.05)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("step")
+        .y_desc("ms per check")
+        .draw()
+        .map_err(err)?;
+    for (i, (name, t)) in runs.iter().enumerate() {
+        let c = COLOURS[i % COLOURS.len()];
+        chart
+            .draw_series(LineSeries::new(
+                t.iter().enumerate().map(|(s, us)| (s, us / 1e3)),
+                c.stroke_width(1),
+            ))
+            .map_err(err)?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], c.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)
+}
