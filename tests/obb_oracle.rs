@@ -183,3 +183,68 @@ fn bad_parameters_are_typed_errors() {
         ));
     }
 }
+
+/// Found by `cargo fuzz run mesh_query` (OBB branch): degenerate triangles (segments and
+/// points), a pose with a subnormal entry, leaf size 3. Object triangles 8-10 were missed.
+#[test]
+fn fuzz_find_degenerate_leaves_under_a_shearing_pose() {
+    let v = |x: f64, y: f64, z: f64| DVec3::new(x, y, z);
+    let env = Mesh::new(
+        vec![
+            v(0., 0., 0.),
+            v(-2., -2., -2.),
+            v(0., 0., -2.),
+            v(-2., -2., 0.),
+        ],
+        vec![
+            [2, 3, 3],
+            [2, 0, 3],
+            [0, 3, 0],
+            [0, 3, 1],
+            [1, 0, 0],
+            [3, 0, 3],
+            [0, 3, 0],
+            [0, 0, 0],
+            [0, 0, 0],
+            [0, 0, 0],
+            [0, 0, 3],
+        ],
+    )
+    .unwrap();
+    let obj = Mesh::new(
+        vec![
+            v(0., 0., 0.),
+            v(-2., 0., 0.),
+            v(0., 0., 0.),
+            v(-2., -1., -2.),
+        ],
+        vec![
+            [0, 3, 1],
+            [0, 1, 1],
+            [3, 1, 2],
+            [2, 3, 1],
+            [0, 3, 0],
+            [2, 3, 1],
+            [0, 1, 3],
+            [1, 3, 3],
+            [0, 3, 3],
+            [0, 3, 3],
+            [0, 3, 3],
+        ],
+    )
+    .unwrap();
+    let pose = Pose::from_rows([
+        -2.0, -2.0, 0.0, -2.0, -2.0, 1.0, 1.0, -2.0, 1.26e-321, -2.0, -2.0, 0.0,
+    ])
+    .unwrap();
+    let t = truth(&env, &obj, &[pose], 0.0);
+    for leaf in [1, 3] {
+        let te = ObbTree::from_mesh(&env, leaf).unwrap();
+        let to = ObbTree::from_mesh(&obj, leaf).unwrap();
+        let mut state = ObbQueryState::new();
+        let got = te
+            .collide(&to, &pose, &QueryOptions::REPORT, &mut state)
+            .unwrap();
+        assert_eq!(got.contacts, &t[0][..], "leaf {leaf}");
+    }
+}

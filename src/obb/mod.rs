@@ -39,6 +39,11 @@ pub(crate) struct Obb {
 /// over a thousand times that, and still far below any geometric size that matters.
 pub(crate) const REL: f64 = 1.0 / (1u64 << 40) as f64;
 
+/// Absolute margin for underflow: a product of subnormal or tiny values is off by up to
+/// 2^-1074 however small it is, which no relative margin covers. Any sum of such errors
+/// here stays far below this, and this stays far below any geometry.
+pub(crate) const FLOOR: f64 = 1e-300;
+
 /// Largest absolute coordinate.
 #[inline]
 pub(crate) fn inf_norm(v: DVec3) -> f64 {
@@ -59,7 +64,7 @@ impl Obb {
         }
         // Each projection is off by at most 3 ulps of |row| |p|_1 <= 3 sqrt(3) mag (rows
         // are unit vectors to rounding); the midpoint and half width add one rounding each.
-        let slack = REL * (mag + inf_norm(lo).max(inf_norm(hi)));
+        let slack = REL * (mag + inf_norm(lo).max(inf_norm(hi))) + FLOOR;
         Obb {
             rows,
             mid: (lo + hi) * 0.5,
@@ -119,7 +124,8 @@ impl Placed {
         // triangle corner is within a few ulps of |a| |v| + |t| of the exact image; |v| is
         // at most |c| + the three half extents.
         let extent = e.iter().map(|e| inf_norm(*e)).sum::<f64>();
-        let margin = REL * (a_norm * (3.0 * inf_norm(c) + 6.0 * extent) + 3.0 * inf_norm(t));
+        let margin =
+            REL * (a_norm * (3.0 * inf_norm(c) + 6.0 * extent) + 3.0 * inf_norm(t)) + FLOOR;
         Placed {
             centre,
             edges,
@@ -139,7 +145,7 @@ impl Placed {
 /// half-edges `f_j` on `l` is `l·d ± Σ |l·f_j|`), so the 15 are a choice for pruning, not a
 /// condition for correctness. Rounding of `d`, `f` and the sums is at most a few ulps of
 /// the magnitudes in `scale`; `REL * scale` is added per unit of `|l|_1`, with `b`'s own
-/// margin and `eps`.
+/// margin, `eps` and an absolute floor for underflow ([`FLOOR`]).
 pub(crate) fn sat(a: &Obb, b: &Placed, eps: f64) -> bool {
     let r = &a.rows;
     let rt = r.transpose();
@@ -155,9 +161,17 @@ pub(crate) fn sat(a: &Obb, b: &Placed, eps: f64) -> bool {
         + h.y
         + h.z
         + b.edges.iter().map(|e| inf_norm(*e)).sum::<f64>();
-    let slack = REL * scale + b.margin + eps;
-    // Separated along l (|l|_1 scales the slack)?
+    let slack = REL * scale + b.margin + eps + FLOOR;
+    // Separated along l (|l|_1 scales the slack)? Any positive multiple of an axis is as
+    // good an axis, so l is first scaled to a largest component of 1: a cross product of
+    // tiny or subnormal edges would otherwise make every projection underflow, where
+    // rounding is absolute and the relative slack vanishes. A zero axis separates nothing.
     let apart = |l: DVec3| {
+        let top = l.abs().max_element();
+        if !(top > 0.0 && top.is_finite()) {
+            return false;
+        }
+        let l = l / top;
         let ra = h.x * l.x.abs() + h.y * l.y.abs() + h.z * l.z.abs();
         let rb = l.dot(f[0]).abs() + l.dot(f[1]).abs() + l.dot(f[2]).abs();
         let s = slack * (l.x.abs() + l.y.abs() + l.z.abs());

@@ -105,8 +105,8 @@ fn along(dir: DVec3, at: DVec3, s: DVec3) -> Result<Pose> {
 }
 
 /// *Pipes*: an interweaving system of pipes on a lattice (about 144,000 triangles; each
-/// straight run is one closed tube of long thin triangles), and the same system at a
-/// seventh of the size flying among them.
+/// straight run is one closed tube of long thin triangles), and the same system at a tenth
+/// of the size flying among them.
 ///
 /// # Errors
 /// As [`Mesh::new`]; not for these parameters.
@@ -161,9 +161,10 @@ pub fn pipes(seed: u64, size: PaperSize) -> Result<PaperScene> {
             system.push((Mesh::from_triangles(&tris)?.welded(), Pose::IDENTITY));
         }
     }
-    // The flying copy: the whole system at 1/7 scale, centred on its own origin.
+    // The flying copy: the whole system at a tenth of the size, centred on its own origin
+    // (small enough to fly between the pipes, which stand about 8 units apart).
     let centre = DVec3::splat(max * spacing * 0.5);
-    let shrink = Pose::new(DMat3::from_diagonal(DVec3::splat(1.0 / 7.0)), -centre / 7.0)?;
+    let shrink = Pose::new(DMat3::from_diagonal(DVec3::splat(0.1)), -centre * 0.1)?;
     let object = merge(&system)?.transformed(&shrink)?;
     let lo = DVec3::splat(spacing * 0.5);
     let hi = DVec3::splat(max * spacing - spacing * 0.5);
