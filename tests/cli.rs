@@ -373,3 +373,26 @@ fn bad_inputs_give_messages_not_panics() {
     let out = kdop(&["demo", "--env", garbage.to_str().unwrap(), "--steps", "5"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `kdop paper table67 --small`: Table 6's rows (four k-DOPs, the OBBs and Algorithm 1) with
+/// one count per α, and its plot.
+#[test]
+fn paper_table67_small_prints_the_table_and_plots_it() {
+    let out = tmp("paper");
+    let o = kdop_ok(&[
+        "paper",
+        "table67",
+        "--small",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v[0]["data"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    for r in rows {
+        assert_eq!(r["nv"].as_array().unwrap().len(), 8, "{r}");
+    }
+    let svg = std::fs::read_to_string(out.join("paper-spheres-2000.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("OBB (RAPID)"));
+}

@@ -542,3 +542,116 @@ pub fn nested_spheres(faces: usize, alpha: f64) -> Result<(Mesh, Mesh)> {
 
 /// The α values of Tables 6–7.
 pub const ALPHAS: [f64; 8] = [0.55, 0.1, 0.055, 0.01, 0.0055, 0.001, 0.00055, 0.0001];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oracle::brute_force_contacts;
+
+    /// Triangle counts that follow from how each scene is made (grid and tessellation
+    /// formulas), so the generators cannot drift from the paper's sizes unnoticed.
+    #[test]
+    fn full_sizes_follow_from_construction() {
+        let t = torus_scene(1, PaperSize::Full).unwrap();
+        assert_eq!(t.object.triangle_count(), 2 * 200 * 50);
+        assert_eq!(t.environment_triangles(), 2 * 220 * 222);
+        let a = aircraft(1, PaperSize::Full).unwrap();
+        assert_eq!(a.environment_triangles(), 30 * 30 * 28 * 4);
+        let i = interior(1, PaperSize::Full).unwrap();
+        // Palm: a box of 2 x 2 quads per face; fingers: 8 sides x 4 stacks plus caps.
+        assert_eq!(i.object.triangle_count(), 12 * 4 + 5 * (2 * 8 * 4 + 2 * 8));
+        for faces in [2000, 20_000] {
+            let (outer, inner) = nested_spheres(faces, 0.01).unwrap();
+            assert_eq!(
+                (outer.triangle_count(), inner.triangle_count()),
+                (faces, faces)
+            );
+        }
+        let p = pipes(1, PaperSize::Full).unwrap();
+        assert!((120_000..170_000).contains(&p.environment_triangles()));
+        assert_eq!(p.object.triangle_count(), p.environment_triangles());
+    }
+
+    #[test]
+    fn same_seed_same_scene() {
+        for f in [pipes, torus_scene, aircraft, swept, interior] {
+            let (a, b, c) = (
+                f(3, PaperSize::Small).unwrap(),
+                f(3, PaperSize::Small).unwrap(),
+                f(4, PaperSize::Small).unwrap(),
+            );
+            let verts = |s: &PaperScene| -> Vec<u64> {
+                s.environment
+                    .iter()
+                    .flat_map(|(m, _)| m.vertices().iter().flat_map(|v| v.to_array()))
+                    .chain(s.object.vertices().iter().flat_map(|v| v.to_array()))
+                    .map(f64::to_bits)
+                    .collect()
+            };
+            assert_eq!(verts(&a), verts(&b), "{}", a.name);
+            assert_ne!(verts(&a), verts(&c), "{}", a.name);
+        }
+    }
+
+    /// The Swept scene's promise, checked by brute force at every step: obstacles crowd the
+    /// path, none is touched.
+    #[test]
+    fn swept_path_touches_no_obstacle() {
+        let s = swept(2, PaperSize::Small).unwrap();
+        let Flight::Path(path) = &s.flight else {
+            panic!("Swept flies a path")
+        };
+        let env =
+            Environment::<6>::build(s.environment.clone(), &BuildOptions::ENVIRONMENT).unwrap();
+        let obj = FlyingObject::<6>::new(s.object.clone(), &BuildOptions::FLYING).unwrap();
+        for pose in path {
+            assert!(brute_force_contacts(&env, &obj, pose, 0.0).is_empty());
+        }
+        // Close, not just absent: with a margin of 0.5 many obstacles come within reach.
+        let near: usize = path
+            .iter()
+            .step_by(10)
+            .map(|p| brute_force_contacts(&env, &obj, p, 0.5).len())
+            .sum();
+        assert!(near > 50, "{near}");
+    }
+
+    /// The Interior path keeps the hand in contact: brute force finds contacts at every
+    /// tenth step.
+    #[test]
+    fn interior_hand_stays_in_contact() {
+        let s = interior(2, PaperSize::Small).unwrap();
+        let Flight::Path(path) = &s.flight else {
+            panic!("Interior flies a path")
+        };
+        let env =
+            Environment::<6>::build(s.environment.clone(), &BuildOptions::ENVIRONMENT).unwrap();
+        let obj = FlyingObject::<6>::new(s.object.clone(), &BuildOptions::FLYING).unwrap();
+        for pose in path.iter().step_by(10) {
+            assert!(brute_force_contacts(&env, &obj, pose, 0.0).len() > 5);
+        }
+    }
+
+    /// The 747's tetrahedra are pairwise disjoint: their boxes are, by brute force.
+    #[test]
+    fn aircraft_obstacles_are_disjoint() {
+        let s = aircraft(2, PaperSize::Small).unwrap();
+        let m = &s.environment[0].0;
+        let boxes: Vec<(DVec3, DVec3)> = (0..m.triangle_count() / 4)
+            .map(|t| {
+                (0..4).flat_map(|k| m.triangle(4 * t + k).unwrap()).fold(
+                    (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+                    |(lo, hi), p| (lo.min(p), hi.max(p)),
+                )
+            })
+            .collect();
+        for (i, a) in boxes.iter().enumerate() {
+            for b in &boxes[i + 1..] {
+                assert!(
+                    !(a.0.cmple(b.1).all() && b.0.cmple(a.1).all()),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+    }
+}

@@ -53,6 +53,7 @@ pub fn spheres(
         .configure_mesh()
         .x_desc("α (gap between the spheres)")
         .y_desc("Nv")
+        .y_label_formatter(&|v| format!("{v:.0}"))
         .draw()
         .map_err(err)?;
     for (i, (name, nv)) in rows.iter().enumerate() {
