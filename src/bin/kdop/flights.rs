@@ -17,6 +17,8 @@ pub type Check<'a> =
 pub struct FlightRun {
     /// Each check's own time, in microseconds, in step order.
     pub times_us: Vec<f64>,
+    /// The pose of each check, so that other engines can replay the flight.
+    pub poses: Vec<Pose>,
     pub contact_steps: usize,
     pub contacts: u64,
     pub nv: u64,
@@ -115,6 +117,7 @@ fn record(
     let t0 = Instant::now();
     let (collides, contacts, stats) = check(pose, options)?;
     run.times_us.push(t0.elapsed().as_secs_f64() * 1e6);
+    run.poses.push(*pose);
     run.nv += stats.nv;
     run.np += stats.np;
     run.nu += stats.nu;

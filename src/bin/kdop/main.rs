@@ -11,6 +11,8 @@ mod demo;
 mod flights;
 mod paper;
 mod paper_text;
+#[cfg(feature = "peers")]
+mod peers;
 mod plots;
 
 use clap::{Parser, Subcommand};

@@ -643,7 +643,13 @@ pub fn run(a: &PaperArgs) -> kdop::Result<ExitCode> {
     }
     match a.which {
         Which::Table1 => print(&table1(a)?, a.json),
-        Which::Table2 => print(&[table2(&table2_runs(a)?)], a.json),
+        Which::Table2 => {
+            let runs = table2_runs(a)?;
+            let t: Vec<Table> = std::iter::once(table2(&runs))
+                .chain(peers_table(a, &runs)?)
+                .collect();
+            print(&t, a.json);
+        }
         Which::Table3 | Which::Table45 => {
             let t = tables345(a, None)?;
             if a.which == Which::Table3 {
@@ -720,6 +726,7 @@ fn all(a: &PaperArgs) -> kdop::Result<ExitCode> {
     let t1 = table1(a)?;
     let runs = table2_runs(a)?;
     let t2 = table2(&runs);
+    let t2p = peers_table(a, &runs)?;
     let obb_build: Vec<f64> = runs
         .iter()
         .map(|s| s.runs.iter().find(|r| r.0 == Bv::Obb).map_or(0.0, |r| r.2))
@@ -746,6 +753,7 @@ fn all(a: &PaperArgs) -> kdop::Result<ExitCode> {
     );
     md += &crate::paper_text::section_table1(&t1[0]);
     md += &crate::paper_text::section_table2(&t2, &runs_summary(&runs));
+    md += &crate::paper_text::section_peers(t2p.as_ref());
     md += &crate::paper_text::section_table345(&t345);
     md += &crate::paper_text::section_table67(&t67, &sphere_data);
     md += &crate::paper_text::section_fig3(&f3t);
@@ -756,7 +764,18 @@ fn all(a: &PaperArgs) -> kdop::Result<ExitCode> {
         path.display(),
         started.elapsed().as_secs_f64()
     );
-    print(&[t1, vec![t2], t345, t67, vec![f3t]].concat(), a.json);
+    print(
+        &[
+            t1,
+            vec![t2],
+            t2p.into_iter().collect(),
+            t345,
+            t67,
+            vec![f3t],
+        ]
+        .concat(),
+        a.json,
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -786,4 +805,146 @@ fn runs_summary(runs: &[SceneRuns]) -> Vec<Best> {
             }
         })
         .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// parry3d side by side (feature `peers`).
+
+/// The parry3d table, if this build has the `peers` feature.
+fn peers_table(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Option<Table>> {
+    #[cfg(feature = "peers")]
+    return table2_peers(a, runs).map(Some);
+    #[cfg(not(feature = "peers"))]
+    {
+        let _ = (a, runs);
+        Ok(None)
+    }
+}
+
+/// parry3d on the poses of each Table 2 flight (the 18-DOP's, replayed): detect against
+/// kdop's best k in detect mode, an all-pairs report built from parry's pieces against
+/// kdop's best k in report mode, and every parry answer checked against kdop's exact one.
+#[cfg(feature = "peers")]
+fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
+    use kdop::scene::paper::Flight;
+    let mut rows = Vec::new();
+    let mut js = Vec::new();
+    for s in runs {
+        let (_, run18, _) = s
+            .runs
+            .iter()
+            .find(|r| r.0 == Bv::Dop(KArg::K18))
+            .expect("Table 2 flies the 18-DOP");
+        let poses = run18.poses.clone();
+        let replay = PaperScene {
+            flight: Flight::Path(poses.clone()),
+            steps: poses.len(),
+            ..s.scene.clone()
+        };
+        // kdop's best k in detect mode on these poses.
+        let mut detect_best = (f64::INFINITY, "");
+        for bv in &BVS[..4] {
+            let (run, _) = fly_scene(
+                &replay,
+                *bv,
+                &BuildOptions::ENVIRONMENT,
+                a.seed,
+                &QueryOptions::DETECT,
+            )?;
+            if run.mean_us() < detect_best.0 {
+                detect_best = (run.mean_us(), bv_name(*bv));
+            }
+        }
+        let report_best = s.runs[..4]
+            .iter()
+            .map(|(bv, run, _)| (run.mean_us(), bv_name(*bv)))
+            .fold((f64::INFINITY, ""), |b, x| if x.0 < b.0 { x } else { b });
+        // The exact answers, numbered as in the merged mesh parry is given.
+        let env =
+            Environment::<18>::build(s.scene.environment.clone(), &BuildOptions::ENVIRONMENT)?;
+        let obj = FlyingObject::<18>::new(s.scene.object.clone(), &BuildOptions::FLYING)?;
+        let mut offset = std::collections::HashMap::new();
+        let mut total = 0u32;
+        for (id, (m, _)) in env.part_ids().iter().zip(&s.scene.environment) {
+            offset.insert(*id, total);
+            total += m.triangle_count() as u32;
+        }
+        let mut state = QueryState::new();
+        let exact: Vec<Vec<[u32; 2]>> = poses
+            .iter()
+            .map(|p| {
+                let r = env.collide(&obj, p, &QueryOptions::REPORT, &mut state)?;
+                let mut v: Vec<[u32; 2]> = r
+                    .contacts
+                    .iter()
+                    .map(|c| [offset[&c.part] + c.env_triangle, c.object_triangle])
+                    .collect();
+                v.sort_unstable();
+                Ok(v)
+            })
+            .collect::<kdop::Result<_>>()?;
+        let merged = crate::common::merge_parts(&s.scene.environment)?;
+        for peer in crate::peers::both(&merged, &s.scene.object)? {
+            let bar = flights::bar(
+                2 * poses.len(),
+                &format!("{} {}", s.scene.name, peer.name()),
+            );
+            let (mut det_us, mut rep_us) = (0.0, 0.0);
+            let (mut det_fp, mut det_miss, mut pair_fp, mut pair_miss) = (0u64, 0u64, 0u64, 0u64);
+            let mut pairs = Vec::new();
+            for (pose, want) in poses.iter().zip(&exact) {
+                let t = Instant::now();
+                let hit = black_box(peer.detect(pose));
+                det_us += t.elapsed().as_secs_f64() * 1e6;
+                det_fp += u64::from(hit && want.is_empty());
+                det_miss += u64::from(!hit && !want.is_empty());
+                let t = Instant::now();
+                peer.report(pose, &mut pairs);
+                rep_us += t.elapsed().as_secs_f64() * 1e6;
+                pair_fp += pairs
+                    .iter()
+                    .filter(|p| want.binary_search(p).is_err())
+                    .count() as u64;
+                pair_miss += want
+                    .iter()
+                    .filter(|p| pairs.binary_search(p).is_err())
+                    .count() as u64;
+                bar.inc(2);
+            }
+            bar.finish_and_clear();
+            let n = poses.len().max(1) as f64;
+            let (det_ms, rep_ms) = (det_us / n / 1e3, rep_us / n / 1e3);
+            rows.push(vec![
+                s.scene.name.to_string(),
+                peer.name().to_string(),
+                format!("{:.4} ({})", detect_best.0 / 1e3, detect_best.1),
+                format!("{det_ms:.4}"),
+                format!("{:.1}×", det_ms / (detect_best.0 / 1e3)),
+                format!("{det_fp} / {det_miss}"),
+                format!("{:.4} ({})", report_best.0 / 1e3, report_best.1),
+                format!("{rep_ms:.4}"),
+                format!("{:.1}×", rep_ms / (report_best.0 / 1e3)),
+                format!("{} / {}", int(pair_fp), int(pair_miss)),
+            ]);
+            js.push(json!({
+                "scene": s.scene.name, "peer": peer.name(), "steps": poses.len(),
+                "kdop_detect_ms": detect_best.0 / 1e3, "kdop_detect_bv": detect_best.1,
+                "peer_detect_ms": det_ms, "detect_false_positives": det_fp, "detect_misses": det_miss,
+                "kdop_report_ms": report_best.0 / 1e3, "kdop_report_bv": report_best.1,
+                "peer_report_ms": rep_ms, "pair_false_positives": pair_fp, "pair_misses": pair_miss,
+            }));
+        }
+    }
+    Ok(Table {
+        title: "Table 2, parry3d side by side: ms per check on the same poses; parry's answers against kdop's exact ones (false positives / misses: steps for detect, triangle pairs for report)".into(),
+        header: [
+            "flight", "peer", "kdop detect (best k)", "peer detect", "peer / kdop",
+            "detect wrong (FP / miss)", "kdop report (best k)", "peer all pairs", "peer / kdop",
+            "pairs wrong (FP / miss)",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        json: json!(js),
+    })
 }
