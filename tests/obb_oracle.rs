@@ -142,17 +142,7 @@ fn fcl_env_and_rob_match_brute_force() {
     let load = |n: &str| kdop::io::formats::load_mesh(dir.join(n)).unwrap();
     let (env, rob) = (load("fcl_env.obj"), load("fcl_rob.obj"));
     let (lo, hi) = env.bounds();
-    let mut rng = Rng::new(2024);
-    let ps: Vec<Pose> = (0..30)
-        .map(|_| {
-            let t = DVec3::new(
-                rng.range(lo.x, hi.x),
-                rng.range(lo.y, hi.y),
-                rng.range(lo.z, hi.z),
-            );
-            Pose::new(rng.rotation(), t).unwrap()
-        })
-        .collect();
+    let ps = common::poses_in_box(2024, 30, lo, hi, 1.0);
     let t = truth(&env, &rob, &ps, 0.0);
     let hits = t.iter().filter(|c| !c.is_empty()).count();
     assert!(

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Rng, meshes_dir};
+use common::meshes_dir;
 use glam::DVec3;
 use kdop::oracle::{brute_force_contacts, reference_triangles_intersect};
 use kdop::{
@@ -119,17 +119,7 @@ fn fcl_env_and_rob_match_brute_force_for_every_configuration() {
         return;
     };
     let (lo, hi) = env.bounds();
-    let mut rng = Rng::new(2024);
-    let poses: Vec<Pose> = (0..40)
-        .map(|_| {
-            let t = DVec3::new(
-                rng.range(lo.x, hi.x),
-                rng.range(lo.y, hi.y),
-                rng.range(lo.z, hi.z),
-            );
-            Pose::new(rng.rotation(), t).unwrap()
-        })
-        .collect();
+    let poses = common::poses_in_box(2024, 40, lo, hi, 1.0);
     let truth = oracle(&env, &rob, &poses);
     let hits = truth.iter().filter(|o| !o.is_empty()).count();
     let total: usize = truth.iter().map(Vec::len).sum();
@@ -176,17 +166,7 @@ fn terrain_over_50k_triangles_matches_brute_force_for_every_configuration() {
     };
     assert!(env.triangle_count() > 50_000);
     let (lo, hi) = env.bounds();
-    let mut rng = Rng::new(7);
-    let poses: Vec<Pose> = (0..8)
-        .map(|_| {
-            let t = DVec3::new(
-                rng.range(lo.x, hi.x),
-                rng.range(lo.y, hi.y),
-                rng.range(lo.z, hi.z),
-            );
-            Pose::new(rng.rotation() * 10.0, t).unwrap()
-        })
-        .collect();
+    let poses = common::poses_in_box(7, 8, lo, hi, 10.0);
     let truth = oracle(&env, &link, &poses);
     let hits = truth.iter().filter(|o| !o.is_empty()).count();
     eprintln!(

@@ -56,6 +56,22 @@ impl Rng {
     }
 }
 
+/// `n` poses, each a point of the box `[lo, hi]` (drawn first) and a rotation from
+/// [`Rng::rotation`] times `scale` (drawn second).
+pub fn poses_in_box(seed: u64, n: usize, lo: DVec3, hi: DVec3, scale: f64) -> Vec<kdop::Pose> {
+    let mut rng = Rng::new(seed);
+    (0..n)
+        .map(|_| {
+            let t = DVec3::new(
+                rng.range(lo.x, hi.x),
+                rng.range(lo.y, hi.y),
+                rng.range(lo.z, hi.z),
+            );
+            kdop::Pose::new(rng.rotation() * scale, t).unwrap()
+        })
+        .collect()
+}
+
 /// `../shared/data/meshes` relative to the repository root, if present.
 pub fn meshes_dir() -> Option<PathBuf> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/meshes");

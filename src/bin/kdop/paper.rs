@@ -821,6 +821,10 @@ fn peers_table(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Option<Table>>
     }
 }
 
+/// Poses per flight on which parry3d and kdop are compared.
+#[cfg(feature = "peers")]
+const PEER_POSES: usize = 200;
+
 /// parry3d on the poses of each Table 2 flight (the 18-DOP's, replayed): detect against
 /// kdop's best k in detect mode, an all-pairs report built from parry's pieces against
 /// kdop's best k in report mode, and every parry answer checked against kdop's exact one.
@@ -835,7 +839,11 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
             .iter()
             .find(|r| r.0 == Bv::Dop(KArg::K18))
             .expect("Table 2 flies the 18-DOP");
-        let poses = run18.poses.clone();
+        // parry's mesh-against-mesh test descends one tree per triangle of the other (up
+        // to about a second per pose on Pipes here), so both engines answer the same
+        // PEER_POSES poses, evenly spaced along the flight.
+        let every = run18.poses.len().div_ceil(PEER_POSES).max(1);
+        let poses: Vec<Pose> = run18.poses.iter().step_by(every).copied().collect();
         let replay = PaperScene {
             flight: Flight::Path(poses.clone()),
             steps: poses.len(),
@@ -855,10 +863,19 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
                 detect_best = (run.mean_us(), bv_name(*bv));
             }
         }
-        let report_best = s.runs[..4]
-            .iter()
-            .map(|(bv, run, _)| (run.mean_us(), bv_name(*bv)))
-            .fold((f64::INFINITY, ""), |b, x| if x.0 < b.0 { x } else { b });
+        let mut report_best = (f64::INFINITY, "");
+        for bv in &BVS[..4] {
+            let (run, _) = fly_scene(
+                &replay,
+                *bv,
+                &BuildOptions::ENVIRONMENT,
+                a.seed,
+                &QueryOptions::REPORT,
+            )?;
+            if run.mean_us() < report_best.0 {
+                report_best = (run.mean_us(), bv_name(*bv));
+            }
+        }
         // The exact answers, numbered as in the merged mesh parry is given.
         let env =
             Environment::<18>::build(s.scene.environment.clone(), &BuildOptions::ENVIRONMENT)?;
@@ -915,7 +932,7 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
             let n = poses.len().max(1) as f64;
             let (det_ms, rep_ms) = (det_us / n / 1e3, rep_us / n / 1e3);
             rows.push(vec![
-                s.scene.name.to_string(),
+                format!("{} ({} poses)", s.scene.name, poses.len()),
                 peer.name().to_string(),
                 format!("{:.4} ({})", detect_best.0 / 1e3, detect_best.1),
                 format!("{det_ms:.4}"),
