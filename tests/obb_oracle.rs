@@ -238,3 +238,26 @@ fn fuzz_find_degenerate_leaves_under_a_shearing_pose() {
         assert_eq!(got.contacts, &t[0][..], "leaf {leaf}");
     }
 }
+
+/// A terrain of 50,562 triangles with a robot link scaled ten times (an affine pose) at 8
+/// poses: the OBB trees on a mesh over 50,000 triangles, as the k-DOPs are checked.
+#[test]
+fn terrain_over_50k_triangles_matches_brute_force() {
+    let Some(dir) = meshes_dir() else { return };
+    let load = |n: &str| kdop::io::formats::load_mesh(dir.join(n)).unwrap();
+    let (env, link) = (load("mountain.obj"), load("kuka_iiwa_link0.obj"));
+    assert!(env.triangle_count() > 50_000);
+    let (lo, hi) = env.bounds();
+    let ps = common::poses_in_box(7, 8, lo, hi, 10.0);
+    let t = truth(&env, &link, &ps, 0.0);
+    assert!(t.iter().any(|c| !c.is_empty()), "some pose must touch");
+    let te = ObbTree::from_mesh(&env, 1).unwrap();
+    let to = ObbTree::from_mesh(&link, 1).unwrap();
+    let mut state = ObbQueryState::new();
+    for (i, (pose, want)) in ps.iter().zip(&t).enumerate() {
+        let got = te
+            .collide(&to, pose, &QueryOptions::REPORT, &mut state)
+            .unwrap();
+        assert_eq!(got.contacts, &want[..], "pose {i}");
+    }
+}

@@ -262,9 +262,10 @@ pub fn section_peers(t: Option<&Table>) -> String {
         })
         .collect();
     format!(
-        "## parry3d side by side\n\n{}\n         - Targets of issue 3: kdop's best k in detect mode at most a fifth of parry's time: \
-         met on {detect_ok} of {} rows; kdop's report at most half of parry's all-pairs query: \
-         met on {report_ok} of {}.\n         - parry's answers against kdop's exact ones: {}.\n\n",
+        "## parry3d side by side\n\n{}\n- Targets of issue 3: kdop's best k in detect mode at most a fifth of parry's \
+         time: met on {detect_ok} of {} rows; kdop's report at most half of parry's \
+         all-pairs query: met on {report_ok} of {}.\n- parry's answers against kdop's \
+         exact ones: {}.\n\n",
         t.markdown(),
         rows.len(),
         rows.len(),
