@@ -151,10 +151,11 @@ pub(crate) fn sat(a: &Obb, b: &Placed, eps: f64) -> bool {
     let rt = r.transpose();
     let row = |i: usize| rt.col(i);
     let local = |p: DVec3| DVec3::new(row(0).dot(p), row(1).dot(p), row(2).dot(p));
-    let d = local(b.centre) - a.mid;
+    let c = local(b.centre);
+    let d = c - a.mid;
     let f = b.edges.map(local);
     let h = a.half;
-    let scale = inf_norm(local(b.centre))
+    let scale = inf_norm(c)
         + inf_norm(a.mid)
         + inf_norm(b.centre)
         + h.x

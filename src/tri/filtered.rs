@@ -210,14 +210,11 @@ mod tests {
     use crate::oracle::reference_triangles_intersect;
     use crate::testing::lcg;
 
-    /// The table against a direct reading of Guigue–Devillers' case analysis
-    /// (`intersect_prepared`'s branches) for every straddling pair of masks.
+    /// Structural facts of every straddling entry of the table: each triangle's corners
+    /// are a permutation, and each starts with its lone corner. That every entry picks the
+    /// right check is tested against the exact reference below, which exercises all 36.
     #[test]
     fn orders_follow_the_case_analysis() {
-        // Corners of T1 and T2 with signs chosen to make each mask; the scalar test and the
-        // table must pick the same check for every one of the 36 cases, which the random
-        // comparison below covers; here, the structural facts: the lone corner first, and a
-        // permutation of each triangle.
         for m1 in 1..7 {
             for m2 in 1..7 {
                 let o = order(m1, m2);

@@ -73,8 +73,9 @@ pub fn run(a: &CheckArgs) -> kdop::Result<ExitCode> {
     }
 }
 
-/// One check: whether it collides, and the sorted `[env, object]` triangle pairs.
-type Check<'a> = dyn FnMut(&Pose, &QueryOptions) -> kdop::Result<(bool, Vec<[u32; 2]>)> + 'a;
+/// One check: whether it collides, the query's own time in microseconds (collecting the
+/// pairs excluded), and the sorted `[env, object]` triangle pairs.
+type Check<'a> = dyn FnMut(&Pose, &QueryOptions) -> kdop::Result<(bool, f64, Vec<[u32; 2]>)> + 'a;
 
 fn check<const K: usize>(a: &CheckArgs) -> kdop::Result<ExitCode> {
     let start = Instant::now();
@@ -91,13 +92,15 @@ fn check<const K: usize>(a: &CheckArgs) -> kdop::Result<ExitCode> {
     );
     let mut state = QueryState::new();
     run_poses(a, &poses, &mut |pose, options| {
+        let t0 = Instant::now();
         let r = env.collide(&obj, pose, options, &mut state)?;
+        let us = t0.elapsed().as_secs_f64() * 1e6;
         let pairs = r
             .contacts
             .iter()
             .map(|c| [c.env_triangle, c.object_triangle])
             .collect();
-        Ok((r.collides, pairs))
+        Ok((r.collides, us, pairs))
     })
 }
 
@@ -116,8 +119,10 @@ fn check_obb(a: &CheckArgs) -> kdop::Result<ExitCode> {
     );
     let mut state = ObbQueryState::new();
     run_poses(a, &poses, &mut |pose, options| {
+        let t0 = Instant::now();
         let r = env.collide(&obj, pose, options, &mut state)?;
-        Ok((r.collides, r.contacts.to_vec()))
+        let us = t0.elapsed().as_secs_f64() * 1e6;
+        Ok((r.collides, us, r.contacts.to_vec()))
     })
 }
 
@@ -147,9 +152,7 @@ fn run_poses(
                 continue;
             }
         };
-        let t0 = Instant::now();
-        let (collides, pairs) = check(pose, &options)?;
-        let us = t0.elapsed().as_secs_f64() * 1e6;
+        let (collides, us, pairs) = check(pose, &options)?;
         colliding += collides as usize;
         if a.json {
             let v =

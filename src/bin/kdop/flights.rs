@@ -59,6 +59,7 @@ pub fn fly(
 ) -> kdop::Result<FlightRun> {
     let mut run = FlightRun {
         times_us: Vec::with_capacity(steps),
+        poses: Vec::with_capacity(steps),
         ..FlightRun::default()
     };
     match flight {
