@@ -190,22 +190,23 @@ pub fn section_table67(t: &[Table], data: &SphereData) -> String {
     }
     // Where the counts stand against the paper's, at α = 0.01: the descent rule and the
     // tessellation differ, so say which row is the paper's own rule.
-    let rows = t
-        .iter()
-        .flat_map(|t| t.json.as_array().cloned().unwrap_or_default());
-    for r in rows.filter(|r| r["bv"] == "18-dop") {
-        let at = |k: &str| r[k][3].as_u64().unwrap_or(0);
-        s += &format!(
-            "- 18-dop, {} descent, α = 0.01: {} tests against the paper's {} ({:.2} ×).\n",
-            if r["descent"] == "algorithm1" {
+    for (table, (faces, _)) in t.iter().zip(data) {
+        let rows = table.json.as_array().cloned().unwrap_or_default();
+        for r in rows.iter().filter(|r| r["bv"] == "18-dop") {
+            let at = |k: &str| r[k][3].as_u64().unwrap_or(0);
+            let descent = if r["descent"] == "algorithm1" {
                 "the paper's Algorithm 1"
             } else {
                 "larger-first"
-            },
-            at("nv"),
-            at("paper"),
-            at("nv") as f64 / at("paper").max(1) as f64,
-        );
+            };
+            s += &format!(
+                "- {faces} faces, 18-dop, {descent} descent, α = 0.01: {} tests against the \
+                 paper's {} ({:.2} ×).\n",
+                at("nv"),
+                at("paper"),
+                at("nv") as f64 / at("paper").max(1) as f64,
+            );
+        }
     }
     s += "\nThe paper's counts come from its Algorithm 1 (environment first) on its own sphere \
           tessellation; kdop's default descends the larger node first, and these are UV \
