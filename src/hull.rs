@@ -28,6 +28,12 @@ pub(crate) struct Hull {
     pub faces: Vec<[u32; 3]>,
     /// Dimension of the hull: 0 (a point), 1, 2 or 3; `None` for no points.
     pub dim: Option<u8>,
+    /// Per position in `vertices`: the polytope's tangent cone at this vertex is spanned by
+    /// the edges to its neighbours, so a vertex with no neighbour higher along a direction
+    /// is a global maximum along it (see [`Hull::mark_corners`]). `false` where that is not
+    /// known: a vertex inside a flat region of the surface, and every vertex of a flat or
+    /// linear hull.
+    pub corner: Vec<bool>,
 }
 
 impl Hull {
@@ -83,12 +89,35 @@ impl Hull {
             adj_start[i + 1] += adj_start[i];
         }
         let adjacency = pairs.into_iter().map(|(_, b)| b).collect();
+        let corner = vec![false; vertices.len()];
         Hull {
             vertices,
             adj_start,
             adjacency,
             faces,
             dim: Some(dim),
+            corner,
+        }
+    }
+
+    /// Fills [`Hull::corner`]. On a triangulated convex polytope the neighbours of a vertex
+    /// span its tangent cone unless all of them lie in one plane with it (a vertex left
+    /// inside a flat face, which quickhull keeps when a later point makes its triangles
+    /// coplanar); there the cone is a half-space that the neighbours do not span. Decided by
+    /// exact orientations: the vertex, its first neighbour and any two others.
+    fn mark_corners(&mut self, points: &[DVec3]) {
+        for i in 0..self.vertices.len() {
+            let at = |slot: u32| points[self.vertices[slot as usize] as usize];
+            let nbs = self.neighbours(i as u32);
+            let v = points[self.vertices[i] as usize];
+            let spans = nbs.split_first().is_some_and(|(&a, rest)| {
+                rest.iter().enumerate().any(|(j, &b)| {
+                    rest[j + 1..]
+                        .iter()
+                        .any(|&c| orient3d(v, at(a), at(b), at(c)) != 0)
+                })
+            });
+            self.corner[i] = spans;
         }
     }
 }
@@ -287,7 +316,9 @@ pub(crate) fn convex_hull(points: &[DVec3]) -> Hull {
         .iter()
         .flat_map(|f| [(f[0], f[1]), (f[1], f[2]), (f[2], f[0])])
         .collect();
-    Hull::from_edges(verts, edges, alive, 3)
+    let mut hull = Hull::from_edges(verts, edges, alive, 3);
+    hull.mark_corners(points);
+    hull
 }
 
 fn new_face(points: &[DVec3], v: [u32; 3]) -> Face {

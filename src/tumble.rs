@@ -507,11 +507,14 @@ impl Climber {
                 self.steps += 1;
                 continue;
             }
-            if !tie {
+            // No neighbour is higher. At a corner that makes `cur` the maximum: the edges to
+            // the neighbours span the tangent cone, which contains the whole hull.
+            if !tie || hull.corner[cur as usize] {
                 return cur;
             }
-            // A plateau of equal values: search it for a vertex with a strictly better
-            // neighbour (exists unless the plateau is the maximum).
+            // A plateau of equal values around a vertex inside a flat face: search it for a
+            // vertex with a strictly better neighbour (exists unless the plateau is the
+            // maximum).
             match self.escape_plateau(hull, pts, c, cur) {
                 Some(v) => {
                     cur = v;
@@ -721,6 +724,96 @@ mod tests {
         one::<14>();
         one::<18>();
         one::<26>();
+    }
+
+    /// Hill-climbing from every hull vertex along directions that tie many vertices exactly
+    /// (axes, diagonals, turns about z of points mirrored in z) ends on a vertex whose value
+    /// equals the brute-force maximum, exactly.
+    #[test]
+    fn climbs_reach_the_exact_maximum_from_every_start() {
+        let mut sets: Vec<Vec<DVec3>> = Vec::new();
+        // A solid grid: many points on faces and edges.
+        let g = |n: i32| (0..n).map(f64::from);
+        sets.push(
+            g(5).flat_map(|x| g(5).flat_map(move |y| g(5).map(move |z| DVec3::new(x, y, z))))
+                .collect(),
+        );
+        // Rings mirrored in z (the hand's fingers): every horizontal direction ties a pair.
+        sets.push(
+            (0..16)
+                .flat_map(|i| {
+                    let a = f64::from(i) * std::f64::consts::TAU / 16.0;
+                    let r = if i % 2 == 0 { 1.0 } else { 0.7 };
+                    [-0.3, 0.3].map(|z| DVec3::new(r * a.cos(), r * a.sin(), z))
+                })
+                .collect(),
+        );
+        // A grid's surface after a seeded shuffle: another insertion order for quickhull.
+        let mut surface: Vec<DVec3> = sets[0]
+            .iter()
+            .copied()
+            .filter(|p| p.to_array().iter().any(|&v| v == 0.0 || v == 4.0))
+            .collect();
+        let mut s = 5u64;
+        for i in (1..surface.len()).rev() {
+            surface.swap(i, (lcg(&mut s) * (i + 1) as f64) as usize % (i + 1));
+        }
+        sets.push(surface);
+        // Small clouds on a 3 × 3 × 3 grid: some leave a hull vertex inside a flat face
+        // (quickhull kept it when a later point made its triangles coplanar), where only
+        // the plateau search finds the way up.
+        for round in 0..3000 {
+            let n = 5 + round % 8;
+            let mut coord = || (lcg(&mut s) * 3.0).floor();
+            sets.push(
+                (0..n)
+                    .map(|_| DVec3::new(coord(), coord(), coord()))
+                    .collect(),
+            );
+        }
+        let mut dirs: Vec<DVec3> = Vec::new();
+        for d in axes(26) {
+            let d = DVec3::new(f64::from(d[0]), f64::from(d[1]), f64::from(d[2]));
+            dirs.extend([d, -d]);
+        }
+        for i in 0..16 {
+            let a = f64::from(i) * std::f64::consts::TAU / 16.0 + 0.1;
+            dirs.push(DVec3::new(a.cos(), a.sin(), 0.0));
+        }
+        let mut flat_vertices = 0;
+        for pts in &sets {
+            let hull = convex_hull(pts);
+            if hull.dim != Some(3) {
+                continue;
+            }
+            let hp: Vec<DVec3> = hull.vertices.iter().map(|&i| pts[i as usize]).collect();
+            flat_vertices += hull.corner.iter().filter(|&&c| !c).count();
+            let mut climber = Climber::default();
+            climber.reset(hp.len(), 26);
+            for &c in &dirs {
+                let best = (0..hp.len())
+                    .reduce(|a, b| {
+                        if cmp_dot(c, hp[b], hp[a]) == Ordering::Greater {
+                            b
+                        } else {
+                            a
+                        }
+                    })
+                    .unwrap();
+                for start in 0..hp.len() as u32 {
+                    let got = climber.climb(&hull, &hp, c, start);
+                    assert_eq!(
+                        cmp_dot(c, hp[got as usize], hp[best]),
+                        Ordering::Equal,
+                        "direction {c} from {start}"
+                    );
+                }
+            }
+        }
+        assert!(
+            flat_vertices > 10,
+            "only {flat_vertices} flat vertices: plateaus untested"
+        );
     }
 
     #[test]

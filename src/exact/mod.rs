@@ -287,6 +287,35 @@ pub(crate) fn cmp_dot(c: DVec3, p: DVec3, q: DVec3) -> Ordering {
 #[cold]
 fn cmp_dot_exact(c: DVec3, p: DVec3, q: DVec3) -> Ordering {
     if safe3(c) && safe3(p) && safe3(q) {
+        // Hill-climbing meets exact ties all the time (two hull vertices that differ only
+        // along a coordinate the direction ignores), and they are decided here without the
+        // 12-term expansion when `p - q` is exact: then the sign is that of `c . (p - q)`,
+        // whose products are zero exactly when a factor is (no underflow in the safe range)
+        // and otherwise are filtered with the bound of a three-term dot product.
+        let d = p - q;
+        if two_diff_tail(p.x, q.x, d.x) == 0.0
+            && two_diff_tail(p.y, q.y, d.y) == 0.0
+            && two_diff_tail(p.z, q.z, d.z) == 0.0
+        {
+            let m = c * d;
+            let s = m.x + m.y + m.z;
+            let bound = 4.0 * EPS * (m.x.abs() + m.y.abs() + m.z.abs());
+            if s > bound {
+                return Ordering::Greater;
+            }
+            if -s > bound {
+                return Ordering::Less;
+            }
+            if m == DVec3::ZERO {
+                return Ordering::Equal;
+            }
+            let mut terms = [0.0f64; 6];
+            for k in 0..3 {
+                terms[2 * k] = m[k];
+                terms[2 * k + 1] = c[k].mul_add(d[k], -m[k]);
+            }
+            return sum_sign(&terms).cmp(&0);
+        }
         // Each product splits exactly into a rounded value and its error (fused
         // multiply-add); the sign of the 12-term sum is then found by an exact expansion.
         let mut terms = [0.0f64; 12];
@@ -302,6 +331,15 @@ fn cmp_dot_exact(c: DVec3, p: DVec3, q: DVec3) -> Ordering {
     } else {
         bigint::cmp_dot(c, p, q)
     }
+}
+
+/// The rounding error of `d = a - b` (Knuth's TWO-DIFF tail): zero exactly when the
+/// subtraction was exact, for finite operands that do not overflow.
+#[inline]
+fn two_diff_tail(a: f64, b: f64, d: f64) -> f64 {
+    let bv = a - d;
+    let av = d + bv;
+    (a - av) + (bv - b)
 }
 
 /// Exact sign of a sum of floating-point numbers (none of which may be infinite or NaN),
@@ -414,6 +452,37 @@ mod tests {
             assert_eq!(cmp_dot(c, p, q), bigint::cmp_dot(c, p, q));
             assert_eq!(cmp_dot_exact(c, p, q), bigint::cmp_dot(c, p, q));
         }
+    }
+
+    /// The exact-difference stage of `cmp_dot_exact`: ties where `p - q` lies along axes
+    /// that `c` ignores (what a hull turning about z gives), and differences `d` for which
+    /// `c . d` is a single rounding error, so that only the expansion can decide.
+    #[test]
+    fn cmp_dot_exact_differences() {
+        let mut s = 11u64;
+        let mut decided = [0usize; 3];
+        for i in 0..20_000 {
+            // Dyadic coordinates, so that p - q is exact.
+            let grid = |v: f64| (v * 1024.0).round() / 1024.0;
+            let p = DVec3::new(grid(rng(&mut s)), grid(rng(&mut s)), grid(rng(&mut s)));
+            let (c, d) = if i % 2 == 0 {
+                // A tie: c has no z, p and q differ in z only.
+                let c = DVec3::new(rng(&mut s) - 0.5, rng(&mut s) - 0.5, 0.0);
+                (c, DVec3::new(0.0, 0.0, grid(rng(&mut s))))
+            } else {
+                // c . d = c1 * x - fl(c1 * x): zero or one rounding error of either sign.
+                let (x, c1) = (grid(rng(&mut s)) + 0.5, rng(&mut s) - 0.5);
+                let c = DVec3::new(-(c1 * x), c1, rng(&mut s));
+                (c, DVec3::new(1.0, x, 0.0))
+            };
+            let q = p - d;
+            let want = bigint::cmp_dot(c, p, q);
+            assert_eq!(cmp_dot(c, p, q), want, "c {c} p {p} q {q}");
+            assert_eq!(cmp_dot_exact(c, p, q), want);
+            decided[want as i8 as usize + 1] += 1;
+        }
+        // The cases are not all ties: both strict orders occur.
+        assert!(decided.iter().all(|&n| n > 100), "{decided:?}");
     }
 
     #[test]
