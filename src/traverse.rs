@@ -57,6 +57,13 @@ pub struct QueryOptions {
     /// The user epsilon of §5: with `epsilon > 0`, pairs of triangles closer than this are
     /// contacts too. `0` (the default) reports exactly the intersecting pairs.
     pub epsilon: f64,
+    /// Detect mode: first re-test the triangle pair that was the last contact found with
+    /// this [`QueryState`] (temporal coherence: a contact that persists from one pose to the
+    /// next answers the query with one triangle test, before any k-DOP is re-bounded). The
+    /// answer is exact either way; only *which* contact a detect query reports can differ
+    /// from a query with a fresh state. `false` makes every query descend the hierarchies
+    /// (as the paper measured). Ignored in report mode.
+    pub witness: bool,
 }
 
 impl QueryOptions {
@@ -65,12 +72,14 @@ impl QueryOptions {
         mode: Mode::Detect,
         descent: Descent::Larger,
         epsilon: 0.0,
+        witness: true,
     };
     /// Exact report of all intersecting pairs.
     pub const REPORT: QueryOptions = QueryOptions {
         mode: Mode::Report,
         descent: Descent::Larger,
         epsilon: 0.0,
+        witness: true,
     };
 }
 
@@ -105,6 +114,9 @@ pub struct QueryStats {
     pub contacts: u64,
     /// Moves made by hill-climbing the root's exact k-DOP.
     pub climb_steps: u64,
+    /// 1 if the query was answered by re-testing the last contact (see
+    /// [`QueryOptions::witness`]), else 0; a sum over queries counts them.
+    pub witness_hits: u64,
 }
 
 /// The answer of one query; contacts borrow the [`QueryState`].
@@ -146,6 +158,10 @@ pub struct QueryState<const K: usize> {
     query: u32,
     raw: Vec<[u32; 3]>,
     contacts: Vec<Contact>,
+    /// The last contact found, as (dense part index, environment leaf position, object
+    /// leaf position), for [`QueryOptions::witness`]. Positions are checked against the
+    /// environment before use: a state may meet another environment.
+    witness: Option<[u32; 3]>,
 }
 
 impl<const K: usize> QueryState<K> {
@@ -162,6 +178,7 @@ impl<const K: usize> QueryState<K> {
         self.object = obj.id;
         self.stamp = 0;
         self.last = None;
+        self.witness = None;
         self.fly.clear();
         self.fly.extend(obj.links.iter().map(|&link| FlyNode {
             dop: Dop::EMPTY,
@@ -183,12 +200,7 @@ impl<const K: usize> QueryState<K> {
             return 0;
         }
         self.last = Some(key);
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.fly.iter_mut().for_each(|n| n.stamp = 0);
-            self.vert_stamp.iter_mut().for_each(|s| *s = 0);
-            self.stamp = 1;
-        }
+        self.next_stamp();
         let frame = PoseFrame::new(pose, obj.magnitude);
         let before = self.climber.steps;
         let root = root_dop(obj, &frame, &mut self.climber);
@@ -197,6 +209,27 @@ impl<const K: usize> QueryState<K> {
         self.fly[0].stamp = self.stamp;
         self.frame = Some(frame);
         self.climber.steps - before
+    }
+
+    /// A new stamp: every re-bounded node and placed vertex is stale.
+    fn next_stamp(&mut self) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.fly.iter_mut().for_each(|n| n.stamp = 0);
+            self.vert_stamp.iter_mut().for_each(|s| *s = 0);
+            self.stamp = 1;
+        }
+    }
+
+    /// Readies the placed-vertex cache for `pose` without re-bounding the root (the witness
+    /// test needs three placed vertices, not the hierarchy). Unless `pose` is the current
+    /// one, the cache is invalidated and the pose is forgotten, so that the next descent
+    /// starts with [`QueryState::set_pose`] in full.
+    fn place_only(&mut self, pose: &Pose, eps: f64) {
+        if self.last != Some((*pose, eps.to_bits())) {
+            self.last = None;
+            self.next_stamp();
+        }
     }
 
     /// The tumbled k-DOP of flying node `f`, re-bounded now if not yet for this pose.
@@ -327,6 +360,24 @@ impl<const K: usize> Environment<K> {
         }
         state.bind(object);
         let mut stats = QueryStats::default();
+        let detect = options.mode == Mode::Detect;
+        if detect && options.witness {
+            if let Some(w) = state.witness {
+                state.place_only(pose, eps);
+                stats.np = 1;
+                if self.retest(object, pose, eps, w, state) {
+                    stats.witness_hits = 1;
+                    state.raw.clear();
+                    state.raw.push([
+                        w[0],
+                        self.parts[w[0] as usize].bvh.id_at(w[1] as usize),
+                        object.bvh.id_at(w[2] as usize),
+                    ]);
+                    return Ok(self.finish(state, stats));
+                }
+                state.witness = None;
+            }
+        }
         let fresh = state.last.is_none_or(|l| l != (*pose, eps.to_bits()));
         stats.climb_steps = state.set_pose(object, pose, eps);
         if fresh {
@@ -336,7 +387,6 @@ impl<const K: usize> Environment<K> {
         state.stack.clear();
         state.tri_dops.clear();
         state.start_query(self.parts.len());
-        let detect = options.mode == Mode::Detect;
         let larger_first = options.descent == Descent::Larger;
         // Pairs on the stack are known to overlap: children are tested before they are
         // pushed, so a disjoint pair costs one test and no stack traffic.
@@ -458,6 +508,11 @@ impl<const K: usize> Environment<K> {
                 break;
             }
         }
+        Ok(self.finish(state, stats))
+    }
+
+    /// Sorts the raw contacts of a query into the state's contact list and answers.
+    fn finish<'s>(&self, state: &'s mut QueryState<K>, mut stats: QueryStats) -> Outcome<'s> {
         state.raw.sort_unstable();
         state.contacts.clear();
         state
@@ -468,11 +523,38 @@ impl<const K: usize> Environment<K> {
                 object_triangle: o,
             }));
         stats.contacts = state.contacts.len() as u64;
-        Ok(Outcome {
+        Outcome {
             collides: !state.contacts.is_empty(),
             contacts: &state.contacts,
             stats,
-        })
+        }
+    }
+
+    /// Whether the witness `[part, environment position, object position]` is still a
+    /// contact under `pose`. Out-of-range positions (a witness from another environment)
+    /// are not.
+    fn retest(
+        &self,
+        object: &FlyingObject<K>,
+        pose: &Pose,
+        eps: f64,
+        [part, epos, fpos]: [u32; 3],
+        state: &mut QueryState<K>,
+    ) -> bool {
+        let Some(p) = self.parts.get(part as usize) else {
+            return false;
+        };
+        let (epos, fpos) = (epos as usize, fpos as usize);
+        if epos >= p.bvh.triangle_count() || fpos >= object.bvh.triangle_count() {
+            return false;
+        }
+        let et = p.bvh.tri_at(epos);
+        let ft = state.placed(object, pose, fpos);
+        if eps == 0.0 {
+            TriBox::new(&et).overlaps(&ft) && intersect_filtered(&ft, &et)
+        } else {
+            within(&et, &ft, eps)
+        }
     }
 }
 
@@ -513,6 +595,7 @@ impl<const K: usize> Environment<K> {
                     state
                         .raw
                         .push([part, bvh.id_at(epos), object.bvh.id_at(fpos)]);
+                    state.witness = Some([part, epos as u32, fpos as u32]);
                     if detect {
                         return true;
                     }

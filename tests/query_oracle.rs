@@ -364,3 +364,66 @@ fn bad_epsilon_is_an_error() {
         assert!(env.collide(&obj, &Pose::IDENTITY, &q, &mut st).is_err());
     }
 }
+
+/// Detect with the witness (the last contact re-tested first) against brute force on a
+/// coherent flight, beside detect without it; one state shared by two environments of the
+/// same object, so that witnesses from one meet the other (out of range or not).
+#[test]
+fn detect_witness_is_exact_and_survives_other_environments() {
+    let sc = scene(40);
+    let big = Environment::<18>::build(sc.parts.clone(), &BuildOptions::ENVIRONMENT).unwrap();
+    let small =
+        Environment::<18>::build(sc.parts[..1].to_vec(), &BuildOptions::ENVIRONMENT).unwrap();
+    let obj = FlyingObject::<18>::new(sc.object.clone(), &BuildOptions::FLYING).unwrap();
+    let cold = QueryOptions {
+        witness: false,
+        ..QueryOptions::DETECT
+    };
+    let (mut own, mut shared, mut plain) =
+        (QueryState::new(), QueryState::new(), QueryState::new());
+    let (mut hits, mut plain_hits, mut contact_steps) = (0, 0, 0);
+    let mut rng = Rng::new(41);
+    let axis = rng.vec(-1.0, 1.0).normalize();
+    for step in 0..240 {
+        // A slow straight flight through the parts, turning a little each step.
+        let t = step as f64;
+        let pose = Pose::new(
+            DMat3::from_axis_angle(axis, 0.01 * t),
+            DVec3::new(-5.0 + 0.04 * t, 1.0 - 0.01 * t, 0.5),
+        )
+        .unwrap();
+        for env in [&big, &small] {
+            let expect: Vec<_> = brute_force_contacts(env, &obj, &pose, 0.0)
+                .iter()
+                .map(|c| key(env.part_ids(), c))
+                .collect();
+            contact_steps += usize::from(!expect.is_empty());
+            for (state, options) in [(&mut shared, &QueryOptions::DETECT), (&mut plain, &cold)] {
+                let r = env.collide(&obj, &pose, options, state).unwrap();
+                assert_eq!(r.collides, !expect.is_empty(), "step {step}");
+                if let Some(c) = r.contacts.first() {
+                    assert!(expect.contains(&key(env.part_ids(), c)), "step {step}");
+                }
+                if options.witness {
+                    hits += r.stats.witness_hits;
+                } else {
+                    plain_hits += r.stats.witness_hits;
+                }
+            }
+            if std::ptr::eq(env, &big) {
+                let r = env
+                    .collide(&obj, &pose, &QueryOptions::DETECT, &mut own)
+                    .unwrap();
+                assert_eq!(r.collides, !expect.is_empty(), "step {step}");
+                if r.stats.witness_hits == 1 {
+                    assert_eq!(r.stats.nu, 0, "a witness hit re-bounds nothing");
+                    assert_eq!(r.stats.np, 1);
+                }
+                hits += r.stats.witness_hits;
+            }
+        }
+    }
+    assert!(contact_steps > 40, "only {contact_steps} contact steps");
+    assert!(hits > 20, "witness never used ({hits})");
+    assert_eq!(plain_hits, 0, "witness used though switched off");
+}

@@ -1,0 +1,150 @@
+//! Flies one of the paper's Table 2 scenes (billiard flights as `kdop paper` flies them) in
+//! detect or report mode and prints the mean work per query, for profiling:
+//! `cargo run --release --example flight_detect -- [interior|aircraft|swept|torus|pipes] [k]`
+//!
+//! Environment variables: `MODE` (`detect`, default, or `report`), `REPEAT` (passes over the
+//! path, default 1).
+use kdop::scene::paper::{Flight, PaperSize};
+use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState, QueryStats};
+
+fn run<const K: usize>(scene: &kdop::scene::paper::PaperScene, options: &QueryOptions) {
+    let env = Environment::<K>::build(scene.environment.clone(), &BuildOptions::ENVIRONMENT)
+        .expect("environment");
+    let obj = FlyingObject::<K>::new(scene.object.clone(), &BuildOptions::FLYING).expect("object");
+    let billiard_path;
+    let path = match &scene.flight {
+        Flight::Path(path) => path,
+        Flight::Billiard {
+            bounds,
+            speed,
+            max_spin,
+        } => {
+            billiard_path = billiard(
+                &env,
+                &obj,
+                &scene.object,
+                *bounds,
+                *speed,
+                *max_spin,
+                scene.steps,
+            );
+            &billiard_path
+        }
+    };
+    let repeat: usize = std::env::var("REPEAT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    fly(&env, &obj, path, repeat, options, scene.name);
+}
+
+/// The poses of a billiard flight as `kdop paper` flies it (seed 1): a free start, then
+/// reversing on contact.
+fn billiard<const K: usize>(
+    env: &Environment<K>,
+    obj: &FlyingObject<K>,
+    object: &kdop::Mesh,
+    (lo, hi): (glam::DVec3, glam::DVec3),
+    speed: f64,
+    max_spin: f64,
+    steps: usize,
+) -> Vec<kdop::Pose> {
+    let (olo, ohi) = object.bounds();
+    let margin = glam::DVec3::splat((ohi - olo).length() * 0.5).min((hi - lo) * 0.49);
+    let inner = (lo + margin, hi - margin);
+    let mut rng = kdop::scene::Rng::new(1 ^ 0x5eed);
+    let mut state = QueryState::new();
+    let mut start = None;
+    for _ in 0..2000 {
+        let q = rng.rotation();
+        let p = rng.in_box(inner.0, inner.1);
+        let pose = kdop::Pose::new(glam::DMat3::from_quat(q), p).expect("pose");
+        if !env
+            .collide(obj, &pose, &QueryOptions::DETECT, &mut state)
+            .expect("query")
+            .collides
+        {
+            start = Some((p, q));
+            break;
+        }
+    }
+    let (p0, q0) = start.expect("a free start");
+    let mut b = kdop::scene::Billiard::new(1, p0, q0, speed, max_spin, inner);
+    (0..steps)
+        .map(|_| {
+            let pose = b.step();
+            if env
+                .collide(obj, &pose, &QueryOptions::DETECT, &mut state)
+                .expect("query")
+                .collides
+            {
+                b.bounce();
+            }
+            pose
+        })
+        .collect()
+}
+
+/// The timed flight, apart from the builds (for `valgrind --toggle-collect='*fly*'`).
+#[inline(never)]
+fn fly<const K: usize>(
+    env: &Environment<K>,
+    obj: &FlyingObject<K>,
+    path: &[kdop::Pose],
+    repeat: usize,
+    options: &QueryOptions,
+    name: &str,
+) {
+    let mut state = QueryState::new();
+    let mut sum = QueryStats::default();
+    let mut hits = 0usize;
+    let t = std::time::Instant::now();
+    for _ in 0..repeat {
+        for pose in path {
+            let r = env.collide(obj, pose, options, &mut state).expect("query");
+            hits += usize::from(r.collides);
+            sum.nv += r.stats.nv;
+            sum.np += r.stats.np;
+            sum.nu += r.stats.nu;
+            sum.climb_steps += r.stats.climb_steps;
+            sum.contacts += r.stats.contacts;
+        }
+    }
+    let n = (path.len() * repeat) as f64;
+    println!(
+        "{} k={K}: {} queries, {hits} colliding, {:.3} us/query, Nv {:.1} Np {:.1} Nu {:.1} climb {:.1} contacts {:.1}",
+        name,
+        n,
+        t.elapsed().as_secs_f64() * 1e6 / n,
+        sum.nv as f64 / n,
+        sum.np as f64 / n,
+        sum.nu as f64 / n,
+        sum.climb_steps as f64 / n,
+        sum.contacts as f64 / n
+    );
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    let name = a.get(1).map_or("interior", String::as_str);
+    let k: usize = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(6);
+    let scene = match name {
+        "aircraft" => kdop::scene::paper::aircraft(1, PaperSize::Full),
+        "swept" => kdop::scene::paper::swept(1, PaperSize::Full),
+        "torus" => kdop::scene::paper::torus_scene(1, PaperSize::Full),
+        "pipes" => kdop::scene::paper::pipes(1, PaperSize::Full),
+        _ => kdop::scene::paper::interior(1, PaperSize::Full),
+    }
+    .expect("scene");
+    let options = if std::env::var("MODE").as_deref() == Ok("report") {
+        QueryOptions::REPORT
+    } else {
+        QueryOptions::DETECT
+    };
+    match k {
+        14 => run::<14>(&scene, &options),
+        18 => run::<18>(&scene, &options),
+        26 => run::<26>(&scene, &options),
+        _ => run::<6>(&scene, &options),
+    }
+}
