@@ -3,7 +3,7 @@
 //! `cargo run --release --example flight_detect -- [interior|aircraft|swept|torus|pipes] [k]`
 //!
 //! Environment variables: `MODE` (`detect`, default, or `report`), `REPEAT` (passes over the
-//! path, default 1).
+//! path, default 1), `DESCENT=env` (Algorithm 1's environment-first descent), `WITNESS=0`.
 use kdop::scene::paper::{Flight, PaperSize};
 use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState, QueryStats};
 
@@ -136,11 +136,17 @@ fn main() {
         _ => kdop::scene::paper::interior(1, PaperSize::Full),
     }
     .expect("scene");
-    let options = if std::env::var("MODE").as_deref() == Ok("report") {
+    let mut options = if std::env::var("MODE").as_deref() == Ok("report") {
         QueryOptions::REPORT
     } else {
         QueryOptions::DETECT
     };
+    if std::env::var("DESCENT").as_deref() == Ok("env") {
+        options.descent = kdop::Descent::EnvironmentFirst;
+    }
+    if std::env::var("WITNESS").as_deref() == Ok("0") {
+        options.witness = false;
+    }
     match k {
         14 => run::<14>(&scene, &options),
         18 => run::<18>(&scene, &options),
