@@ -395,4 +395,53 @@ fn paper_table67_small_prints_the_table_and_plots_it() {
     }
     let svg = std::fs::read_to_string(out.join("paper-spheres-2000.svg")).unwrap();
     assert!(svg.contains("<svg") && svg.contains("OBB (RAPID)"));
+    // The timed companion: one time per α for each bounding volume (and parry3d's rows
+    // with the `peers` feature). The inner sphere is the outer one scaled by 1 - α about
+    // its centre, so it lies strictly inside: no contact at any α.
+    let timed = &v[1]["data"];
+    let kdop_rows = timed["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["engine"] == "kdop")
+        .count();
+    assert_eq!(kdop_rows, 5);
+    for r in timed["rows"].as_array().unwrap() {
+        let ms = r["ms"].as_array().unwrap();
+        assert_eq!(ms.len(), 8, "{r}");
+        assert!(ms.iter().all(|t| t.as_f64().unwrap() > 0.0), "{r}");
+    }
+    assert!(
+        timed["exact_contact"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c == false)
+    );
+}
+
+/// `kdop paper --mesh`: a real model in a scene's role (here the Torus flight's object, for
+/// Table 1's timings), and a typed error for a malformed role.
+#[test]
+fn paper_takes_real_meshes_in_scene_roles() {
+    let bad = kdop(&["paper", "table1", "--small", "--mesh", "torus.wing=x.obj"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no role 'wing'"));
+    let bad = kdop(&["paper", "table1", "--small", "--mesh", "moon.object=x.obj"]);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no scene 'moon'"));
+    let Some(dir) = common::meshes_dir() else {
+        eprintln!("skipped: ../shared/data/meshes is absent");
+        return;
+    };
+    let knot = dir.join("trefoil_knot.obj");
+    let o = kdop_ok(&[
+        "paper",
+        "table1",
+        "--small",
+        "--json",
+        "--mesh",
+        &format!("torus.object={}", knot.display()),
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["rows"].as_array().unwrap().len(), 4, "one row per k");
 }

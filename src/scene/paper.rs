@@ -74,6 +74,60 @@ impl PaperScene {
     }
 }
 
+impl PaperScene {
+    /// The scene with its flying object replaced by `mesh` (a real model, say), fitted by
+    /// [`fit_mesh`] into the bounding box of the object it replaces, so that the flight
+    /// suits it as it suited the original.
+    ///
+    /// # Errors
+    /// [`crate::Error::EmptyMesh`] for a mesh without triangles; as [`Mesh::transformed`].
+    pub fn with_object(mut self, mesh: &Mesh) -> Result<Self> {
+        let (lo, hi) = self.object.bounds();
+        self.object = fit_mesh(mesh, lo, hi)?;
+        Ok(self)
+    }
+
+    /// The scene with its whole environment replaced by `mesh` as one part, fitted by
+    /// [`fit_mesh`] into the bounding box of the parts it replaces. Properties the
+    /// generator built in (Swept's zero contacts, Interior's contact all along) need not
+    /// hold for the new environment.
+    ///
+    /// # Errors
+    /// As [`PaperScene::with_object`].
+    pub fn with_environment(mut self, mesh: &Mesh) -> Result<Self> {
+        let mut lo = DVec3::INFINITY;
+        let mut hi = DVec3::NEG_INFINITY;
+        for (m, pose) in &self.environment {
+            for t in m.triangles() {
+                for &v in t {
+                    let p = pose.transform_point(m.vertices()[v as usize]);
+                    lo = lo.min(p);
+                    hi = hi.max(p);
+                }
+            }
+        }
+        self.environment = vec![(fit_mesh(mesh, lo, hi)?, Pose::IDENTITY)];
+        Ok(self)
+    }
+}
+
+/// `mesh` scaled uniformly and moved so that its bounding box is centred on that of
+/// `lo..hi` with the same diagonal length (its proportions kept).
+///
+/// # Errors
+/// [`crate::Error::EmptyMesh`] for a mesh without triangles or a target box of zero size
+/// or not finite; as [`Mesh::transformed`] if the fitted coordinates leave the valid range.
+pub fn fit_mesh(mesh: &Mesh, lo: DVec3, hi: DVec3) -> Result<Mesh> {
+    let (mlo, mhi) = mesh.bounds();
+    let (from, to) = ((mhi - mlo).length(), (hi - lo).length());
+    if mesh.triangle_count() == 0 || !(from > 0.0 && from.is_finite() && to.is_finite()) {
+        return Err(crate::Error::EmptyMesh);
+    }
+    let s = to / from;
+    let t = (lo + hi) * 0.5 - (mlo + mhi) * 0.5 * s;
+    mesh.transformed(&Pose::new(DMat3::from_diagonal(DVec3::splat(s)), t)?)
+}
+
 /// The five scenes of Table 2, in the paper's order.
 ///
 /// # Errors
@@ -630,6 +684,45 @@ mod tests {
         for pose in path.iter().step_by(10) {
             assert!(brute_force_contacts(&env, &obj, pose, 0.0).len() > 5);
         }
+    }
+
+    /// A unit icosphere (bounds ±1) fitted into a 2 × 4 × 2 box centred at (11, 2, 1):
+    /// scaled by √24 / √12 = √2 about that centre.
+    #[test]
+    fn fitted_meshes_take_the_replaced_box() {
+        let ball = icosphere(1.0, 2).unwrap();
+        let fitted = fit_mesh(
+            &ball,
+            DVec3::new(10.0, 0.0, 0.0),
+            DVec3::new(12.0, 4.0, 2.0),
+        )
+        .unwrap();
+        let (lo, hi) = fitted.bounds();
+        let want = 2f64.sqrt();
+        assert!(
+            (lo - DVec3::new(11.0 - want, 2.0 - want, 1.0 - want))
+                .abs()
+                .max_element()
+                < 1e-12
+        );
+        assert!(
+            (hi - DVec3::new(11.0 + want, 2.0 + want, 1.0 + want))
+                .abs()
+                .max_element()
+                < 1e-12
+        );
+        assert_eq!(fitted.triangle_count(), ball.triangle_count());
+        // In a scene: the object keeps the replaced object's box centre, the environment
+        // becomes one part.
+        let s = swept(3, PaperSize::Small).unwrap();
+        let (olo, ohi) = s.object.bounds();
+        let t = s.clone().with_object(&ball).unwrap();
+        let (nlo, nhi) = t.object.bounds();
+        assert!(((nlo + nhi) - (olo + ohi)).abs().max_element() < 1e-9);
+        assert!(((nhi - nlo).length() - (ohi - olo).length()).abs() < 1e-9);
+        let e = s.with_environment(&ball).unwrap();
+        assert_eq!(e.environment.len(), 1);
+        assert_eq!(e.environment_triangles(), ball.triangle_count());
     }
 
     /// The 747's tetrahedra are pairwise disjoint: their boxes are, by brute force.

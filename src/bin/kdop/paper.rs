@@ -49,6 +49,61 @@ pub struct PaperArgs {
     /// Folder that `all` writes `paper.md` and the plots into.
     #[arg(long, default_value = "docs")]
     pub out: PathBuf,
+    /// A mesh file (OBJ, STL, PLY) in a scene's role, as `SCENE.ROLE=FILE` with SCENE one of
+    /// pipes, torus, 747, swept, interior and ROLE `object` or `environment`; it is fitted
+    /// into the bounding box of what it replaces. Repeatable. Example:
+    /// `--mesh 747.object=../shared/data/meshes/boeing_part.obj`.
+    #[arg(long = "mesh", value_name = "SCENE.ROLE=FILE")]
+    pub meshes: Vec<String>,
+}
+
+/// The scene names `--mesh` accepts, in Table 2's order.
+const SCENE_KEYS: [&str; 5] = ["pipes", "torus", "747", "swept", "interior"];
+
+/// The Table 2 scenes with the `--mesh` replacements applied.
+fn scenes(a: &PaperArgs) -> kdop::Result<Vec<PaperScene>> {
+    let mut scenes = table2_scenes(a.seed, size(a))?;
+    for spec in &a.meshes {
+        let bad = |reason: String| kdop::Error::InvalidParameter {
+            name: "--mesh",
+            reason,
+        };
+        let (role, file) = spec
+            .split_once('=')
+            .ok_or_else(|| bad(format!("'{spec}' is not SCENE.ROLE=FILE")))?;
+        let (scene, what) = role
+            .split_once('.')
+            .ok_or_else(|| bad(format!("'{role}' is not SCENE.ROLE")))?;
+        let i = SCENE_KEYS
+            .iter()
+            .position(|k| k.eq_ignore_ascii_case(scene))
+            .ok_or_else(|| {
+                bad(format!(
+                    "no scene '{scene}' (one of {})",
+                    SCENE_KEYS.join(", ")
+                ))
+            })?;
+        if what != "object" && what != "environment" {
+            return Err(bad(format!("no role '{what}' (object or environment)")));
+        }
+        let mesh = crate::common::load_mesh(std::path::Path::new(file))?;
+        let old = scenes[i].clone();
+        scenes[i] = if what == "object" {
+            old.with_object(&mesh)?
+        } else {
+            old.with_environment(&mesh)?
+        };
+    }
+    Ok(scenes)
+}
+
+/// The `--mesh` replacements, for the report's header.
+fn replacements(a: &PaperArgs) -> String {
+    if a.meshes.is_empty() {
+        String::new()
+    } else {
+        format!(" --mesh {}", a.meshes.join(" --mesh "))
+    }
 }
 
 /// One table: a title, a header, rows of cells, and the same as JSON.
@@ -240,7 +295,7 @@ fn cv_cu<const K: usize>(scene: &PaperScene, seed: u64) -> kdop::Result<(f64, f6
 }
 
 fn table1(a: &PaperArgs) -> kdop::Result<Vec<Table>> {
-    let scene = kdop::scene::paper::torus_scene(a.seed, size(a))?;
+    let scene = scenes(a)?.swap_remove(1);
     let paper = [
         (0.0008, 0.0045),
         (0.0016, 0.0174),
@@ -294,7 +349,7 @@ struct SceneRuns {
 
 fn table2_runs(a: &PaperArgs) -> kdop::Result<Vec<SceneRuns>> {
     let mut out = Vec::new();
-    for scene in table2_scenes(a.seed, size(a))? {
+    for scene in scenes(a)? {
         let mut runs = Vec::new();
         for bv in BVS {
             let (run, build_ms) = fly_scene(
@@ -411,7 +466,7 @@ const RULES: [AxisRule; 4] = [
 /// Tables 3, 4 and 5: 18-DOP build time per rule (and the OBB build), and query time per
 /// rule at the mean and at the median.
 fn tables345(a: &PaperArgs, obb_build_ms: Option<Vec<f64>>) -> kdop::Result<Vec<Table>> {
-    let scenes = table2_scenes(a.seed, size(a))?;
+    let scenes = scenes(a)?;
     let mut header = vec!["Construction method".to_string()];
     header.extend(scenes.iter().map(|s| s.name.to_string()));
     let mut t3 = Vec::new();
@@ -546,6 +601,156 @@ fn sphere_nv(faces: usize, alpha: f64, bv: Bv, descent: Descent) -> kdop::Result
     })
 }
 
+/// Seconds spent timing one cell of the nested-sphere time tables (at least two queries);
+/// a tenth of it with `--small`.
+const SPHERE_BUDGET: f64 = 0.4;
+
+/// Mean milliseconds per detect query of `check`, alternating the identity and a
+/// translation by 1e-9 (so that kdop re-bounds its object every query), over at least two
+/// queries and about `budget` seconds; and whether any query found a contact.
+fn time_alternating(
+    budget: f64,
+    mut check: impl FnMut(&Pose) -> kdop::Result<bool>,
+) -> kdop::Result<(f64, bool)> {
+    let poses = [
+        Pose::IDENTITY,
+        Pose::from_translation(DVec3::new(1e-9, 0.0, 0.0))?,
+    ];
+    let start = Instant::now();
+    let (mut n, mut any) = (0usize, false);
+    while n < 2 || (start.elapsed().as_secs_f64() < budget && n < 100_000) {
+        any |= black_box(check(&poses[n % 2])?);
+        n += 1;
+    }
+    Ok((start.elapsed().as_secs_f64() * 1e3 / n as f64, any))
+}
+
+/// Tables 6–7 timed: ms per detect query for every bounding volume (default leaf sizes:
+/// what a user gets), then parry3d's mesh-against-mesh test on the same spheres with its
+/// ratio to kdop's fastest, and a mark where parry's answer differs from kdop's exact one.
+fn sphere_times(faces: usize, budget: f64) -> kdop::Result<Table> {
+    let bar = flights::bar(ALPHAS.len(), &format!("spheres {faces}, timed"));
+    let mut kdop_rows: Vec<Vec<f64>> = vec![Vec::new(); BVS.len()];
+    let mut truth = Vec::new();
+    #[cfg(feature = "peers")]
+    let mut peer_rows: Vec<(&'static str, Vec<(f64, bool)>)> = Vec::new();
+    for &alpha in &ALPHAS {
+        let (outer, inner) = nested_spheres(faces, alpha)?;
+        let mut exact = None;
+        for (i, bv) in BVS.iter().enumerate() {
+            let (ms, hit) = match bv {
+                Bv::Dop(k) => with_k!(*k, KK => {
+                    let env = Environment::<KK>::from_mesh(outer.clone(), &BuildOptions::ENVIRONMENT)?;
+                    let obj = FlyingObject::<KK>::new(inner.clone(), &BuildOptions::FLYING)?;
+                    let mut state = QueryState::new();
+                    time_alternating(budget, |p| {
+                        Ok(env.collide(&obj, p, &QueryOptions::DETECT, &mut state)?.collides)
+                    })?
+                }),
+                Bv::Obb => {
+                    let env = ObbTree::from_mesh(&outer, crate::common::OBB_LEAF)?;
+                    let obj = ObbTree::from_mesh(&inner, crate::common::OBB_LEAF)?;
+                    let mut state = ObbQueryState::new();
+                    time_alternating(budget, |p| {
+                        Ok(env
+                            .collide(&obj, p, &QueryOptions::DETECT, &mut state)?
+                            .collides)
+                    })?
+                }
+            };
+            // Every bounding volume answers exactly: they must agree.
+            if *exact.get_or_insert(hit) != hit {
+                return Err(kdop::Error::InvalidParameter {
+                    name: "nested spheres",
+                    reason: format!("bounding volumes disagree at alpha {alpha}"),
+                });
+            }
+            kdop_rows[i].push(ms);
+        }
+        truth.push(exact.unwrap_or(false));
+        #[cfg(feature = "peers")]
+        for (j, peer) in crate::peers::both(&outer, &inner)?.iter().enumerate() {
+            // parry's test is slow where the spheres are close: a few queries suffice.
+            let cell = time_alternating(budget, |p| Ok(peer.detect(p)))?;
+            if peer_rows.len() <= j {
+                peer_rows.push((peer.name(), Vec::new()));
+            }
+            peer_rows[j].1.push(cell);
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let best: Vec<f64> = (0..ALPHAS.len())
+        .map(|j| kdop_rows.iter().map(|r| r[j]).fold(f64::INFINITY, f64::min))
+        .collect();
+    let mut rows = Vec::new();
+    let mut js = Vec::new();
+    for (bv, times) in BVS.iter().zip(&kdop_rows) {
+        let mut r = vec![format!("kdop {}", bv_name(*bv))];
+        r.extend(times.iter().map(|t| format!("{t:.4}")));
+        rows.push(r);
+        js.push(json!({"engine": "kdop", "bv": bv_name(*bv), "ms": times}));
+    }
+    #[cfg(feature = "peers")]
+    for (name, cells) in &peer_rows {
+        let mut r = vec![name.to_string()];
+        r.extend(
+            cells
+                .iter()
+                .zip(&best)
+                .zip(&truth)
+                .map(|(((ms, hit), b), t)| {
+                    format!(
+                        "{ms:.4} ({}×){}",
+                        ratio(ms / b),
+                        if hit == t {
+                            ""
+                        } else if *hit {
+                            ", false contact"
+                        } else {
+                            ", missed contact"
+                        }
+                    )
+                }),
+        );
+        rows.push(r);
+        let ms: Vec<f64> = cells.iter().map(|c| c.0).collect();
+        let wrong: Vec<bool> = cells.iter().zip(&truth).map(|(c, t)| c.1 != *t).collect();
+        js.push(json!({"engine": name, "ms": ms, "ratio_to_kdop_best": ms.iter().zip(&best).map(|(m, b)| m / b).collect::<Vec<_>>(), "wrong": wrong}));
+    }
+    let mut header = vec!["ms per detect query".to_string()];
+    header.extend(ALPHAS.iter().map(|x| format!("α = {x}")));
+    Ok(Table {
+        title: format!(
+            "Table {}, timed: ms per detect query, nested spheres of {} faces, default leaf sizes; \
+             parry3d's ratio to kdop's fastest bounding volume in brackets (exact answer: {})",
+            if faces == 2000 { 6 } else { 7 },
+            int(faces as u64),
+            if truth.iter().all(|t| !t) {
+                "no contact at any α".to_string()
+            } else {
+                format!("contact {truth:?}")
+            }
+        ),
+        header,
+        rows,
+        json: json!({"kdop_best_ms": best, "exact_contact": truth, "rows": js}),
+    })
+}
+
+/// A ratio with two significant digits below 10 (0.0043, 0.31, 4.9), one decimal above.
+fn ratio(r: f64) -> String {
+    if r >= 10.0 {
+        format!("{r:.1}")
+    } else {
+        format!(
+            "{:.*}",
+            (1 - r.max(1e-12).log10().floor() as i32).max(1) as usize,
+            r
+        )
+    }
+}
+
 /// The data of a sphere plot: `(label, Nv per α)` per row.
 pub type SphereRows = Vec<(String, Vec<u64>)>;
 /// Per sphere size (faces), its rows.
@@ -616,6 +821,14 @@ fn tables67(a: &PaperArgs) -> kdop::Result<(Vec<Table>, SphereData)> {
             rows,
             json: json!(js),
         });
+        tables.push(sphere_times(
+            faces,
+            if a.small {
+                SPHERE_BUDGET / 10.0
+            } else {
+                SPHERE_BUDGET
+            },
+        )?);
         plot_data.push((faces, data));
     }
     Ok((tables, plot_data))
@@ -681,7 +894,7 @@ pub fn run(a: &PaperArgs) -> kdop::Result<ExitCode> {
 
 /// Figure 3: check times along the Pipes flight, per step, for the 18-DOP and the OBBs.
 fn fig3_run(a: &PaperArgs) -> kdop::Result<Vec<(String, Vec<f64>)>> {
-    let scene = kdop::scene::paper::pipes(a.seed, size(a))?;
+    let scene = scenes(a)?.swap_remove(0);
     let mut out = Vec::new();
     for bv in [Bv::Dop(KArg::K18), Bv::Obb] {
         let (run, _) = fly_scene(
@@ -746,8 +959,9 @@ fn all(a: &PaperArgs) -> kdop::Result<ExitCode> {
     let f3t = fig3_table(&f3);
     let mut md = String::from(crate::paper_text::HEADER);
     md += &format!(
-        "Made by `cargo run --release -- paper all{}` (seed {}) in {:.0} s on this machine.\n\n",
+        "Made by `cargo run --release -- paper all{}{}` (seed {}) in {:.0} s on this machine.\n\n",
         if a.small { " --small" } else { "" },
+        replacements(a),
         a.seed,
         started.elapsed().as_secs_f64()
     );
@@ -877,7 +1091,7 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
             let (mut det_us, mut rep_us) = (0.0, 0.0);
             let (mut det_fp, mut det_miss, mut pair_fp, mut pair_miss) = (0u64, 0u64, 0u64, 0u64);
             let mut pairs = Vec::new();
-            let mut poses = Vec::new();
+            let mut visited = Vec::new();
             let started = Instant::now();
             for &i in &order {
                 if started.elapsed().as_secs_f64() > PEER_BUDGET {
@@ -901,18 +1115,26 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
                     .iter()
                     .filter(|p| pairs.binary_search(p).is_err())
                     .count() as u64;
-                poses.push(pose);
+                visited.push(i);
                 bar.inc(1);
             }
             bar.finish_and_clear();
-            // kdop's best k, detect and report, on exactly these poses.
+            // kdop's best k, detect (with and without the witness) and report, on exactly
+            // these poses, in flight order: a flight is a sequence, and the witness of
+            // detect mode uses that (parry's answers do not depend on the order).
+            visited.sort_unstable();
+            let poses: Vec<Pose> = visited.iter().map(|&i| run18.poses[i]).collect();
             let replay = PaperScene {
                 flight: Flight::Path(poses.clone()),
                 steps: poses.len(),
                 ..s.scene.clone()
             };
-            let mut best = [(f64::INFINITY, ""); 2];
-            for (slot, mode) in [QueryOptions::DETECT, QueryOptions::REPORT]
+            let mut best = [(f64::INFINITY, ""); 3];
+            let cold = QueryOptions {
+                witness: false,
+                ..QueryOptions::DETECT
+            };
+            for (slot, mode) in [QueryOptions::DETECT, cold, QueryOptions::REPORT]
                 .iter()
                 .enumerate()
             {
@@ -924,7 +1146,7 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
                     }
                 }
             }
-            let [detect_best, report_best] = best;
+            let [detect_best, cold_best, report_best] = best;
             let m = poses.len().max(1) as f64;
             let (det_ms, rep_ms) = (det_us / m / 1e3, rep_us / m / 1e3);
             rows.push(vec![
@@ -933,6 +1155,12 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
                 format!("{:.4} ({})", detect_best.0 / 1e3, detect_best.1),
                 format!("{det_ms:.4}"),
                 format!("{:.1}×", det_ms / (detect_best.0 / 1e3)),
+                format!(
+                    "{:.4} ({}), {:.1}×",
+                    cold_best.0 / 1e3,
+                    cold_best.1,
+                    det_ms / (cold_best.0 / 1e3)
+                ),
                 format!("{det_fp} / {det_miss}"),
                 format!("{:.4} ({})", report_best.0 / 1e3, report_best.1),
                 format!("{rep_ms:.4}"),
@@ -942,6 +1170,7 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
             js.push(json!({
                 "scene": s.scene.name, "peer": peer.name(), "poses": poses.len(), "steps": n,
                 "kdop_detect_ms": detect_best.0 / 1e3, "kdop_detect_bv": detect_best.1,
+                "kdop_detect_no_witness_ms": cold_best.0 / 1e3, "kdop_detect_no_witness_bv": cold_best.1,
                 "peer_detect_ms": det_ms, "detect_false_positives": det_fp, "detect_misses": det_miss,
                 "kdop_report_ms": report_best.0 / 1e3, "kdop_report_bv": report_best.1,
                 "peer_report_ms": rep_ms, "pair_false_positives": pair_fp, "pair_misses": pair_miss,
@@ -952,7 +1181,7 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
         title: "Table 2, parry3d side by side: ms per check on the same poses; parry's answers against kdop's exact ones (false positives / misses: steps for detect, triangle pairs for report)".into(),
         header: [
             "flight", "peer", "kdop detect (best k)", "peer detect", "peer / kdop",
-            "detect wrong (FP / miss)", "kdop report (best k)", "peer all pairs", "peer / kdop",
+            "kdop detect without witness, peer / it", "detect wrong (FP / miss)", "kdop report (best k)", "peer all pairs", "peer / kdop",
             "pairs wrong (FP / miss)",
         ]
         .map(String::from)
