@@ -175,8 +175,17 @@ fn size(a: &PaperArgs) -> PaperSize {
     }
 }
 
+/// Seconds of repeated flights per [`fly_scene`]: a flight is flown again (with a fresh
+/// query state) until this much time has gone into it, at most [`MAX_FLIGHTS`] times, and
+/// each step keeps its least time. This VM stalls now and then for tens of milliseconds;
+/// in one flight of a thousand 15 µs checks, one stall multiplies the mean tenfold.
+const FLIGHT_BUDGET: f64 = 0.4;
+/// See [`FLIGHT_BUDGET`].
+const MAX_FLIGHTS: usize = 5;
+
 /// A flight of `scene` with bounding volume `bv` built with `opts` (the object with the
-/// flying leaf size): the run and the build time in milliseconds.
+/// flying leaf size): the run (each step's least time over the repeated flights, see
+/// [`FLIGHT_BUDGET`]) and the build time in milliseconds.
 fn fly_scene(
     scene: &PaperScene,
     bv: Bv,
@@ -197,11 +206,14 @@ fn fly_scene(
             let env = Environment::<KK>::build(scene.environment.clone(), opts)?;
             let obj = FlyingObject::<KK>::new(scene.object.clone(), &obj_opts)?;
             let build_ms = t.elapsed().as_secs_f64() * 1e3;
-            let mut state = QueryState::new();
-            let run = flights::fly(&scene.flight, scene.steps, seed, object_size, options, &mut |p, o| {
-                let r = env.collide(&obj, p, o, &mut state)?;
-                Ok((r.collides, r.contacts.len(), r.stats))
-            }, &bar)?;
+            let run = repeat_flights(|| {
+                bar.reset();
+                let mut state = QueryState::new();
+                flights::fly(&scene.flight, scene.steps, seed, object_size, options, &mut |p, o| {
+                    let r = env.collide(&obj, p, o, &mut state)?;
+                    Ok((r.collides, r.contacts.len(), r.stats))
+                }, &bar)
+            })?;
             (run, build_ms)
         }),
         Bv::Obb => {
@@ -211,24 +223,51 @@ fn fly_scene(
             let env = ObbTree::from_mesh(&merged, crate::common::OBB_LEAF)?;
             let obj = ObbTree::from_mesh(&scene.object, crate::common::OBB_LEAF)?;
             let build_ms = t.elapsed().as_secs_f64() * 1e3;
-            let mut state = ObbQueryState::new();
-            let run = flights::fly(
-                &scene.flight,
-                scene.steps,
-                seed,
-                object_size,
-                options,
-                &mut |p, o| {
-                    let r = env.collide(&obj, p, o, &mut state)?;
-                    Ok((r.collides, r.contacts.len(), r.stats))
-                },
-                &bar,
-            )?;
+            let run = repeat_flights(|| {
+                bar.reset();
+                let mut state = ObbQueryState::new();
+                flights::fly(
+                    &scene.flight,
+                    scene.steps,
+                    seed,
+                    object_size,
+                    options,
+                    &mut |p, o| {
+                        let r = env.collide(&obj, p, o, &mut state)?;
+                        Ok((r.collides, r.contacts.len(), r.stats))
+                    },
+                    &bar,
+                )
+            })?;
             (run, build_ms)
         }
     };
     bar.finish_and_clear();
     Ok(out)
+}
+
+/// Flies `flight` again while the flights have taken less than [`FLIGHT_BUDGET`] seconds
+/// (at most [`MAX_FLIGHTS`] times): the first run with each step's least time. Flights are
+/// deterministic, so every run visits the same poses with the same answers (checked).
+fn repeat_flights(mut flight: impl FnMut() -> kdop::Result<FlightRun>) -> kdop::Result<FlightRun> {
+    let started = Instant::now();
+    let mut best = flight()?;
+    for _ in 1..MAX_FLIGHTS {
+        if started.elapsed().as_secs_f64() >= FLIGHT_BUDGET {
+            break;
+        }
+        let again = flight()?;
+        if again.poses != best.poses || again.contacts != best.contacts {
+            return Err(kdop::Error::InvalidParameter {
+                name: "flight",
+                reason: "a repeated flight took another course".into(),
+            });
+        }
+        for (b, t) in best.times_us.iter_mut().zip(&again.times_us) {
+            *b = b.min(*t);
+        }
+    }
+    Ok(best)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -605,9 +644,10 @@ fn sphere_nv(faces: usize, alpha: f64, bv: Bv, descent: Descent) -> kdop::Result
 /// a tenth of it with `--small`.
 const SPHERE_BUDGET: f64 = 0.4;
 
-/// Mean milliseconds per detect query of `check`, alternating the identity and a
-/// translation by 1e-9 (so that kdop re-bounds its object every query), over at least two
-/// queries and about `budget` seconds; and whether any query found a contact.
+/// Median milliseconds per detect query of `check` (robust to the stalls of this VM),
+/// alternating the identity and a translation by 1e-9 (so that kdop re-bounds its object
+/// every query), over at least two queries and about `budget` seconds; and whether any
+/// query found a contact.
 fn time_alternating(
     budget: f64,
     mut check: impl FnMut(&Pose) -> kdop::Result<bool>,
@@ -617,12 +657,15 @@ fn time_alternating(
         Pose::from_translation(DVec3::new(1e-9, 0.0, 0.0))?,
     ];
     let start = Instant::now();
-    let (mut n, mut any) = (0usize, false);
-    while n < 2 || (start.elapsed().as_secs_f64() < budget && n < 100_000) {
-        any |= black_box(check(&poses[n % 2])?);
-        n += 1;
+    let mut any = false;
+    let mut times = Vec::new();
+    while times.len() < 2 || (start.elapsed().as_secs_f64() < budget && times.len() < 100_000) {
+        let t = Instant::now();
+        any |= black_box(check(&poses[times.len() % 2])?);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
     }
-    Ok((start.elapsed().as_secs_f64() * 1e3 / n as f64, any))
+    times.sort_by(f64::total_cmp);
+    Ok((times[times.len() / 2], any))
 }
 
 /// Tables 6–7 timed: ms per detect query for every bounding volume (default leaf sizes:
@@ -722,7 +765,7 @@ fn sphere_times(faces: usize, budget: f64) -> kdop::Result<Table> {
     header.extend(ALPHAS.iter().map(|x| format!("α = {x}")));
     Ok(Table {
         title: format!(
-            "Table {}, timed: ms per detect query, nested spheres of {} faces, default leaf sizes; \
+            "Table {}, timed: median ms per detect query, nested spheres of {} faces, default leaf sizes; \
              parry3d's ratio to kdop's fastest bounding volume in brackets (exact answer: {})",
             if faces == 2000 { 6 } else { 7 },
             int(faces as u64),
@@ -739,7 +782,7 @@ fn sphere_times(faces: usize, budget: f64) -> kdop::Result<Table> {
 }
 
 /// A ratio with two significant digits below 10 (0.0043, 0.31, 4.9), one decimal above.
-fn ratio(r: f64) -> String {
+pub fn ratio(r: f64) -> String {
     if r >= 10.0 {
         format!("{r:.1}")
     } else {
@@ -1035,6 +1078,21 @@ fn peers_table(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Option<Table>>
     }
 }
 
+/// Runs `f` and times it in microseconds; runs it again if that took under 5 ms and keeps
+/// the lesser time (and the second answer: parry's answers do not change between runs).
+#[cfg(feature = "peers")]
+fn least_of_two<T>(mut f: impl FnMut() -> T) -> (T, f64) {
+    let t = Instant::now();
+    let out = f();
+    let first = t.elapsed().as_secs_f64() * 1e6;
+    if first >= 5000.0 {
+        return (out, first);
+    }
+    let t = Instant::now();
+    let out = f();
+    (out, first.min(t.elapsed().as_secs_f64() * 1e6))
+}
+
 /// Seconds of parry3d per flight and precision (detect and report together).
 #[cfg(feature = "peers")]
 const PEER_BUDGET: f64 = 20.0;
@@ -1099,14 +1157,14 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
                 }
                 let pose = run18.poses[i];
                 let want = exact(&pose)?;
-                let t = Instant::now();
-                let hit = black_box(peer.detect(&pose));
-                det_us += t.elapsed().as_secs_f64() * 1e6;
+                // The lesser of two timings where one is quick, as kdop's flights keep each
+                // step's least time (stalls of this VM would otherwise count against parry).
+                let (hit, us) = least_of_two(|| black_box(peer.detect(&pose)));
+                det_us += us;
                 det_fp += u64::from(hit && want.is_empty());
                 det_miss += u64::from(!hit && !want.is_empty());
-                let t = Instant::now();
-                peer.report(&pose, &mut pairs);
-                rep_us += t.elapsed().as_secs_f64() * 1e6;
+                let ((), us) = least_of_two(|| peer.report(&pose, &mut pairs));
+                rep_us += us;
                 pair_fp += pairs
                     .iter()
                     .filter(|p| want.binary_search(p).is_err())

@@ -226,20 +226,36 @@ fn sphere_peer_summary(faces: &usize, json: &Value) -> String {
     let rows = json["rows"].as_array().cloned().unwrap_or_default();
     let mut s = String::new();
     for r in rows.iter().filter(|r| r["engine"] != "kdop") {
+        let wrong: Vec<bool> = r["wrong"]
+            .as_array()
+            .map(|a| a.iter().map(|w| w.as_bool() == Some(true)).collect())
+            .unwrap_or_default();
+        // A wrong answer's speed says nothing: ratios over the gaps answered right.
         let ratios: Vec<f64> = r["ratio_to_kdop_best"]
             .as_array()
-            .map(|a| a.iter().filter_map(Value::as_f64).collect())
-            .unwrap_or_default();
+            .map(|a| a.iter().filter_map(Value::as_f64).collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .zip(&wrong)
+            .filter(|(_, w)| !**w)
+            .map(|(x, _)| x)
+            .collect();
         let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = ratios.iter().copied().fold(0.0, f64::max);
-        let wrong = r["wrong"].as_array().map_or(0, |a| {
-            a.iter().filter(|w| w.as_bool() == Some(true)).count()
-        });
+        let n_wrong = wrong.iter().filter(|w| **w).count();
+        let range = if ratios.is_empty() {
+            "no gap answered right".to_string()
+        } else {
+            format!(
+                "{}× to {}× kdop's fastest time per detect query where it answered right",
+                crate::paper::ratio(lo),
+                crate::paper::ratio(hi)
+            )
+        };
         s += &format!(
-            "- {faces} faces, {}: {lo:.1}× to {hi:.1}× kdop's fastest time per detect query; \
-             wrong answers at {wrong} of {} gaps.\n",
+            "- {faces} faces, {}: {range}; wrong answers at {n_wrong} of {} gaps.\n",
             r["engine"].as_str().unwrap_or(""),
-            ratios.len()
+            wrong.len()
         );
     }
     s + "\n"
