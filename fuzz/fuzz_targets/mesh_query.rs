@@ -74,17 +74,31 @@ fn run<const K: usize>(b: &mut Bytes) {
         return;
     };
     let mut st = QueryState::new();
+    let mut cold_st = QueryState::new();
     let mut obb_st = ObbQueryState::new();
     for _ in 0..3 {
         let Ok(pose) = pose(b) else { continue };
         let expect = brute_force_contacts(&env, &obj, &pose, 0.0);
+        // Detect first: its witness is the last contact of the previous pose.
+        let d = env
+            .collide(&obj, &pose, &QueryOptions::DETECT, &mut st)
+            .unwrap();
+        assert_eq!(d.collides, !expect.is_empty());
+        if let Some(c) = d.contacts.first() {
+            assert!(
+                expect.contains(c),
+                "detect reported a pair that is not a contact"
+            );
+        }
         let r = env
             .collide(&obj, &pose, &QueryOptions::REPORT, &mut st)
             .unwrap();
         assert_eq!(r.contacts, &expect[..]);
-        let d = env
-            .collide(&obj, &pose, &QueryOptions::DETECT, &mut st)
-            .unwrap();
+        let cold = QueryOptions {
+            witness: false,
+            ..QueryOptions::DETECT
+        };
+        let d = env.collide(&obj, &pose, &cold, &mut cold_st).unwrap();
         assert_eq!(d.collides, !expect.is_empty());
         if let Some((te, to)) = &obb {
             let pairs: Vec<[u32; 2]> = expect
