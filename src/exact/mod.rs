@@ -479,7 +479,7 @@ mod tests {
             let want = bigint::cmp_dot(c, p, q);
             assert_eq!(cmp_dot(c, p, q), want, "c {c} p {p} q {q}");
             assert_eq!(cmp_dot_exact(c, p, q), want);
-            decided[want as i8 as usize + 1] += 1;
+            decided[(want as i8 + 1) as usize] += 1;
         }
         // The cases are not all ties: both strict orders occur.
         assert!(decided.iter().all(|&n| n > 100), "{decided:?}");
