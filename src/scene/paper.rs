@@ -80,7 +80,7 @@ impl PaperScene {
     /// suits it as it suited the original.
     ///
     /// # Errors
-    /// [`crate::Error::EmptyMesh`] for a mesh without triangles; as [`Mesh::transformed`].
+    /// As [`fit_mesh`].
     pub fn with_object(mut self, mesh: &Mesh) -> Result<Self> {
         let (lo, hi) = self.object.bounds();
         self.object = fit_mesh(mesh, lo, hi)?;
@@ -115,13 +115,23 @@ impl PaperScene {
 /// `lo..hi` with the same diagonal length (its proportions kept).
 ///
 /// # Errors
-/// [`crate::Error::EmptyMesh`] for a mesh without triangles or a target box of zero size
-/// or not finite; as [`Mesh::transformed`] if the fitted coordinates leave the valid range.
+/// [`crate::Error::InvalidParameter`] for a mesh that is a single point (no extent to
+/// scale) or a target box that is not finite; as [`Mesh::transformed`] if the fitted
+/// coordinates leave the valid range.
 pub fn fit_mesh(mesh: &Mesh, lo: DVec3, hi: DVec3) -> Result<Mesh> {
     let (mlo, mhi) = mesh.bounds();
     let (from, to) = ((mhi - mlo).length(), (hi - lo).length());
-    if mesh.triangle_count() == 0 || !(from > 0.0 && from.is_finite() && to.is_finite()) {
-        return Err(crate::Error::EmptyMesh);
+    if !(from > 0.0 && from.is_finite()) {
+        return Err(crate::Error::InvalidParameter {
+            name: "mesh",
+            reason: "all its vertices are one point: there is no extent to fit".into(),
+        });
+    }
+    if !to.is_finite() {
+        return Err(crate::Error::InvalidParameter {
+            name: "target box",
+            reason: format!("{lo} .. {hi} is not finite"),
+        });
     }
     let s = to / from;
     let t = (lo + hi) * 0.5 - (mlo + mhi) * 0.5 * s;
@@ -723,6 +733,12 @@ mod tests {
         let e = s.with_environment(&ball).unwrap();
         assert_eq!(e.environment.len(), 1);
         assert_eq!(e.environment_triangles(), ball.triangle_count());
+        // A mesh of one point has nothing to scale: a typed error, not a NaN mesh.
+        let point = Mesh::from_triangles(&[[DVec3::ONE; 3]]).unwrap();
+        assert!(matches!(
+            fit_mesh(&point, DVec3::ZERO, DVec3::ONE),
+            Err(crate::Error::InvalidParameter { .. })
+        ));
     }
 
     /// The 747's tetrahedra are pairwise disjoint: their boxes are, by brute force.
