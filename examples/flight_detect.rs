@@ -3,7 +3,8 @@
 //! `cargo run --release --example flight_detect -- [interior|aircraft|swept|torus|pipes] [k]`
 //!
 //! Environment variables: `MODE` (`detect`, default, or `report`), `REPEAT` (passes over the
-//! path, default 1), `DESCENT=env` (Algorithm 1's environment-first descent), `WITNESS=0`.
+//! path, default 1), `DESCENT=env` (Algorithm 1's environment-first descent), `WITNESS=0`,
+//! `OBJECT=FILE` (a mesh file as the flying object, fitted into the built-in one's box).
 use kdop::scene::paper::{Flight, PaperSize};
 use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState, QueryStats};
 
@@ -136,6 +137,13 @@ fn main() {
         _ => kdop::scene::paper::interior(1, PaperSize::Full),
     }
     .expect("scene");
+    // OBJECT=FILE: a mesh file in the object's role, fitted as `kdop paper --mesh` does.
+    let scene = match std::env::var("OBJECT") {
+        Ok(path) => scene
+            .with_object(&kdop::io::formats::load_mesh(path).expect("object file"))
+            .expect("fitted object"),
+        Err(_) => scene,
+    };
     let mut options = if std::env::var("MODE").as_deref() == Ok("report") {
         QueryOptions::REPORT
     } else {
