@@ -364,8 +364,7 @@ impl<const K: usize> Environment<K> {
         if detect && options.witness {
             if let Some(w) = state.witness {
                 state.place_only(pose, eps);
-                stats.np = 1;
-                if self.retest(object, pose, eps, w, state) {
+                if self.retest(object, pose, eps, w, state, &mut stats) {
                     stats.witness_hits = 1;
                     state.raw.clear();
                     state.raw.push([
@@ -531,8 +530,8 @@ impl<const K: usize> Environment<K> {
     }
 
     /// Whether the witness `[part, environment position, object position]` is still a
-    /// contact under `pose`. Out-of-range positions (a witness from another environment)
-    /// are not.
+    /// contact under `pose` (one triangle test, counted in `stats.np`). Out-of-range
+    /// positions (a witness from another environment) are not, and cost no test.
     fn retest(
         &self,
         object: &FlyingObject<K>,
@@ -540,6 +539,7 @@ impl<const K: usize> Environment<K> {
         eps: f64,
         [part, epos, fpos]: [u32; 3],
         state: &mut QueryState<K>,
+        stats: &mut QueryStats,
     ) -> bool {
         let Some(p) = self.parts.get(part as usize) else {
             return false;
@@ -550,11 +550,8 @@ impl<const K: usize> Environment<K> {
         }
         let et = p.bvh.tri_at(epos);
         let ft = state.placed(object, pose, fpos);
-        if eps == 0.0 {
-            TriBox::new(&et).overlaps(&ft) && intersect_filtered(&ft, &et)
-        } else {
-            within(&et, &ft, eps)
-        }
+        stats.np += 1;
+        pair_hit(&et, &TriBox::new(&et), &ft, eps)
     }
 }
 
@@ -586,12 +583,7 @@ impl<const K: usize> Environment<K> {
             loop {
                 let ft = state.placed(object, pose, fpos);
                 stats.np += 1;
-                let hit = if eps == 0.0 {
-                    ebox.overlaps(&ft) && intersect_filtered(&ft, &et)
-                } else {
-                    within(&et, &ft, eps)
-                };
-                if hit {
+                if pair_hit(&et, &ebox, &ft, eps) {
                     state
                         .raw
                         .push([part, bvh.id_at(epos), object.bvh.id_at(fpos)]);
@@ -658,6 +650,17 @@ impl FlyLink {
 #[inline]
 fn size<const K: usize>(d: &Dop<K>) -> f32 {
     (d.hi(0) - d.lo(0)) + (d.hi(1) - d.lo(1)) + (d.hi(2) - d.lo(2))
+}
+
+/// Whether an environment triangle `et` (with its box `ebox`) and a placed object triangle
+/// `ft` are a contact: they intersect (`eps == 0`), or are closer than `eps`.
+#[inline(always)]
+fn pair_hit(et: &[DVec3; 3], ebox: &TriBox, ft: &[DVec3; 3], eps: f64) -> bool {
+    if eps == 0.0 {
+        ebox.overlaps(ft) && intersect_filtered(ft, et)
+    } else {
+        within(et, ft, eps)
+    }
 }
 
 /// Triangles closer than `eps` (or intersecting).
