@@ -730,9 +730,10 @@ mod tests {
         props::<26>();
     }
 
-    /// The AVX-compiled re-bounding (when this CPU has AVX) gives the portable form's bounds
-    /// bit for bit, on every node of two objects under rotations and an affine map; so the
-    /// containment checks of `props` (which run the dispatching form) cover both.
+    /// The AVX-compiled re-bounding (k ≥ 14, when this CPU has AVX) gives the portable
+    /// form's bounds bit for bit, on every node of two objects under rotations and an affine
+    /// map; so the containment checks of `props` (which run the dispatching form) cover both.
+    /// For k = 6 both sides are the portable form: that case guards the dispatch only.
     #[test]
     fn avx_and_portable_rebounding_agree_bitwise() {
         fn one<const K: usize>() {
