@@ -12,7 +12,7 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use glam::{DMat3, DVec3};
 use kdop::scene::{Rng, demo_environment, demo_object};
-use kdop::{BuildOptions, Dop, Environment, FlyingObject, OverlapOrder, Pose};
+use kdop::{BuildOptions, Dop, Environment, FlyingObject, OverlapOrder, Pose, Rebound};
 use std::hint::black_box;
 
 fn pairs<const K: usize>(n: usize) -> (Vec<(Dop<K>, Dop<K>)>, FlyingObject<K>) {
@@ -35,7 +35,7 @@ fn pairs<const K: usize>(n: usize) -> (Vec<(Dop<K>, Dop<K>)>, FlyingObject<K>) {
             rng.in_box(DVec3::splat(-45.0), DVec3::splat(45.0)),
         )
         .unwrap();
-        obj.placed_bounds(&pose, &mut placed);
+        obj.placed_bounds(&pose, Rebound::Corners, &mut placed);
         for _ in 0..2000 {
             let a = env_bounds[(rng.next_u64() % env_bounds.len() as u64) as usize];
             let b = placed[(rng.next_u64() % placed.len() as u64) as usize];
@@ -134,9 +134,11 @@ fn cv<const K: usize>(c: &mut Criterion) {
     )
     .unwrap();
     let mut out = Vec::with_capacity(nodes);
-    g.bench_function(BenchmarkId::new("all_nodes", K), |b| {
-        b.iter(|| obj.placed_bounds(black_box(&pose), &mut out))
-    });
+    for (name, method) in [("corners", Rebound::Corners), ("slabs", Rebound::Slabs)] {
+        g.bench_function(BenchmarkId::new(name, K), |b| {
+            b.iter(|| obj.placed_bounds(black_box(&pose), method, &mut out))
+        });
+    }
     g.finish();
 }
 

@@ -4,6 +4,7 @@
 //!
 //! Environment variables: `MODE` (`detect`, default, or `report`), `REPEAT` (passes over the
 //! path, default 1), `DESCENT=env` (Algorithm 1's environment-first descent), `WITNESS=0`,
+//! `REBOUND=corners` (the paper's re-bounding from k-DOP corners),
 //! `OBJECT=FILE` (a mesh file as the flying object, fitted into the built-in one's box).
 use kdop::scene::paper::{Flight, PaperSize};
 use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState, QueryStats};
@@ -151,6 +152,9 @@ fn main() {
     };
     if std::env::var("DESCENT").as_deref() == Ok("env") {
         options.descent = kdop::Descent::EnvironmentFirst;
+    }
+    if std::env::var("REBOUND").as_deref() == Ok("corners") {
+        options.rebound = kdop::Rebound::Corners;
     }
     if std::env::var("WITNESS").as_deref() == Ok("0") {
         options.witness = false;

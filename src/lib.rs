@@ -30,7 +30,7 @@ pub use obb::{ObbOutcome, ObbQueryState, ObbTree};
 pub use pose::Pose;
 pub use traverse::{Contact, Descent, Mode, Outcome, QueryOptions, QueryState, QueryStats};
 pub use tri::{Triangle, triangle_distance, triangles_intersect};
-pub use tumble::FlyingObject;
+pub use tumble::{FlyingObject, Rebound};
 
 /// Largest coordinate magnitude accepted in a mesh (2^40, about 1.1e12).
 pub const MAX_COORDINATE: f64 = (1u64 << 40) as f64;

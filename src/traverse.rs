@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::hierarchy::END;
 use crate::pose::Pose;
 use crate::tri::{TriBox, intersect_filtered, triangle_distance};
-use crate::tumble::{Climber, FlyingObject, PoseFrame, root_dop, tumble_node};
+use crate::tumble::{Climber, FlyingObject, PoseFrame, Rebound, root_dop, tumble_node};
 use glam::DVec3;
 
 /// Marks a part-tree entry on the traversal stack.
@@ -64,6 +64,9 @@ pub struct QueryOptions {
     /// from a query with a fresh state. `false` makes every query descend the hierarchies
     /// (as the paper measured). Ignored in report mode.
     pub witness: bool,
+    /// How flying nodes are re-bounded under a turning pose; see [`Rebound`]. Answers are
+    /// the same either way; the work (`Nv`, `Np`, time) differs.
+    pub rebound: Rebound,
 }
 
 impl QueryOptions {
@@ -73,6 +76,7 @@ impl QueryOptions {
         descent: Descent::Larger,
         epsilon: 0.0,
         witness: true,
+        rebound: Rebound::Slabs,
     };
     /// Exact report of all intersecting pairs.
     pub const REPORT: QueryOptions = QueryOptions {
@@ -80,6 +84,7 @@ impl QueryOptions {
         descent: Descent::Larger,
         epsilon: 0.0,
         witness: true,
+        rebound: Rebound::Slabs,
     };
 }
 
@@ -139,7 +144,9 @@ pub struct Outcome<'a> {
 pub struct QueryState<const K: usize> {
     object: u64,
     stamp: u32,
-    last: Option<(Pose, u64)>,
+    /// The current pose, epsilon (bits) and re-bounding method: the key of the stamped
+    /// re-bounded nodes.
+    last: Option<(Pose, u64, Rebound)>,
     frame: Option<PoseFrame<K>>,
     /// Per flying node: its re-bounded k-DOP, the stamp of the pose it is for, its link.
     /// One record, so a node costs one cache miss, not three.
@@ -194,20 +201,26 @@ impl<const K: usize> QueryState<K> {
     }
 
     /// Starts a new pose (new stamp, root re-bounded exactly) unless it is the last one.
-    fn set_pose(&mut self, obj: &FlyingObject<K>, pose: &Pose, eps: f64) -> u64 {
-        let key = (*pose, eps.to_bits());
+    fn set_pose(&mut self, obj: &FlyingObject<K>, pose: &Pose, eps: f64, method: Rebound) -> u64 {
+        let key = (*pose, eps.to_bits(), method);
         if self.last == Some(key) {
             return 0;
         }
         self.last = Some(key);
         self.next_stamp();
-        let frame = PoseFrame::new(pose, obj.magnitude);
+        // In place: the frame holds a matrix of up to 3 KB for `Rebound::Slabs`.
+        let frame = match &mut self.frame {
+            Some(frame) => {
+                frame.set(pose, obj.magnitude);
+                frame
+            }
+            none => none.insert(PoseFrame::new(pose, obj.magnitude)),
+        };
         let before = self.climber.steps;
-        let root = root_dop(obj, &frame, &mut self.climber);
+        let root = root_dop(obj, frame, &mut self.climber);
         self.fly[0].dop = root.enlarged(eps);
         self.fly[0].size = size(&self.fly[0].dop);
         self.fly[0].stamp = self.stamp;
-        self.frame = Some(frame);
         self.climber.steps - before
     }
 
@@ -225,8 +238,8 @@ impl<const K: usize> QueryState<K> {
     /// test needs three placed vertices, not the hierarchy). Unless `pose` is the current
     /// one, the cache is invalidated and the pose is forgotten, so that the next descent
     /// starts with [`QueryState::set_pose`] in full.
-    fn place_only(&mut self, pose: &Pose, eps: f64) {
-        if self.last != Some((*pose, eps.to_bits())) {
+    fn place_only(&mut self, pose: &Pose, eps: f64, method: Rebound) {
+        if self.last != Some((*pose, eps.to_bits(), method)) {
             self.last = None;
             self.next_stamp();
         }
@@ -252,8 +265,9 @@ impl<const K: usize> QueryState<K> {
     /// Re-bounds flying node `fi` for the current pose.
     #[inline(never)]
     fn rebound(&mut self, obj: &FlyingObject<K>, fi: usize, eps: f64, stats: &mut QueryStats) {
-        if let Some(frame) = self.frame.as_ref() {
-            let mut dop = tumble_node(obj, fi, frame);
+        let method = self.last.map_or(Rebound::Slabs, |l| l.2);
+        if let Some(frame) = self.frame.as_mut() {
+            let mut dop = tumble_node(obj, fi, frame, method);
             if eps > 0.0 {
                 dop = dop.enlarged(eps);
             }
@@ -363,7 +377,7 @@ impl<const K: usize> Environment<K> {
         let detect = options.mode == Mode::Detect;
         if detect && options.witness {
             if let Some(w) = state.witness {
-                state.place_only(pose, eps);
+                state.place_only(pose, eps, options.rebound);
                 if self.retest(object, pose, eps, w, state, &mut stats) {
                     stats.witness_hits = 1;
                     state.raw.clear();
@@ -377,8 +391,10 @@ impl<const K: usize> Environment<K> {
                 state.witness = None;
             }
         }
-        let fresh = state.last.is_none_or(|l| l != (*pose, eps.to_bits()));
-        stats.climb_steps = state.set_pose(object, pose, eps);
+        let fresh = state
+            .last
+            .is_none_or(|l| l != (*pose, eps.to_bits(), options.rebound));
+        stats.climb_steps = state.set_pose(object, pose, eps, options.rebound);
         if fresh {
             stats.nu += 1;
         }

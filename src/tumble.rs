@@ -21,7 +21,7 @@
 use crate::dop::{Dop, axes, f32_down, f32_up, widen_down, widen_up};
 
 use crate::error::Result;
-use crate::exact::{EPS, cmp_dot};
+use crate::exact::{DotKey, EPS, cmp_dot, cmp_dot_keyed};
 use crate::hierarchy::{BuildOptions, Bvh};
 use crate::hull::{Hull, convex_hull};
 use crate::mesh::Mesh;
@@ -51,6 +51,9 @@ pub struct FlyingObject<const K: usize> {
     /// Per node: `(s, m)`, a bound on the distance (∞-norm) between the stored vertices and
     /// the true k-DOP vertices, and the largest stored coordinate magnitude.
     pub(crate) slack: Vec<(f64, f64)>,
+    /// Per node: whether its stored vertices are its own triangles' corners (fewer than its
+    /// k-DOP's), rather than its k-DOP's corners.
+    pub(crate) own_corners: Vec<bool>,
     pub(crate) hull: Hull,
     /// Positions of the hull vertices (same order as `hull.vertices`).
     pub(crate) hull_pts: Vec<DVec3>,
@@ -84,6 +87,7 @@ impl<const K: usize> FlyingObject<K> {
         let mut slack = Vec::with_capacity(n);
         vstart.push(0u32);
         let mut own: Vec<u32> = Vec::new();
+        let mut own_corners = Vec::with_capacity(n);
         for (i, node) in bvh.nodes.iter().enumerate() {
             // The node's own triangle corners if there are fewer of them than k-DOP corners
             // (always so for small leaves): cheaper, and exact rather than approximate.
@@ -122,6 +126,7 @@ impl<const K: usize> FlyingObject<K> {
                 s += 2048.0 * EPS * scale;
             }
             slack.push((s + f64::MIN_POSITIVE, m));
+            own_corners.push(exact);
             // Pad to a multiple of the lane count with copies of the first vertex (harmless
             // for minima and maxima) so the re-bounding loop has no tail.
             for c in 0..verts.len().div_ceil(LANES) {
@@ -150,6 +155,7 @@ impl<const K: usize> FlyingObject<K> {
             vstart,
             verts: chunks,
             slack,
+            own_corners,
             hull,
             hull_pts,
             magnitude,
@@ -158,17 +164,17 @@ impl<const K: usize> FlyingObject<K> {
     }
 
     /// Every node's k-DOP re-bounded under `pose` as queries do it (§4.1: the root exact by
-    /// hill-climbing, every other node from its stored vertices), root first, into `out`.
-    /// For drawing the placed hierarchy, and for measuring the cost of re-bounding (`Cu`).
-    /// Unlike queries, nodes are not intersected with their parent's bound.
-    pub fn placed_bounds(&self, pose: &Pose, out: &mut Vec<Dop<K>>) {
-        let frame = PoseFrame::<K>::new(pose, self.magnitude);
+    /// hill-climbing, every other node by `method`), root first, into `out`. For drawing
+    /// the placed hierarchy, and for measuring the cost of re-bounding (`Cu`). Unlike
+    /// queries, nodes are not intersected with their parent's bound.
+    pub fn placed_bounds(&self, pose: &Pose, method: Rebound, out: &mut Vec<Dop<K>>) {
+        let mut frame = PoseFrame::<K>::new(pose, self.magnitude);
         out.clear();
         let mut climber = Climber::default();
         climber.reset(self.hull_pts.len(), K);
         out.push(root_dop(self, &frame, &mut climber));
         for i in 1..self.bvh.nodes.len() {
-            out.push(tumble_node(self, i, &frame));
+            out.push(tumble_node(self, i, &mut frame, method));
         }
     }
 
@@ -229,13 +235,61 @@ pub(crate) struct PoseFrame<const K: usize> {
     shift_t: [f32; K],
     shift_w: [f32; K],
     shift_sign: [f32; K],
+    /// `||A||_inf`.
+    na: f64,
+    /// [`Rebound::Slabs`]'s matrix, filled on first use in a pose.
+    dual: DualFrame<K>,
+}
+
+/// The pose's part of [`dual_lanes`]: the pulled-back directions `A^T d_i` as non-negative
+/// combinations of three object-frame axes ([`dual_terms`]), as a matrix.
+#[derive(Clone, Debug)]
+struct DualFrame<const K: usize> {
+    /// Whether the rest is for the frame's current pose.
+    ready: bool,
+    /// Column `c` holds the coefficient of stored bound `c` in each output bound (rows
+    /// padded to 32 with zeros), all in [`Dop`]'s layout.
+    m: [[[f32; LANES]; 4]; K],
+    /// Per output bound: `d_i . t` rounded outward, the margin terms `P`, `Q` of
+    /// [`dual_lanes`], and the bound's direction (`-1` lower, `+1` upper).
+    t: [[f32; LANES]; 4],
+    p: [[f32; LANES]; 4],
+    q: [[f32; LANES]; 4],
+    sign: [[f32; LANES]; 4],
 }
 
 impl<const K: usize> PoseFrame<K> {
     pub(crate) fn new(pose: &Pose, object_magnitude: f64) -> Self {
+        let mut frame = PoseFrame {
+            a32: [[0.0; 3]; 3],
+            dt: [0.0; K],
+            coef: [0.0; K],
+            cons: [0.0; K],
+            pull: [DVec3::ZERO; K],
+            root_margin: [0.0; K],
+            translation_only: false,
+            shift_t: [0.0; K],
+            shift_w: [0.0; K],
+            shift_sign: std::array::from_fn(|i| if i < K / 2 { -1.0 } else { 1.0 }),
+            na: 0.0,
+            dual: DualFrame {
+                ready: false,
+                m: [[[0.0; LANES]; 4]; K],
+                t: [[0.0; LANES]; 4],
+                p: [[0.0; LANES]; 4],
+                q: [[0.0; LANES]; 4],
+                sign: [[0.0; LANES]; 4],
+            },
+        };
+        frame.set(pose, object_magnitude);
+        frame
+    }
+
+    /// Makes this the frame of `pose`, in place (a query state keeps one frame and resets
+    /// it per pose; the matrix of [`Rebound::Slabs`] is left to [`PoseFrame::prepare_dual`]).
+    pub(crate) fn set(&mut self, pose: &Pose, object_magnitude: f64) {
         let lin = pose.linear();
-        let mut a32 = [[0.0f32; 3]; 3];
-        for (r, row) in a32.iter_mut().enumerate() {
+        for (r, row) in self.a32.iter_mut().enumerate() {
             for (c, v) in row.iter_mut().enumerate() {
                 *v = lin.col(c)[r] as f32;
             }
@@ -243,41 +297,229 @@ impl<const K: usize> PoseFrame<K> {
         let na = pose.linear_inf_norm();
         let nt = pose.translation_inf_norm();
         let t = pose.translation();
-        let mut dt = [0.0; K];
-        let mut coef = [0.0; K];
-        let mut cons = [0.0; K];
-        let mut pull = [DVec3::ZERO; K];
-        let mut root_margin = [0.0; K];
         let n = K / 2;
-        let mut shift_t = [0.0; K];
-        let mut shift_w = [0.0; K];
-        for (i, d) in axes(K).iter().enumerate() {
+        for (i, d) in AxisLookup::<K>::AXES.iter().enumerate() {
             let l1 = f64::from(d[0].abs() + d[1].abs() + d[2].abs());
-            dt[i] = f64::from(d[0]) * t.x + f64::from(d[1]) * t.y + f64::from(d[2]) * t.z;
-            coef[i] = l1 * na;
+            let dt = f64::from(d[0]) * t.x + f64::from(d[1]) * t.y + f64::from(d[2]) * t.z;
+            self.dt[i] = dt;
+            self.coef[i] = l1 * na;
             // dt rounding and the f64 rounding of transform_point's translation term.
-            cons[i] = l1 * 8.0 * EPS * nt + 1e-300;
-            pull[i] = pose.pull_back(*d);
-            root_margin[i] = l1 * 16.0 * EPS * (na * object_magnitude + nt) + 1e-300;
-            (shift_t[i], shift_t[n + i]) = (f32_down(dt[i]), f32_up(dt[i]));
+            self.cons[i] = l1 * 8.0 * EPS * nt + 1e-300;
+            self.pull[i] = pose.pull_back(*d);
+            self.root_margin[i] = l1 * 16.0 * EPS * (na * object_magnitude + nt) + 1e-300;
+            (self.shift_t[i], self.shift_t[n + i]) = (f32_down(dt), f32_up(dt));
             let w = f32_up(4.0 * EPS * l1 * (object_magnitude + nt)) + f32::MIN_POSITIVE;
-            (shift_w[i], shift_w[n + i]) = (w, w);
+            (self.shift_w[i], self.shift_w[n + i]) = (w, w);
         }
-        let shift_sign = std::array::from_fn(|i| if i < n { -1.0 } else { 1.0 });
-        let translation_only = lin == glam::DMat3::IDENTITY;
-        PoseFrame {
-            a32,
-            dt,
-            coef,
-            cons,
-            pull,
-            root_margin,
-            translation_only,
-            shift_t,
-            shift_w,
-            shift_sign,
+        self.translation_only = lin == glam::DMat3::IDENTITY;
+        self.na = na;
+        self.dual.ready = false;
+    }
+
+    /// Fills the matrix of [`dual_lanes`] for the frame's pose, unless already done.
+    #[inline]
+    pub(crate) fn prepare_dual(&mut self) {
+        if !self.dual.ready {
+            self.fill_dual();
         }
     }
+
+    #[inline(never)]
+    fn fill_dual(&mut self) {
+        let n = K / 2;
+        let dual = &mut self.dual;
+        dual.m = [[[0.0; LANES]; 4]; K];
+        for (i, d) in AxisLookup::<K>::AXES.iter().enumerate() {
+            let l1 = f64::from(d[0].abs() + d[1].abs() + d[2].abs());
+            let mut weighted = 0.0;
+            for (lambda, m, s, l1m) in dual_terms::<K>(self.pull[i]) {
+                let m = m as usize;
+                let c = (lambda * f64::from(s)) as f32;
+                // The upper bound reads the upper bound of a positively used axis and the
+                // lower bound of a negatively used one; the lower bound the opposite.
+                let (up, lo) = if s > 0 { (n + m, m) } else { (m, n + m) };
+                dual.m[up][(n + i) / LANES][(n + i) % LANES] += c;
+                dual.m[lo][i / LANES][i % LANES] += c;
+                weighted += lambda * l1m;
+            }
+            let p = f32_up(2.0 * (11.0 * U32 * weighted + 70.0 * EPS * l1 * self.na));
+            let q = f32_up(2.0 * self.cons[i]) + f32::MIN_POSITIVE;
+            let dt = self.dt[i];
+            for (r, t, sign) in [(i, f32_down(dt), -1.0), (n + i, f32_up(dt), 1.0)] {
+                dual.t[r / LANES][r % LANES] = t;
+                dual.p[r / LANES][r % LANES] = p;
+                dual.q[r / LANES][r % LANES] = q;
+                dual.sign[r / LANES][r % LANES] = sign;
+            }
+        }
+        dual.ready = true;
+    }
+}
+
+/// `u` as `Σ λ_t s_t a_{m_t}` with `λ_t >= 0` over three axes `a_m` of the K-DOP (signs
+/// `s_t`): the vertex of the dual cone of the K-DOP's directions that `u` falls in. Then
+/// `u . x <= Σ λ_t β_t` for every point of a k-DOP with bounds `β` (LP duality; weak duality
+/// is all soundness needs). The cone is the one the unit sphere's own K-DOP would choose, so
+/// the bound is exact whenever the three planes meet at a vertex of the k-DOP (always for
+/// K = 6: Arvo's box transform).
+///
+/// In the chamber `a1 >= a2 >= a3 >= 0` of `|u|`'s sorted components, with `e`, `f`, `c`
+/// the axis, edge-diagonal and corner-diagonal directions of the chamber:
+/// - 6: `a1 e1 + a2 e2 + a3 e3`;
+/// - 14: `(a1 - a2) e1 + (a2 + a3)/2 c + (a2 - a3)/2 c'`, with `c'` the corner diagonal
+///   mirrored in the third coordinate (the face `e1 c c'` of the tetrakis hexahedron that
+///   the 14 directions span);
+/// - 18: `(a1 - a2 - a3) e1 + a2 f12 + a3 f13` when `a1 >= a2 + a3`, else
+///   `(a1 + a2 - a3)/2 f12 + (a1 - a2 + a3)/2 f13 + (a2 + a3 - a1)/2 f23`;
+/// - 26: `(a1 - a2) e1 + (a2 - a3) f12 + a3 c`.
+pub(crate) fn dual_terms<const K: usize>(u: DVec3) -> [(f64, u8, i8, f64); 3] {
+    let a = [u.x.abs(), u.y.abs(), u.z.abs()];
+    let sg = [
+        if u.x < 0.0 { -1i8 } else { 1 },
+        if u.y < 0.0 { -1 } else { 1 },
+        if u.z < 0.0 { -1 } else { 1 },
+    ];
+    // Indices of the sorted components, largest first (ties in index order).
+    let mut o = [0usize, 1, 2];
+    if a[o[1]] > a[o[0]] {
+        o.swap(0, 1);
+    }
+    if a[o[2]] > a[o[1]] {
+        o.swap(1, 2);
+        if a[o[1]] > a[o[0]] {
+            o.swap(0, 1);
+        }
+    }
+    let (a1, a2, a3) = (a[o[0]], a[o[1]], a[o[2]]);
+    // Base-3 digits of the chamber's coordinates `o[w]`, signed: the direction with unit
+    // components there is `(1, 1, 1) + Σ` in the index of [`AxisLookup`].
+    let unit: [i32; 3] = std::array::from_fn(|w| i32::from(sg[o[w]]) * [9, 3, 1][o[w]]);
+    let (e1, f12, f13, f23, c) = (
+        unit[0],
+        unit[0] + unit[1],
+        unit[0] + unit[2],
+        unit[1] + unit[2],
+        unit[0] + unit[1] + unit[2],
+    );
+    // (λ, direction, |direction|_1)
+    let terms: [(f64, i32, f64); 3] = match K {
+        6 => [(a1, e1, 1.0), (a2, unit[1], 1.0), (a3, unit[2], 1.0)],
+        14 => [
+            (a1 - a2, e1, 1.0),
+            ((a2 + a3) * 0.5, c, 3.0),
+            ((a2 - a3) * 0.5, f12 - unit[2], 3.0),
+        ],
+        18 if a1 >= a2 + a3 => [(a1 - a2 - a3, e1, 1.0), (a2, f12, 2.0), (a3, f13, 2.0)],
+        18 => [
+            ((a1 + a2 - a3) * 0.5, f12, 2.0),
+            ((a1 - a2 + a3) * 0.5, f13, 2.0),
+            ((a2 + a3 - a1) * 0.5, f23, 2.0),
+        ],
+        _ => [(a1 - a2, e1, 1.0), (a2 - a3, f12, 2.0), (a3, c, 3.0)],
+    };
+    let mut out = [(0.0, 0, 0, 0.0); 3];
+    for (o, (lambda, v, l1)) in out.iter_mut().zip(terms) {
+        let (m, s) = AxisLookup::<K>::TABLE[(13 + v) as usize];
+        *o = (lambda.max(0.0), m, s, l1);
+    }
+    out
+}
+
+/// Directions of the K-DOP by their coordinates in base 3 (digit `c + 1` per coordinate
+/// `c` in {-1, 0, 1}, x first): the axis index `m` and sign `s` with `s a_m` that
+/// direction (`(0, 0)` where it is none).
+struct AxisLookup<const K: usize>;
+
+impl<const K: usize> AxisLookup<K> {
+    /// [`axes`]`(K)`, resolved at compile time.
+    const AXES: &'static [[i8; 3]] = axes(K);
+    const TABLE: [(u8, i8); 27] = {
+        let a = axes(K);
+        let mut t = [(0u8, 0i8); 27];
+        let mut m = 0;
+        while m < a.len() {
+            let d = a[m];
+            let at = (d[0] as i32 + 1) * 9 + (d[1] as i32 + 1) * 3 + (d[2] as i32 + 1);
+            t[at as usize] = (m as u8, 1);
+            t[(26 - at) as usize] = (m as u8, -1);
+            m += 1;
+        }
+        t
+    };
+}
+
+/// Re-bounds a node from its own stored k-DOP by [`dual_terms`]: `K` outputs, each a
+/// combination of three stored bounds, as one dense `f32` matrix product (the matrix is the
+/// pose's, in [`PoseFrame`]), instead of projecting up to 48 corners.
+///
+/// Margin: with `x` a point of the node (`|x|_inf <= mag`, from the box bounds), `β` the
+/// stored bounds (`|β_m| <= 2 |a_m|_1 mag`) and `y = fl(A x + t)` its placed position,
+/// - the matrix entries are the `f64` coefficients rounded to `f32`, and the products and
+///   sums (at most three non-zero terms) round by at most `5 U32 Σ λ |β|`;
+/// - `u = fl(A^T d)` is off by `2 EPS |d|_1 ||A||` per component, and the `λ`, each one or
+///   two roundings of sums of `u`'s components, leave a residual `r = A^T d - Σ λ s a`
+///   with `|r|_1 <= 60 EPS |d|_1 ||A||`, so `r . x` is within `|r|_1 mag`;
+/// - `d . (y - A x - t)` is within `4 EPS |d|_1 (||A|| mag + |t|)`; the `|t|` part, and
+///   the error of `d . t` before its outward rounding to `f32`, are in `cons`;
+/// - as in [`shifted`], `w = (|s| + |T|) 2^-21 + mag P + Q` covers the rounding of the sum
+///   `s + T` and its own; the final rounding of `s ± w` is stepped over by one ulp.
+///
+/// `P = 2 (11 U32 Σ λ |a_m|_1 + 70 EPS |d|_1 ||A||)` and `Q = 2 cons + MIN_POSITIVE`.
+#[inline(always)]
+fn dual_lanes<const K: usize>(d: &Dop<K>, frame: &PoseFrame<K>) -> Dop<K> {
+    let n = K / 2;
+    let chunks = K.div_ceil(LANES);
+    let b = &d.b;
+    let mut mag = 0.0f32;
+    for c in 0..3 {
+        let (l, h) = (b[c].abs(), b[n + c].abs());
+        mag = if l > mag { l } else { mag };
+        mag = if h > mag { h } else { mag };
+    }
+    let mut acc = [[0.0f32; LANES]; 4];
+    for (c, &bc) in b.iter().enumerate() {
+        let col = &frame.dual.m[c];
+        for ch in 0..chunks {
+            for l in 0..LANES {
+                acc[ch][l] += col[ch][l] * bc;
+            }
+        }
+    }
+    let mut o = [0.0f32; 4 * LANES];
+    for ch in 0..chunks {
+        let (s, t) = (&acc[ch], &frame.dual.t[ch]);
+        let (p, q, sign) = (&frame.dual.p[ch], &frame.dual.q[ch], &frame.dual.sign[ch]);
+        let r: [f32; LANES] = std::array::from_fn(|l| {
+            let w = (s[l].abs() + t[l].abs()) * (1.0 / 2_097_152.0) + (mag * p[l] + q[l]);
+            let r = (s[l] + t[l]) + sign[l] * w;
+            r + sign[l] * (r.abs() * (1.0 / 8_388_608.0) + f32::MIN_POSITIVE)
+        });
+        o[ch * LANES..(ch + 1) * LANES].copy_from_slice(&r);
+    }
+    let mut out = Dop::<K>::EMPTY;
+    out.b.copy_from_slice(&o[..K]);
+    out
+}
+
+/// [`dual_lanes`] compiled with AVX.
+///
+/// # Safety
+/// The CPU must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn dual_avx<const K: usize>(d: &Dop<K>, frame: &PoseFrame<K>) -> Dop<K> {
+    dual_lanes(d, frame)
+}
+
+/// Re-bounds a k-DOP by [`dual_lanes`], compiled for AVX where the CPU has it.
+#[inline]
+pub(crate) fn tumble_dual<const K: usize>(d: &Dop<K>, frame: &PoseFrame<K>) -> Dop<K> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the CPU has AVX, checked just above.
+        return unsafe { dual_avx(d, frame) };
+    }
+    dual_lanes(d, frame)
 }
 
 /// Lanes of the re-bounding loop; vertex lists are padded to a multiple of this.
@@ -350,22 +592,49 @@ fn project_lanes<const K: usize>(
     }
 }
 
-/// Re-bounds node `node` of `obj` under the pose of `frame`: the k-DOP of its transformed
-/// stored vertices, widened by the certified margin.
+/// How a query re-bounds the flying nodes it reaches under a turning pose (§4.1; the
+/// root is always exact, by hill-climbing, and a pure translation always shifts the
+/// stored bounds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Rebound {
+    /// The paper's approximation method: the k-DOP of the node's transformed k-DOP corners
+    /// (or of its own triangle corners, where it has fewer of those). Exact for the
+    /// rotated k-DOP, and costs a projection of up to 48 corners per node.
+    Corners,
+    /// From the node's own slabs, by LP duality: each world bound is a combination of
+    /// three stored bounds, fixed per pose ([`PoseFrame`]'s matrix), about a fifth of the
+    /// instructions of [`Rebound::Corners`] on a 747 flight's nodes. The bound is exact
+    /// where the three planes meet at a corner of the node's k-DOP (always for k = 6:
+    /// Arvo's box transform) and slightly looser elsewhere. Nodes that keep their own
+    /// triangle corners (small nodes, where those are tighter than any k-DOP) still project
+    /// them. The default.
+    #[default]
+    Slabs,
+}
+
+/// Re-bounds node `node` of `obj` under the pose of `frame` by `method`, widened by a
+/// certified margin: [`tumble_dual`] or the k-DOP of the node's transformed stored
+/// vertices.
 ///
-/// For k ≥ 14 on x86_64 CPUs with AVX the same code runs compiled for AVX ([`tumble_avx`]:
-/// each eight-lane row is one register instead of two); the results are bit for bit those
-/// of the portable form ([`tumble_lanes`]), which tests check. Callgrind over every node of
-/// the demo's knot: k = 14, 18, 26 take 46–50 % of the portable form's instructions, but
-/// k = 6 (one chunk of corners per node) takes 23 % more, so it stays portable.
+/// For k ≥ 14 on x86_64 CPUs with AVX the vertex projection runs compiled for AVX
+/// ([`tumble_avx`]: each eight-lane row is one register instead of two); the results are
+/// bit for bit those of the portable form ([`tumble_lanes`]), which tests check. Callgrind
+/// over every node of the demo's knot: k = 14, 18, 26 take 46–50 % of the portable form's
+/// instructions, but k = 6 (one chunk of corners per node) takes 23 % more, so it stays
+/// portable.
 #[inline]
 pub(crate) fn tumble_node<const K: usize>(
     obj: &FlyingObject<K>,
     node: usize,
-    frame: &PoseFrame<K>,
+    frame: &mut PoseFrame<K>,
+    method: Rebound,
 ) -> Dop<K> {
     if frame.translation_only {
         return shifted(&obj.bvh.nodes[node].dop, frame);
+    }
+    if method == Rebound::Slabs && !obj.own_corners[node] {
+        frame.prepare_dual();
+        return tumble_dual(&obj.bvh.nodes[node].dop, frame);
     }
     #[cfg(target_arch = "x86_64")]
     if K > 6 && std::arch::is_x86_feature_detected!("avx") {
@@ -504,6 +773,12 @@ fn shifted_root<const K: usize>(d: &Dop<K>, frame: &PoseFrame<K>) -> Dop<K> {
 pub(crate) struct Climber {
     /// Previous extreme hull slot per direction: `[max along d_i, max along -d_i]`.
     pub extremes: Vec<u32>,
+    /// Per direction slot, a certificate for its extreme: the direction `c0` it was last
+    /// climbed for, and `s > 0` such that the extreme stays the strict maximum for every
+    /// direction `c` with `|c - c0|_inf < s` (`s = 0`: none). See [`Climber::extreme`].
+    certs: Vec<(DVec3, f64)>,
+    /// Climbs answered by a certificate (for statistics and tests).
+    pub certified: u64,
     mark: Vec<u32>,
     round: u32,
     queue: Vec<u32>,
@@ -515,21 +790,79 @@ impl Climber {
     pub(crate) fn reset(&mut self, hull_len: usize, k: usize) {
         self.extremes.clear();
         self.extremes.resize(k, 0);
+        self.certs.clear();
+        self.certs.resize(k, (DVec3::ZERO, 0.0));
         self.mark.clear();
         self.mark.resize(hull_len, 0);
         self.round = 0;
     }
 
+    /// The hull slot maximising `c . p` for direction slot `slot`: the slot's previous
+    /// extreme when its certificate covers `c`, else a climb from it, which then gets a new
+    /// certificate.
+    ///
+    /// A certificate: at the end of a climb every neighbour `q` of the extreme `v` is
+    /// strictly lower, and `s` is a lower bound of `min_q -c0 . (q - v) / |q - v|_1` (the
+    /// filtered values minus twice their error bound, rounded down). For a direction `c`
+    /// with `|c - c0|_inf < s`, `c . (q - v) <= c0 . (q - v) + |c - c0|_inf |q - v|_1 < 0`
+    /// for every neighbour, so `v` is again a strict local maximum, hence the maximum (as
+    /// for a climb ending without ties). Between poses of a flight the directions turn
+    /// little, and most climbs end here after a handful of operations.
+    pub(crate) fn extreme(&mut self, hull: &Hull, pts: &[DVec3], c: DVec3, slot: usize) -> u32 {
+        let (c0, s) = self.certs[slot];
+        let moved = (c - c0).abs().max_element();
+        if moved * (1.0 + 1e-12) < s {
+            self.certified += 1;
+            return self.extremes[slot];
+        }
+        let (v, radius) = self.climb_certified(hull, pts, c, self.extremes[slot]);
+        self.extremes[slot] = v;
+        self.certs[slot] = (c, radius);
+        v
+    }
+
     /// The hull slot maximising `c . p`, climbing from `start`.
+    #[cfg(test)]
     fn climb(&mut self, hull: &Hull, pts: &[DVec3], c: DVec3, start: u32) -> u32 {
+        self.climb_certified(hull, pts, c, start).0
+    }
+
+    /// [`Climber::climb`], with the certificate radius of [`Climber::extreme`] for its
+    /// result (0 when some neighbour is not certified strictly lower), gathered during the
+    /// last scan of neighbours.
+    fn climb_certified(&mut self, hull: &Hull, pts: &[DVec3], c: DVec3, start: u32) -> (u32, f64) {
+        let ca = c.abs();
         let mut cur = start;
+        // The key of `best`, computed once per vertex rather than once per comparison.
+        let mut key = DotKey::new(c, ca, pts[cur as usize]);
         loop {
             let mut best = cur;
             let mut tie = false;
+            let pc = pts[cur as usize];
+            let mut radius = f64::INFINITY;
             for &nb in hull.neighbours(cur) {
-                match cmp_dot(c, pts[nb as usize], pts[best as usize]) {
+                let p = pts[nb as usize];
+                let kp = DotKey::new(c, ca, p);
+                let (diff, bound) = kp.minus(key);
+                let order = if diff > bound {
+                    Ordering::Greater
+                } else if -diff > bound {
+                    if best == cur {
+                        // `c . (p - cur)` is within `bound` of `diff`; twice that also
+                        // covers the rounding of the subtraction and of the division.
+                        let len = (p - pc).abs();
+                        let len = (len.x + len.y + len.z) * (1.0 + 1e-12);
+                        radius = radius.min((-diff - 2.0 * bound) / len * (1.0 - 1e-12));
+                    }
+                    Ordering::Less
+                } else {
+                    radius = 0.0;
+                    cmp_dot_keyed(c, p, kp, pts[best as usize], key)
+                };
+                match order {
                     Ordering::Greater => {
                         best = nb;
+                        key = kp;
                         tie = false;
                     }
                     Ordering::Equal if best == cur => tie = true,
@@ -544,7 +877,13 @@ impl Climber {
             // No neighbour is higher. At a corner that makes `cur` the maximum: the edges to
             // the neighbours span the tangent cone, which contains the whole hull.
             if !tie || hull.corner[cur as usize] {
-                return cur;
+                // NaN (a zero-length edge cannot occur on a hull) or no neighbour: none.
+                let radius = if radius > 0.0 && radius.is_finite() {
+                    radius
+                } else {
+                    0.0
+                };
+                return (cur, if tie { 0.0 } else { radius });
             }
             // A plateau of equal values around a vertex inside a flat face: search it for a
             // vertex with a strictly better neighbour (exists unless the plateau is the
@@ -552,9 +891,10 @@ impl Climber {
             match self.escape_plateau(hull, pts, c, cur) {
                 Some(v) => {
                     cur = v;
+                    key = DotKey::new(c, ca, pts[cur as usize]);
                     self.steps += 1;
                 }
-                None => return cur,
+                None => return (cur, 0.0),
             }
         }
     }
@@ -605,10 +945,8 @@ pub(crate) fn root_dop<const K: usize>(
     }
     for i in 0..n {
         let c = frame.pull[i];
-        let hi_v = climber.climb(&obj.hull, &obj.hull_pts, c, climber.extremes[2 * i]);
-        let lo_v = climber.climb(&obj.hull, &obj.hull_pts, -c, climber.extremes[2 * i + 1]);
-        climber.extremes[2 * i] = hi_v;
-        climber.extremes[2 * i + 1] = lo_v;
+        let hi_v = climber.extreme(&obj.hull, &obj.hull_pts, c, 2 * i);
+        let lo_v = climber.extreme(&obj.hull, &obj.hull_pts, -c, 2 * i + 1);
         let hi = c.dot(obj.hull_pts[hi_v as usize]) + frame.dt[i];
         let lo = c.dot(obj.hull_pts[lo_v as usize]) + frame.dt[i];
         let m = frame.root_margin[i];
@@ -652,10 +990,29 @@ mod tests {
         Pose::new(m, t).unwrap()
     }
 
+    /// A flat grid of triangles in the plane `x + y + z = 1`, tilted so that no k-DOP
+    /// direction is normal to it: every node's k-DOP is a thin slab of corners.
+    fn flat(seed: u64) -> Mesh {
+        let mut s = seed;
+        let u = DVec3::new(1.0, -1.0, 0.0);
+        let v = DVec3::new(1.0, 1.0, -2.0);
+        let o = DVec3::new(1.0, 0.0, 0.0);
+        let tris: Vec<[DVec3; 3]> = (0..80)
+            .map(|_| {
+                let (a, b) = (lcg(&mut s) * 3.0, lcg(&mut s) * 3.0);
+                let p = o + u * a + v * b;
+                [p, p + u * 0.3, p + v * (0.1 + lcg(&mut s) * 0.2)]
+            })
+            .collect();
+        Mesh::from_triangles(&tris).unwrap()
+    }
+
     fn props<const K: usize>() {
-        // A soup (no shared corners) and a welded mesh (corners shared by many triangles).
+        // A soup (no shared corners), a welded mesh (corners shared by many triangles) and
+        // a flat soup (degenerate k-DOPs).
         props_for::<K>(blob(K as u64));
         props_for::<K>(crate::scene::torus_knot(2, 3, 3.0, 1.0, 0.4, 120, 8).unwrap());
+        props_for::<K>(flat(K as u64));
     }
 
     fn props_for<const K: usize>(mesh: Mesh) {
@@ -673,7 +1030,7 @@ mod tests {
             } else {
                 random_pose(&mut s, round % 3 == 1, round % 4 == 3)
             };
-            let frame = PoseFrame::<K>::new(&pose, obj.magnitude);
+            let mut frame = PoseFrame::<K>::new(&pose, obj.magnitude);
             let root = root_dop(&obj, &frame, &mut climber);
             // Exactness of the root: brute force over every vertex gives the same bounds.
             let placed: Vec<DVec3> = (0..obj.bvh.tris.len())
@@ -692,9 +1049,11 @@ mod tests {
                     "root not tight on {i}: {diff}"
                 );
             }
-            // Every node's tumbled k-DOP contains its placed triangles.
-            for (ni, node) in obj.bvh.nodes.iter().enumerate() {
-                let d = tumble_node(&obj, ni, &frame);
+            // Every node's tumbled k-DOP contains its placed triangles, by either method.
+            for (ni, method) in (0..obj.bvh.nodes.len())
+                .flat_map(|ni| [(ni, Rebound::Corners), (ni, Rebound::Slabs)])
+            {
+                let d = tumble_node(&obj, ni, &mut frame, method);
                 let mut stack = vec![ni];
                 while let Some(x) = stack.pop() {
                     let nd = &obj.bvh.nodes[x];
@@ -717,7 +1076,6 @@ mod tests {
                         stack.push(nd.first_child() as usize + 1);
                     }
                 }
-                let _ = node;
             }
         }
     }
@@ -730,10 +1088,11 @@ mod tests {
         props::<26>();
     }
 
-    /// The AVX-compiled re-bounding (k ≥ 14, when this CPU has AVX) gives the portable
-    /// form's bounds bit for bit, on every node of two objects under rotations and an affine
-    /// map; so the containment checks of `props` (which run the dispatching form) cover both.
-    /// For k = 6 both sides are the portable form: that case guards the dispatch only.
+    /// The AVX-compiled re-bounding (corners for k ≥ 14, slabs for every k, when this CPU
+    /// has AVX) gives the portable form's bounds bit for bit, on every node of two objects
+    /// under rotations and an affine map; so the containment checks of `props` (which run
+    /// the dispatching form) cover both. For corners with k = 6 both sides are the portable
+    /// form: that case guards the dispatch only.
     #[test]
     fn avx_and_portable_rebounding_agree_bitwise() {
         fn one<const K: usize>() {
@@ -745,13 +1104,21 @@ mod tests {
                 let obj = FlyingObject::<K>::new(mesh, &BuildOptions::FLYING).unwrap();
                 for round in 0..6 {
                     let pose = random_pose(&mut s, round % 3 == 2, round == 5);
-                    let frame = PoseFrame::<K>::new(&pose, obj.magnitude);
+                    let mut frame = PoseFrame::<K>::new(&pose, obj.magnitude);
+                    frame.prepare_dual();
                     for i in 0..obj.bvh.nodes.len() {
                         let bits = |d: Dop<K>| d.b.map(f32::to_bits);
+                        let corners = tumble_node(&obj, i, &mut frame, Rebound::Corners);
                         assert_eq!(
-                            bits(tumble_node(&obj, i, &frame)),
+                            bits(corners),
                             bits(tumble_lanes(&obj, i, &frame)),
                             "k={K} node {i}"
+                        );
+                        let dop = &obj.bvh.nodes[i].dop;
+                        assert_eq!(
+                            bits(tumble_dual(dop, &frame)),
+                            bits(dual_lanes(dop, &frame)),
+                            "k={K} node {i}, slabs"
                         );
                     }
                 }
@@ -761,6 +1128,115 @@ mod tests {
         one::<14>();
         one::<18>();
         one::<26>();
+    }
+
+    /// `dual_terms` writes `u` as a non-negative combination of three directions of the
+    /// K-DOP, to within the residual [`dual_lanes`]'s margin assumes (`20 EPS |u|_inf` per
+    /// component; the check's own f64 sum adds up to `9 EPS |u|_inf`): on random directions
+    /// of every scale, axis directions, ties, signed zeros, and the 18-DOP's chamber
+    /// boundary `a1 = a2 + a3`.
+    #[test]
+    fn dual_terms_reproduce_the_direction() {
+        fn one<const K: usize>() {
+            let mut s = 3u64 + K as u64;
+            let mut cases = vec![
+                DVec3::X,
+                DVec3::NEG_Y,
+                DVec3::ONE,
+                DVec3::new(-0.0, 2.0, 2.0),
+                DVec3::new(1.0, -1.0, 0.0),
+                DVec3::new(3.0, 2.0, 1.0),
+                DVec3::new(2.0, -1.0, 1.0),
+                DVec3::new(1e-300, -1e-300, 0.5),
+                DVec3::new(1e300, 3e299, -7e299),
+            ];
+            for i in 0..3000 {
+                let scale = 10f64.powi((i % 41) - 20);
+                let u = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * 2.0 - 1.0;
+                cases.push(u * scale);
+            }
+            for u in cases {
+                let mut sum = DVec3::ZERO;
+                for (lambda, m, sign, l1) in dual_terms::<K>(u) {
+                    assert!(lambda >= 0.0, "k={K} u={u:?}: negative weight");
+                    let a = axes(K)[m as usize];
+                    assert_eq!(l1, f64::from(a[0].abs() + a[1].abs() + a[2].abs()));
+                    let d = DVec3::new(a[0].into(), a[1].into(), a[2].into());
+                    sum += d * (lambda * f64::from(sign));
+                }
+                let r = (sum - u).abs().max_element();
+                assert!(
+                    r <= 29.0 * EPS * u.abs().max_element(),
+                    "k={K} u={u:?}: residual {r:e}"
+                );
+            }
+        }
+        one::<6>();
+        one::<14>();
+        one::<18>();
+        one::<26>();
+    }
+
+    /// Slabs are exact where the three planes meet at a corner of the k-DOP: for k = 6
+    /// always (a turned box bounded as Arvo bounds it), and for every k on the k-DOP of a
+    /// ball, where every face is present. Compared with the k-DOP of the turned corners
+    /// (`Dop::vertices`), to 1e-5 of the size plus the magnitude (the margins are f32 ulps
+    /// of the magnitude); and slabs contain those corners.
+    #[test]
+    fn slabs_are_exact_on_boxes_and_full_dops() {
+        fn one<const K: usize>(ball: bool) {
+            let mut s = 9u64 + K as u64;
+            for round in 0..40 {
+                let c = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * 20.0 - 10.0;
+                let dop = if ball {
+                    let r = 0.1 + lcg(&mut s) * 5.0;
+                    let n = K / 2;
+                    let mut b = [0.0f32; K];
+                    for (i, a) in axes(K).iter().enumerate() {
+                        let d = DVec3::new(a[0].into(), a[1].into(), a[2].into());
+                        (b[i], b[n + i]) = (
+                            (d.dot(c) - r * d.length()) as f32,
+                            (d.dot(c) + r * d.length()) as f32,
+                        );
+                    }
+                    Dop { b }
+                } else {
+                    let e = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * 4.0;
+                    Dop::<K>::from_points(&[c, c + e])
+                };
+                let pose = random_pose(&mut s, round % 3 == 1, false);
+                let corners: Vec<DVec3> = dop
+                    .vertices()
+                    .iter()
+                    .map(|v| pose.transform_point(*v))
+                    .collect();
+                let exact = Dop::<K>::from_points(&corners);
+                let mag = dop.magnitude();
+                let mut frame = PoseFrame::<K>::new(&pose, mag);
+                frame.prepare_dual();
+                let slabs = tumble_dual(&dop, &frame);
+                let size = exact.box_extent().max_element();
+                for i in 0..K {
+                    let diff = (f64::from(slabs.b[i]) - f64::from(exact.b[i])).abs();
+                    // The margins are a few f32 ulps of the magnitude.
+                    assert!(
+                        diff <= 1e-5 * (size + mag),
+                        "k={K} ball={ball} bound {i}: {diff:e}"
+                    );
+                }
+                for v in &corners {
+                    assert!(
+                        slabs.contains_point(*v),
+                        "k={K} ball={ball}: a corner is out"
+                    );
+                }
+            }
+        }
+        one::<6>(false);
+        one::<6>(true);
+        one::<14>(true);
+        one::<18>(true);
+        one::<26>(true);
     }
 
     /// The written-out projections follow the direction tables exactly.

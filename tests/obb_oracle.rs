@@ -35,7 +35,7 @@ fn check(env: &Mesh, obj: &Mesh, poses: &[Pose], eps: f64, truth: &[Vec<[u32; 2]
         let te = ObbTree::from_mesh(env, leaf).unwrap();
         let to = ObbTree::from_mesh(obj, leaf).unwrap();
         for descent in [Descent::Larger, Descent::EnvironmentFirst] {
-            let (mut report, mut detect) = report_and_detect(descent);
+            let (mut report, mut detect) = report_and_detect((descent, kdop::Rebound::Slabs));
             report.epsilon = eps;
             detect.epsilon = eps;
             for (i, (pose, want)) in poses.iter().zip(truth).enumerate() {

@@ -7,8 +7,8 @@ use common::Rng;
 use glam::{DMat3, DVec3};
 use kdop::oracle::brute_force_contacts;
 use kdop::{
-    AxisRule, BuildOptions, Descent, Environment, FlyingObject, Mesh, Pose, QueryOptions,
-    QueryState, SplitPoint,
+    AxisRule, BuildOptions, Environment, FlyingObject, Mesh, Pose, QueryOptions, QueryState,
+    SplitPoint,
 };
 
 /// A cluster of random triangles (sizes vary), some degenerate, some duplicated.
@@ -107,8 +107,9 @@ fn check_k<const K: usize>(
     let obj = FlyingObject::<K>::new(sc.object.clone(), opts).unwrap();
     let mut st = QueryState::new();
     let mut contacts = 0;
-    for descent in [Descent::EnvironmentFirst, Descent::Larger] {
-        let (report, detect) = common::report_and_detect(descent);
+    for config in common::CONFIGS {
+        let descent = config;
+        let (report, detect) = common::report_and_detect(config);
         for (i, pose) in sc.poses.iter().enumerate() {
             let expect = &oracle[i];
             let r = env.collide(&obj, pose, &report, &mut st).unwrap();

@@ -6,9 +6,7 @@ mod common;
 use common::meshes_dir;
 use glam::DVec3;
 use kdop::oracle::{brute_force_contacts, reference_triangles_intersect};
-use kdop::{
-    AxisRule, BuildOptions, Descent, Environment, FlyingObject, Mesh, Pose, QueryState, SplitPoint,
-};
+use kdop::{AxisRule, BuildOptions, Environment, FlyingObject, Mesh, Pose, QueryState, SplitPoint};
 
 fn load(name: &str) -> Option<Mesh> {
     let dir = meshes_dir()?;
@@ -83,8 +81,9 @@ fn check<const K: usize>(
     )
     .unwrap();
     let mut st = QueryState::new();
-    for descent in [Descent::Larger, Descent::EnvironmentFirst] {
-        let (report, detect) = common::report_and_detect(descent);
+    for config in common::CONFIGS {
+        let descent = config;
+        let (report, detect) = common::report_and_detect(config);
         for (i, pose) in poses.iter().enumerate() {
             let r = env.collide(&obj, pose, &report, &mut st).unwrap();
             assert_eq!(

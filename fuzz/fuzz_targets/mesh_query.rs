@@ -10,7 +10,7 @@ use decode::Bytes;
 use kdop::oracle::brute_force_contacts;
 use kdop::{
     AxisRule, BuildOptions, Environment, FlyingObject, Mesh, ObbQueryState, ObbTree, Pose,
-    QueryOptions, QueryState, SplitPoint,
+    QueryOptions, QueryState, Rebound, SplitPoint,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -94,8 +94,10 @@ fn run<const K: usize>(b: &mut Bytes) {
             .collide(&obj, &pose, &QueryOptions::REPORT, &mut st)
             .unwrap();
         assert_eq!(r.contacts, &expect[..]);
+        // Cold (no witness), and re-bounding from corners where the others use slabs.
         let cold = QueryOptions {
             witness: false,
+            rebound: Rebound::Corners,
             ..QueryOptions::DETECT
         };
         let d = env.collide(&obj, &pose, &cold, &mut cold_st).unwrap();

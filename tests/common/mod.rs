@@ -87,15 +87,27 @@ pub fn meshes_dir() -> Option<PathBuf> {
 }
 
 /// Report and detect options for one descent rule.
-pub fn report_and_detect(descent: kdop::Descent) -> (kdop::QueryOptions, kdop::QueryOptions) {
+pub fn report_and_detect(
+    (descent, rebound): (kdop::Descent, kdop::Rebound),
+) -> (kdop::QueryOptions, kdop::QueryOptions) {
     (
         kdop::QueryOptions {
             descent,
+            rebound,
             ..kdop::QueryOptions::REPORT
         },
         kdop::QueryOptions {
             descent,
+            rebound,
             ..kdop::QueryOptions::DETECT
         },
     )
 }
+
+/// The descent rules and re-bounding methods the oracle tests run: both descents with the
+/// default re-bounding, and the paper's re-bounding from corners once.
+pub const CONFIGS: [(kdop::Descent, kdop::Rebound); 3] = [
+    (kdop::Descent::EnvironmentFirst, kdop::Rebound::Slabs),
+    (kdop::Descent::Larger, kdop::Rebound::Slabs),
+    (kdop::Descent::Larger, kdop::Rebound::Corners),
+];
