@@ -357,7 +357,8 @@ impl<const K: usize> PoseFrame<K> {
 }
 
 /// `u` as `Σ λ_t s_t a_{m_t}` with `λ_t >= 0` over three axes `a_m` of the K-DOP (signs
-/// `s_t`): the vertex of the dual cone of the K-DOP's directions that `u` falls in. Then
+/// `s_t`): the three directions that span the face, of the convex hull of the K-DOP's unit
+/// directions, that `u` points through. Then
 /// `u . x <= Σ λ_t β_t` for every point of a k-DOP with bounds `β` (LP duality; weak duality
 /// is all soundness needs). The cone is the one the unit sphere's own K-DOP would choose, so
 /// the bound is exact whenever the three planes meet at a vertex of the k-DOP (always for
@@ -602,8 +603,9 @@ pub enum Rebound {
     /// rotated k-DOP, and costs a projection of up to 48 corners per node.
     Corners,
     /// From the node's own slabs, by LP duality: each world bound is a combination of
-    /// three stored bounds, fixed per pose ([`PoseFrame`]'s matrix), about a fifth of the
-    /// instructions of [`Rebound::Corners`] on a 747 flight's nodes. The bound is exact
+    /// three stored bounds with weights fixed per pose, one small matrix product per node
+    /// (about 225 instructions against 600 for [`Rebound::Corners`] per node of the 747
+    /// flight at k = 18, `docs/benchmarks.md`). The bound is exact
     /// where the three planes meet at a corner of the node's k-DOP (always for k = 6:
     /// Arvo's box transform) and slightly looser elsewhere. Nodes that keep their own
     /// triangle corners (small nodes, where those are tighter than any k-DOP) still project

@@ -282,9 +282,7 @@ impl DotKey {
             scale: c_abs.dot(p.abs()),
         }
     }
-}
 
-impl DotKey {
     /// `c . p - c . q` as computed from the keys, and a bound on its distance from the
     /// exact `c . (p - q)`.
     #[inline(always)]
