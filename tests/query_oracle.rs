@@ -108,7 +108,6 @@ fn check_k<const K: usize>(
     let mut st = QueryState::new();
     let mut contacts = 0;
     for config in common::CONFIGS {
-        let descent = config;
         let (report, detect) = common::report_and_detect(config);
         for (i, pose) in sc.poses.iter().enumerate() {
             let expect = &oracle[i];
@@ -116,7 +115,7 @@ fn check_k<const K: usize>(
             let got: Vec<_> = r.contacts.iter().map(|c| key(env.part_ids(), c)).collect();
             assert_eq!(
                 &got, expect,
-                "k={K} {opts:?} {descent:?} pose {i}: report differs from brute force"
+                "k={K} {opts:?} {config:?} pose {i}: report differs from brute force"
             );
             assert_eq!(r.stats.contacts as usize, expect.len());
             contacts += expect.len();
@@ -124,7 +123,7 @@ fn check_k<const K: usize>(
             assert_eq!(
                 d.collides,
                 !expect.is_empty(),
-                "k={K} {opts:?} {descent:?} pose {i}: detect disagrees"
+                "k={K} {opts:?} {config:?} pose {i}: detect disagrees"
             );
             if let Some(c) = d.contacts.first() {
                 assert!(

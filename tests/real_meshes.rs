@@ -82,20 +82,19 @@ fn check<const K: usize>(
     .unwrap();
     let mut st = QueryState::new();
     for config in common::CONFIGS {
-        let descent = config;
         let (report, detect) = common::report_and_detect(config);
         for (i, pose) in poses.iter().enumerate() {
             let r = env.collide(&obj, pose, &report, &mut st).unwrap();
             assert_eq!(
                 keys(r.contacts),
                 oracle[i],
-                "k={K} {rule:?} {split:?} {descent:?} pose {i}"
+                "k={K} {rule:?} {split:?} {config:?} pose {i}"
             );
             let d = env.collide(&obj, pose, &detect, &mut st).unwrap();
             assert_eq!(
                 d.collides,
                 !oracle[i].is_empty(),
-                "k={K} {rule:?} {split:?} {descent:?} pose {i} detect"
+                "k={K} {rule:?} {split:?} {config:?} pose {i} detect"
             );
         }
     }

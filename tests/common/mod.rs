@@ -86,7 +86,7 @@ pub fn meshes_dir() -> Option<PathBuf> {
     }
 }
 
-/// Report and detect options for one descent rule.
+/// Report and detect options for one descent rule and re-bounding method.
 pub fn report_and_detect(
     (descent, rebound): (kdop::Descent, kdop::Rebound),
 ) -> (kdop::QueryOptions, kdop::QueryOptions) {

@@ -273,7 +273,7 @@ fn repeat_flights(mut flight: impl FnMut() -> kdop::Result<FlightRun>) -> kdop::
 // ---------------------------------------------------------------------------------------
 // Table 1: Cv and Cu per k.
 
-/// Cv in cache and streamed, and Cu, in nanoseconds.
+/// Cv in cache and streamed, and Cu from corners and from slabs, in nanoseconds.
 fn cv_cu<const K: usize>(scene: &PaperScene, seed: u64) -> kdop::Result<(f64, f64, f64, f64)> {
     let env = Environment::<K>::build(scene.environment.clone(), &BuildOptions::ENVIRONMENT)?;
     let obj = FlyingObject::<K>::new(scene.object.clone(), &BuildOptions::FLYING)?;
