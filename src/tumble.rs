@@ -1361,6 +1361,69 @@ mod tests {
         );
     }
 
+    /// Certified extremes (`Climber::extreme`): directions turning in small steps through
+    /// whole circles, on smooth and faceted hulls (a knot, a soup, a box grid with flat
+    /// faces), give the brute-force maximum at every step, while most steps are answered by
+    /// a certificate and some need a climb (so both paths run). A radius 100 times too
+    /// large fails at the third step.
+    #[test]
+    fn certified_extremes_stay_exact_while_turning() {
+        let grid = {
+            let mut tris = Vec::new();
+            for i in 0..6 {
+                for j in 0..6 {
+                    let p = DVec3::new(f64::from(i), f64::from(j), 0.0);
+                    tris.push([p, p + DVec3::X, p + DVec3::Y + DVec3::Z * 3.0]);
+                }
+            }
+            Mesh::from_triangles(&tris).unwrap()
+        };
+        for mesh in [
+            crate::scene::torus_knot(2, 3, 3.0, 1.0, 0.4, 120, 8).unwrap(),
+            blob(3),
+            grid,
+        ] {
+            let obj = FlyingObject::<18>::new(mesh, &BuildOptions::FLYING).unwrap();
+            let pts = &obj.hull_pts;
+            let mut climber = Climber::default();
+            climber.reset(pts.len(), 2);
+            let (mut certified, mut climbed) = (0, 0);
+            for step in 0..2000 {
+                // Two incommensurate turns, so the directions sweep the sphere.
+                let a = f64::from(step) * 0.011;
+                let b = f64::from(step) * 0.0037;
+                let c = DVec3::new(a.cos() * b.cos(), a.sin() * b.cos(), b.sin());
+                for (slot, dir) in [(0, c), (1, -c)] {
+                    let before = climber.certified;
+                    let got = climber.extreme(&obj.hull, pts, dir, slot);
+                    if climber.certified > before {
+                        certified += 1;
+                    } else {
+                        climbed += 1;
+                    }
+                    let best = (0..pts.len())
+                        .reduce(|x, y| {
+                            if cmp_dot(dir, pts[y], pts[x]) == Ordering::Greater {
+                                y
+                            } else {
+                                x
+                            }
+                        })
+                        .unwrap();
+                    assert_eq!(
+                        cmp_dot(dir, pts[got as usize], pts[best]),
+                        Ordering::Equal,
+                        "step {step} slot {slot}: not the maximum"
+                    );
+                }
+            }
+            assert!(
+                certified > 1000 && climbed > 20,
+                "certified {certified}, climbed {climbed}: a path went untested"
+            );
+        }
+    }
+
     #[test]
     fn climbing_handles_plateaus() {
         // An axis-aligned grid box: under the identity many vertices tie on every axis,
