@@ -4,7 +4,8 @@
 //!
 //! Environment variables: `MODE` (`detect`, default, or `report`), `REPEAT` (passes over the
 //! path, default 1), `DESCENT=env` (Algorithm 1's environment-first descent), `WITNESS=0`,
-//! `REBOUND=corners` (the paper's re-bounding from k-DOP corners),
+//! `REBOUND=corners` (the paper's re-bounding from k-DOP corners), `FLY_LEAF=N` (the flying
+//! object's leaf size, default `BuildOptions::FLYING`'s),
 //! `OBJECT=FILE` (a mesh file as the flying object, fitted into the built-in one's box).
 use kdop::scene::paper::{Flight, PaperSize};
 use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState, QueryStats};
@@ -12,7 +13,18 @@ use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState, Qu
 fn run<const K: usize>(scene: &kdop::scene::paper::PaperScene, options: &QueryOptions) {
     let env = Environment::<K>::build(scene.environment.clone(), &BuildOptions::ENVIRONMENT)
         .expect("environment");
-    let obj = FlyingObject::<K>::new(scene.object.clone(), &BuildOptions::FLYING).expect("object");
+    let leaf = std::env::var("FLY_LEAF")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(BuildOptions::FLYING.leaf_size);
+    let obj = FlyingObject::<K>::new(
+        scene.object.clone(),
+        &BuildOptions {
+            leaf_size: leaf,
+            ..BuildOptions::FLYING
+        },
+    )
+    .expect("object");
     let billiard_path;
     let path = match &scene.flight {
         Flight::Path(path) => path,
