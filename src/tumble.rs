@@ -1084,10 +1084,7 @@ mod tests {
 
     #[test]
     fn tumbled_and_root_dops_contain_the_placed_object() {
-        props::<6>();
-        props::<14>();
-        props::<18>();
-        props::<26>();
+        crate::testing::for_each_k!(props);
     }
 
     /// The AVX-compiled re-bounding (corners for k ≥ 14, slabs for every k, when this CPU
@@ -1126,10 +1123,7 @@ mod tests {
                 }
             }
         }
-        one::<6>();
-        one::<14>();
-        one::<18>();
-        one::<26>();
+        crate::testing::for_each_k!(one);
     }
 
     /// `dual_terms` writes `u` as a non-negative combination of three directions of the
@@ -1173,10 +1167,7 @@ mod tests {
                 );
             }
         }
-        one::<6>();
-        one::<14>();
-        one::<18>();
-        one::<26>();
+        crate::testing::for_each_k!(one);
     }
 
     /// Slabs are exact where the three planes meet at a corner of the k-DOP: for k = 6
@@ -1265,10 +1256,7 @@ mod tests {
                 }
             }
         }
-        one::<6>();
-        one::<14>();
-        one::<18>();
-        one::<26>();
+        crate::testing::for_each_k!(one);
     }
 
     /// Hill-climbing from every hull vertex along directions that tie many vertices exactly

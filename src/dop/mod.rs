@@ -484,10 +484,7 @@ mod tests {
 
     #[test]
     fn properties_all_k() {
-        generic_props::<6>();
-        generic_props::<14>();
-        generic_props::<18>();
-        generic_props::<26>();
+        crate::testing::for_each_k!(generic_props);
     }
 
     #[test]
@@ -519,10 +516,7 @@ mod tests {
                 }
             }
         }
-        one::<6>();
-        one::<14>();
-        one::<18>();
-        one::<26>();
+        crate::testing::for_each_k!(one);
     }
 
     #[test]

@@ -216,10 +216,7 @@ mod tests {
 
     #[test]
     fn simd_scalar_and_ordered_agree() {
-        agree::<6>();
-        agree::<14>();
-        agree::<18>();
-        agree::<26>();
+        crate::testing::for_each_k!(agree);
     }
 
     #[test]

@@ -312,10 +312,7 @@ mod tests {
 
     #[test]
     fn builds_are_valid_for_every_k_rule_split_and_leaf_size() {
-        valid_for::<6>();
-        valid_for::<14>();
-        valid_for::<18>();
-        valid_for::<26>();
+        crate::testing::for_each_k!(valid_for);
     }
 
     #[test]
