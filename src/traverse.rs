@@ -200,11 +200,18 @@ impl<const K: usize> QueryState<K> {
         self.climber.reset(obj.hull_pts.len(), K);
     }
 
-    /// Starts a new pose (new stamp, root re-bounded exactly) unless it is the last one.
-    fn set_pose(&mut self, obj: &FlyingObject<K>, pose: &Pose, eps: f64, method: Rebound) -> u64 {
+    /// Starts a new pose (new stamp, root re-bounded exactly) unless it is the last one;
+    /// the climbing steps when it started one.
+    fn set_pose(
+        &mut self,
+        obj: &FlyingObject<K>,
+        pose: &Pose,
+        eps: f64,
+        method: Rebound,
+    ) -> Option<u64> {
         let key = (*pose, eps.to_bits(), method);
         if self.last == Some(key) {
-            return 0;
+            return None;
         }
         self.last = Some(key);
         self.next_stamp();
@@ -221,7 +228,7 @@ impl<const K: usize> QueryState<K> {
         self.fly[0].dop = root.enlarged(eps);
         self.fly[0].size = size(&self.fly[0].dop);
         self.fly[0].stamp = self.stamp;
-        self.climber.steps - before
+        Some(self.climber.steps - before)
     }
 
     /// A new stamp: every re-bounded node and placed vertex is stale.
@@ -265,8 +272,8 @@ impl<const K: usize> QueryState<K> {
     /// Re-bounds flying node `fi` for the current pose.
     #[inline(never)]
     fn rebound(&mut self, obj: &FlyingObject<K>, fi: usize, eps: f64, stats: &mut QueryStats) {
-        let method = self.last.map_or(Rebound::Slabs, |l| l.2);
-        if let Some(frame) = self.frame.as_mut() {
+        // Queries reach nodes only after `set_pose`, which sets both.
+        if let (Some((_, _, method)), Some(frame)) = (self.last, self.frame.as_mut()) {
             let mut dop = tumble_node(obj, fi, frame, method);
             if eps > 0.0 {
                 dop = dop.enlarged(eps);
@@ -391,11 +398,9 @@ impl<const K: usize> Environment<K> {
                 state.witness = None;
             }
         }
-        let fresh = state
-            .last
-            .is_none_or(|l| l != (*pose, eps.to_bits(), options.rebound));
-        stats.climb_steps = state.set_pose(object, pose, eps, options.rebound);
-        if fresh {
+        if let Some(steps) = state.set_pose(object, pose, eps, options.rebound) {
+            // The root, re-bounded exactly.
+            stats.climb_steps = steps;
             stats.nu += 1;
         }
         state.raw.clear();
