@@ -604,7 +604,7 @@ pub enum Rebound {
     Corners,
     /// From the node's own slabs, by LP duality: each world bound is a combination of
     /// three stored bounds with weights fixed per pose, one small matrix product per node
-    /// (about 225 instructions against 600 for [`Rebound::Corners`] per node of the 747
+    /// (about 225 instructions against 700 for [`Rebound::Corners`] per node of the 747
     /// flight at k = 18, `docs/benchmarks.md`). The bound is exact
     /// where the three planes meet at a corner of the node's k-DOP (always for k = 6:
     /// Arvo's box transform) and slightly looser elsewhere. Nodes that keep their own
@@ -779,7 +779,7 @@ pub(crate) struct Climber {
     /// climbed for, and `s > 0` such that the extreme stays the strict maximum for every
     /// direction `c` with `|c - c0|_inf < s` (`s = 0`: none). See [`Climber::extreme`].
     certs: Vec<(DVec3, f64)>,
-    /// Climbs answered by a certificate (for statistics and tests).
+    /// Climbs answered by a certificate (for tests).
     pub certified: u64,
     mark: Vec<u32>,
     round: u32,
