@@ -231,10 +231,11 @@ pub(crate) struct PoseFrame<const K: usize> {
     pub(crate) translation_only: bool,
     /// Per bound (lower bounds first, as in [`Dop`]), for [`shifted`]: `d_i . t` rounded
     /// outward to `f32`, the margin `W_i`, and the direction of the bound (`-1` lower,
-    /// `+1` upper). All `f32`, one uniform loop over the `K` bounds: packed SSE.
-    shift_t: [f32; K],
+    /// `+1` upper). All `f32`, one uniform loop over the `K` bounds: packed SSE. `d_i . t`
+    /// and the direction are padded to 32 entries, for [`dual_lanes`]'s lanes too.
+    shift_t: [f32; 4 * LANES],
     shift_w: [f32; K],
-    shift_sign: [f32; K],
+    shift_sign: [f32; 4 * LANES],
     /// `||A||_inf`.
     na: f64,
     /// [`Rebound::Slabs`]'s matrix, filled on first use in a pose.
@@ -250,12 +251,9 @@ struct DualFrame<const K: usize> {
     /// Column `c` holds the coefficient of stored bound `c` in each output bound (rows
     /// padded to 32 with zeros), all in [`Dop`]'s layout.
     m: [[[f32; LANES]; 4]; K],
-    /// Per output bound: `d_i . t` rounded outward, the margin terms `P`, `Q` of
-    /// [`dual_lanes`], and the bound's direction (`-1` lower, `+1` upper).
-    t: [[f32; LANES]; 4],
+    /// Per output bound: the margin terms `P`, `Q` of [`dual_lanes`].
     p: [[f32; LANES]; 4],
     q: [[f32; LANES]; 4],
-    sign: [[f32; LANES]; 4],
 }
 
 impl<const K: usize> PoseFrame<K> {
@@ -268,17 +266,15 @@ impl<const K: usize> PoseFrame<K> {
             pull: [DVec3::ZERO; K],
             root_margin: [0.0; K],
             translation_only: false,
-            shift_t: [0.0; K],
+            shift_t: [0.0; 4 * LANES],
             shift_w: [0.0; K],
             shift_sign: std::array::from_fn(|i| if i < K / 2 { -1.0 } else { 1.0 }),
             na: 0.0,
             dual: DualFrame {
                 ready: false,
                 m: [[[0.0; LANES]; 4]; K],
-                t: [[0.0; LANES]; 4],
                 p: [[0.0; LANES]; 4],
                 q: [[0.0; LANES]; 4],
-                sign: [[0.0; LANES]; 4],
             },
         };
         frame.set(pose, object_magnitude);
@@ -344,12 +340,9 @@ impl<const K: usize> PoseFrame<K> {
             }
             let p = f32_up(2.0 * (11.0 * U32 * weighted + 70.0 * EPS * l1 * self.na));
             let q = f32_up(2.0 * self.cons[i]) + f32::MIN_POSITIVE;
-            let dt = self.dt[i];
-            for (r, t, sign) in [(i, f32_down(dt), -1.0), (n + i, f32_up(dt), 1.0)] {
-                dual.t[r / LANES][r % LANES] = t;
+            for r in [i, n + i] {
                 dual.p[r / LANES][r % LANES] = p;
                 dual.q[r / LANES][r % LANES] = q;
-                dual.sign[r / LANES][r % LANES] = sign;
             }
         }
         dual.ready = true;
@@ -488,8 +481,13 @@ fn dual_lanes<const K: usize>(d: &Dop<K>, frame: &PoseFrame<K>) -> Dop<K> {
     }
     let mut o = [0.0f32; 4 * LANES];
     for ch in 0..chunks {
-        let (s, t) = (&acc[ch], &frame.dual.t[ch]);
-        let (p, q, sign) = (&frame.dual.p[ch], &frame.dual.q[ch], &frame.dual.sign[ch]);
+        let lanes = ch * LANES..(ch + 1) * LANES;
+        let (s, t, sign) = (
+            &acc[ch],
+            &frame.shift_t[lanes.clone()],
+            &frame.shift_sign[lanes],
+        );
+        let (p, q) = (&frame.dual.p[ch], &frame.dual.q[ch]);
         let r: [f32; LANES] = std::array::from_fn(|l| {
             let w = (s[l].abs() + t[l].abs()) * (1.0 / 2_097_152.0) + (mag * p[l] + q[l]);
             let r = (s[l] + t[l]) + sign[l] * w;
