@@ -126,8 +126,9 @@ fn fly<const K: usize>(
     }
     let n = (path.len() * repeat) as f64;
     println!(
-        "{} k={K}: {} queries, {hits} colliding, {:.3} us/query, Nv {:.1} Np {:.1} Nu {:.1} climb {:.1} contacts {:.1}",
+        "{} k={K} (hull {}): {} queries, {hits} colliding, {:.3} us/query, Nv {:.1} Np {:.1} Nu {:.1} climb {:.1} contacts {:.1}",
         name,
+        obj.hull_vertex_count(),
         n,
         t.elapsed().as_secs_f64() * 1e6 / n,
         sum.nv as f64 / n,
