@@ -45,15 +45,20 @@ pub struct FlyingObject<const K: usize> {
     /// Copy of every node's link, compact: the traversal reads it on every step.
     pub(crate) links: Vec<u32>,
     /// Node `i`'s k-DOP vertices are `verts[vstart[i]..vstart[i + 1]]`, in chunks of
-    /// [`LANES`] vertices stored as x, y and z rows (padded with copies of the first).
+    /// [`LANES`] vertices stored as x, y and z rows (padded with copies of the first);
+    /// none for nodes that keep their own corners.
     pub(crate) vstart: Vec<u32>,
     pub(crate) verts: Vec<[[f32; LANES]; 3]>,
+    /// Node `i`'s own triangle corners, where it is [`CornerSet::OwnLanes`], are
+    /// `own_pts[own_start[i]..own_start[i + 1]]`, one vertex per entry: few enough that
+    /// [`own_lanes`] projects each onto all directions at once (no lanes to fold).
+    pub(crate) own_start: Vec<u32>,
+    pub(crate) own_pts: Vec<[f32; 3]>,
     /// Per node: `(s, m)`, a bound on the distance (∞-norm) between the stored vertices and
     /// the true k-DOP vertices, and the largest stored coordinate magnitude.
     pub(crate) slack: Vec<(f64, f64)>,
-    /// Per node: whether its stored vertices are its own triangles' corners (fewer than its
-    /// k-DOP's), rather than its k-DOP's corners.
-    pub(crate) own_corners: Vec<bool>,
+    /// Per node: which vertices it keeps, and where (one byte: re-bounding reads it first).
+    pub(crate) corners: Vec<CornerSet>,
     pub(crate) hull: Hull,
     /// Positions of the hull vertices (same order as `hull.vertices`).
     pub(crate) hull_pts: Vec<DVec3>,
@@ -87,7 +92,10 @@ impl<const K: usize> FlyingObject<K> {
         let mut slack = Vec::with_capacity(n);
         vstart.push(0u32);
         let mut own: Vec<u32> = Vec::new();
-        let mut own_corners = Vec::with_capacity(n);
+        let mut corners = Vec::with_capacity(n);
+        let mut own_start = Vec::with_capacity(n + 1);
+        let mut own_pts: Vec<[f32; 3]> = Vec::new();
+        own_start.push(0u32);
         for (i, node) in bvh.nodes.iter().enumerate() {
             // The node's own triangle corners if there are fewer of them than k-DOP corners
             // (always so for small leaves): cheaper, and exact rather than approximate.
@@ -126,10 +134,20 @@ impl<const K: usize> FlyingObject<K> {
                 s += 2048.0 * EPS * scale;
             }
             slack.push((s + f64::MIN_POSITIVE, m));
-            own_corners.push(exact);
+            let few = exact && own_in_lanes(K);
+            corners.push(match (exact, few) {
+                (false, _) => CornerSet::Dop,
+                (true, false) => CornerSet::Own,
+                (true, true) => CornerSet::OwnLanes,
+            });
+            if few {
+                own_pts.extend(verts.iter().map(|v| v.as_vec3().to_array()));
+            }
+            own_start.push(own_pts.len() as u32);
             // Pad to a multiple of the lane count with copies of the first vertex (harmless
             // for minima and maxima) so the re-bounding loop has no tail.
-            for c in 0..verts.len().div_ceil(LANES) {
+            let chunked = if few { 0 } else { verts.len().div_ceil(LANES) };
+            for c in 0..chunked {
                 let at = |l: usize| verts.get(c * LANES + l).unwrap_or(&verts[0]).as_vec3();
                 chunks.push([
                     std::array::from_fn(|l| at(l).x),
@@ -155,7 +173,9 @@ impl<const K: usize> FlyingObject<K> {
             vstart,
             verts: chunks,
             slack,
-            own_corners,
+            corners,
+            own_start,
+            own_pts,
             hull,
             hull_pts,
             magnitude,
@@ -205,6 +225,8 @@ impl<const K: usize> FlyingObject<K> {
             + self.links.len() * 4
             + self.vstart.len() * 4
             + self.verts.len() * std::mem::size_of::<[[f32; LANES]; 3]>()
+            + self.own_start.len() * 4
+            + self.own_pts.len() * 12
             + self.slack.len() * 16
             + self.hull.adjacency.len() * 4
             + self.hull.adj_start.len() * 4
@@ -227,6 +249,8 @@ pub(crate) struct PoseFrame<const K: usize> {
     pull: [DVec3; K],
     /// The same, as rows of x, y and z components (for [`scan_lanes`]).
     pull_rows: [[f64; 13]; 3],
+    /// The same rounded to `f32`, rows padded to 16 with zeros (for [`own_lanes`]).
+    pull32: [[f32; 2 * LANES]; 3],
     /// Root margin per axis.
     root_margin: [f64; K],
     /// The linear part is exactly the identity: bounds shift instead of re-bounding.
@@ -267,6 +291,7 @@ impl<const K: usize> PoseFrame<K> {
             cons: [0.0; K],
             pull: [DVec3::ZERO; K],
             pull_rows: [[0.0; 13]; 3],
+            pull32: [[0.0; 2 * LANES]; 3],
             root_margin: [0.0; K],
             translation_only: false,
             shift_t: [0.0; 4 * LANES],
@@ -310,6 +335,9 @@ impl<const K: usize> PoseFrame<K> {
                 self.pull_rows[1][i],
                 self.pull_rows[2][i],
             ) = self.pull[i].into();
+            for (r, row) in self.pull32.iter_mut().enumerate() {
+                row[i] = self.pull[i][r] as f32;
+            }
             self.root_margin[i] = l1 * 16.0 * EPS * (na * object_magnitude + nt) + 1e-300;
             (self.shift_t[i], self.shift_t[n + i]) = (f32_down(dt), f32_up(dt));
             let w = f32_up(4.0 * EPS * l1 * (object_magnitude + nt)) + f32::MIN_POSITIVE;
@@ -531,6 +559,27 @@ pub(crate) fn tumble_dual<const K: usize>(d: &Dop<K>, frame: &PoseFrame<K>) -> D
 
 /// Lanes of the re-bounding loop; vertex lists are padded to a multiple of this.
 const LANES: usize = 8;
+
+/// Which stored vertices a node of a [`FlyingObject`] is re-bounded from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CornerSet {
+    /// Its k-DOP's corners, in lanes of vertices ([`tumble_lanes`]), or its slabs.
+    Dop,
+    /// Its own triangle corners (fewer than its k-DOP's), in lanes of vertices.
+    Own,
+    /// Its own triangle corners, one vertex at a time onto every direction ([`own_lanes`]).
+    OwnLanes,
+}
+
+/// Whether nodes that keep their own corners put the directions in the lanes
+/// ([`own_lanes`]) rather than the vertices ([`tumble_lanes`], then a fold). Callgrind over
+/// the paper's flights (`docs/benchmarks.md`, tenth stop): directions in the lanes win for
+/// k = 6 (Torus 53.5 M -> 46.5 M), 18 and 26 (Swept 59.5 M -> 56.7 M), and lose for
+/// k = 14, whose seven directions leave the one-register fold cheap (Torus 40.7 M ->
+/// 42.4 M).
+const fn own_in_lanes(k: usize) -> bool {
+    k != 14
+}
 /// A node's own triangle corners replace its k-DOP's corners only up to this many (a
 /// 26-DOP has at most 48 corners, §5).
 const MAX_VERTS: usize = 48;
@@ -622,7 +671,8 @@ pub enum Rebound {
 
 /// Re-bounds node `node` of `obj` under the pose of `frame` by `method`, widened by a
 /// certified margin: [`tumble_dual`] or the k-DOP of the node's transformed stored
-/// vertices.
+/// vertices (by [`own_lanes`] for [`CornerSet::OwnLanes`] nodes, compiled for AVX where
+/// the CPU has it, else by [`tumble_lanes`]).
 ///
 /// For k ≥ 14 on x86_64 CPUs with AVX the vertex projection runs compiled for AVX
 /// ([`tumble_avx`]: each eight-lane row is one register instead of two); the results are
@@ -640,7 +690,16 @@ pub(crate) fn tumble_node<const K: usize>(
     if frame.translation_only {
         return shifted(&obj.bvh.nodes[node].dop, frame);
     }
-    if method == Rebound::Slabs && !obj.own_corners[node] {
+    let set = obj.corners[node];
+    if set == CornerSet::OwnLanes {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: the CPU has AVX, checked just above.
+            return unsafe { own_avx(obj, node, frame) };
+        }
+        return own_portable(obj, node, frame);
+    }
+    if method == Rebound::Slabs && set == CornerSet::Dop {
         frame.prepare_dual();
         return tumble_dual(&obj.bvh.nodes[node].dop, frame);
     }
@@ -650,6 +709,66 @@ pub(crate) fn tumble_node<const K: usize>(
         return unsafe { tumble_avx(obj, node, frame) };
     }
     tumble_lanes(obj, node, frame)
+}
+
+/// [`own_portable`] compiled with AVX: the sixteen direction lanes are two registers
+/// (one for k <= 14).
+///
+/// # Safety
+/// The CPU must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn own_avx<const K: usize>(
+    obj: &FlyingObject<K>,
+    node: usize,
+    frame: &PoseFrame<K>,
+) -> Dop<K> {
+    own_portable(obj, node, frame)
+}
+
+/// Re-bounds a node that keeps its own triangle corners: [`own_lanes`] over them, then
+/// [`corner_bounds`].
+#[inline(always)]
+fn own_portable<const K: usize>(
+    obj: &FlyingObject<K>,
+    node: usize,
+    frame: &PoseFrame<K>,
+) -> Dop<K> {
+    let pts = &obj.own_pts[obj.own_start[node] as usize..obj.own_start[node + 1] as usize];
+    let mut lo = [f32::INFINITY; 2 * LANES];
+    let mut hi = [f32::NEG_INFINITY; 2 * LANES];
+    own_lanes::<K>(pts, frame, &mut lo, &mut hi);
+    corner_bounds(obj, node, frame, &lo, &hi)
+}
+
+/// Per direction `i` (lanes): the extremes over `pts` of `fl32(A^T d_i) . p` in `f32`,
+/// each vertex onto every direction at once, so a node of few corners costs a few vector
+/// operations per corner and no folding of lanes ([`tumble_lanes`] puts vertices in the
+/// lanes instead, which pays for k-DOP corner sets of up to 48).
+///
+/// Error: rounding `A^T d_i` to `f32` moves the projection by at most `U32 |A^T d_i|_1 m`
+/// (`m` the largest stored coordinate magnitude), and the three products and two sums by
+/// at most `γ_3 (1 + U32) |A^T d_i|_1 m`; `|A^T d_i|_1 <= |d_i|_1 ||A||_inf` is the frame's
+/// `coef`. That is about `4 U32` of `coef m`, within the `7 U32 coef m` that
+/// [`corner_bounds`] adds for [`tumble_lanes`]' longer chain (rotate, then sum up to
+/// three rotated coordinates).
+#[inline(always)]
+fn own_lanes<const K: usize>(
+    pts: &[[f32; 3]],
+    frame: &PoseFrame<K>,
+    lo: &mut [f32; 2 * LANES],
+    hi: &mut [f32; 2 * LANES],
+) {
+    // One register of eight lanes holds k = 6 and 14; 18 and 26 need two.
+    let w = if K / 2 <= LANES { LANES } else { 2 * LANES };
+    let [px, py, pz] = &frame.pull32;
+    for p in pts {
+        for i in 0..w {
+            let v = (p[0] * px[i] + p[1] * py[i]) + p[2] * pz[i];
+            lo[i] = if v < lo[i] { v } else { lo[i] };
+            hi[i] = if v > hi[i] { v } else { hi[i] };
+        }
+    }
 }
 
 /// [`tumble_lanes`] compiled with AVX, with the lanes reduced by [`fold8_avx`]: eight
@@ -1303,11 +1422,12 @@ mod tests {
                     );
                     for i in 0..obj.bvh.nodes.len() {
                         let corners = tumble_node(&obj, i, &mut frame, Rebound::Corners);
-                        assert_eq!(
-                            bits(corners),
-                            bits(tumble_lanes(&obj, i, &frame)),
-                            "k={K} node {i}"
-                        );
+                        let portable = if obj.corners[i] == CornerSet::OwnLanes {
+                            own_portable(&obj, i, &frame)
+                        } else {
+                            tumble_lanes(&obj, i, &frame)
+                        };
+                        assert_eq!(bits(corners), bits(portable), "k={K} node {i}");
                         let dop = &obj.bvh.nodes[i].dop;
                         assert_eq!(
                             bits(tumble_dual(dop, &frame)),
