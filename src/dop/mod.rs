@@ -12,7 +12,7 @@
 mod brep;
 mod overlap;
 
-use crate::exact::{EPS, max3, min3, sum_sign};
+use crate::exact::{EPS, sum_sign};
 use glam::DVec3;
 
 pub use overlap::OverlapOrder;
@@ -120,6 +120,27 @@ fn project_sums<const K: usize>(p: DVec3) -> [f64; 13] {
         v[i + 5] = p.y - p.z;
     }
     v
+}
+
+/// The directions of `K` as three rows of lane coefficients (x, y and z components, padded
+/// to 16 lanes with zeros), for [`Dop::quick_lanes`].
+struct DirectionLanes<const K: usize>;
+
+impl<const K: usize> DirectionLanes<K> {
+    const ROWS: [[f32; 16]; 3] = {
+        let a = axes(K);
+        let mut rows = [[0.0f32; 16]; 3];
+        let mut i = 0;
+        while i < a.len() {
+            let mut c = 0;
+            while c < 3 {
+                rows[c][i] = a[i][c] as f32;
+                c += 1;
+            }
+            i += 1;
+        }
+        rows
+    };
 }
 
 /// Largest `f32` not above `x`.
@@ -280,30 +301,68 @@ impl<const K: usize> Dop<K> {
 
     /// The k-DOP of a triangle in `f32` arithmetic with a relative margin: a little looser
     /// than [`Dop::from_triangle`] (by about 2^-21 of the coordinates' magnitude) and much
-    /// cheaper, for bounds computed during queries.
+    /// cheaper, for bounds computed during queries. Compiled for AVX where the CPU has it
+    /// (the same arithmetic per lane, so the same bounds).
     ///
-    /// Each bound is the `f32` rounding of the `f64` projection, moved out by `2^-21 S`
-    /// where `S = |x| + |y| + |z|`: that exceeds the `f32` rounding (`<= 2^-24 S`), the `f64`
-    /// projection error and the rounding of the subtraction itself.
+    /// Corners are rounded to `f32` and projected there, every direction in its own lane
+    /// (`(x d_x + y d_y) + z d_z` with `d` in {-1, 0, 1}: exact products, two rounded sums).
+    /// With `S = |x| + |y| + |z|` of the largest corner and `u = 2^-24`: rounding the
+    /// coordinates moves a projection by at most `u S`, the sums by `2.001 u S`, and the final
+    /// `± s` by `u (|v| + s)`; `s >= 2^-21 S = 8 u S` covers all of it (its own `f32`
+    /// computation from rounded coordinates loses at most 5 `u` relative, and the factor
+    /// `1 + 2^-10` pays that). Coordinates that round to `f32` subnormals err by at most
+    /// `2^-150` each, which `MIN_POSITIVE` in `s` covers. Validated coordinates
+    /// (`|x| <=` [`crate::MAX_COORDINATE`]) stay finite in `f32`.
+    ///
+    /// Callgrind over the Swept flight (k = 26, tenth stop in `docs/benchmarks.md`): the
+    /// earlier form (projections in `f64`, then rounded) cost about 250 instructions per
+    /// triangle.
     #[inline]
     #[must_use]
     pub(crate) fn from_triangle_quick(t: &[DVec3; 3]) -> Self {
-        let _ = Self::AXES;
-        let n = K / 2;
-        let (a, b, c) = (
-            project_sums::<K>(t[0]),
-            project_sums::<K>(t[1]),
-            project_sums::<K>(t[2]),
-        );
-        let mag = |p: DVec3| p.x.abs() + p.y.abs() + p.z.abs();
-        let s = (max3(mag(t[0]), mag(t[1]), mag(t[2])) * (1.0 / 2_097_152.0)) as f32;
-        let s = s + s * (1.0 / 1024.0) + f32::MIN_POSITIVE;
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: the CPU has AVX, checked just above.
+            return unsafe { Self::quick_avx(t) };
+        }
+        Self::quick_lanes(t)
+    }
+
+    /// [`Dop::quick_lanes`] compiled with AVX.
+    ///
+    /// # Safety
+    /// The CPU must support AVX.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx")]
+    unsafe fn quick_avx(t: &[DVec3; 3]) -> Self {
+        Self::quick_lanes(t)
+    }
+
+    /// The portable body of [`Dop::from_triangle_quick`].
+    #[inline(always)]
+    pub(crate) fn quick_lanes(t: &[DVec3; 3]) -> Self {
+        let n = Self::AXES;
+        // One register of eight lanes holds k = 6 and 14; 18 and 26 need two.
+        let w = if n <= 8 { 8 } else { 16 };
+        let [dx, dy, dz] = &DirectionLanes::<K>::ROWS;
+        let mut lo = [f32::INFINITY; 16];
+        let mut hi = [f32::NEG_INFINITY; 16];
+        let mut mag = 0.0f32;
+        for p in t {
+            let (x, y, z) = (p.x as f32, p.y as f32, p.z as f32);
+            let m = (x.abs() + y.abs()) + z.abs();
+            mag = if m > mag { m } else { mag };
+            for i in 0..w {
+                let v = (x * dx[i] + y * dy[i]) + z * dz[i];
+                lo[i] = if v < lo[i] { v } else { lo[i] };
+                hi[i] = if v > hi[i] { v } else { hi[i] };
+            }
+        }
+        let s = mag * ((1.0 + 1.0 / 1024.0) / 2_097_152.0) + f32::MIN_POSITIVE;
         let mut out = Self::EMPTY;
-        // `min3`/`max3`, not f64::min/max: inputs are never NaN, and the NaN handling of
-        // min/max cost more than the rest of this function.
         for i in 0..n {
-            out.b[i] = min3(a[i], b[i], c[i]) as f32 - s;
-            out.b[n + i] = max3(a[i], b[i], c[i]) as f32 + s;
+            out.b[i] = lo[i] - s;
+            out.b[n + i] = hi[i] + s;
         }
         out
     }
@@ -492,13 +551,19 @@ mod tests {
         fn one<const K: usize>() {
             let mut s = 31u64;
             for i in 0..20000 {
-                let scale = [1e-30, 1e-3, 1.0, 1e6, 1e12][i % 5];
+                // 1e-41 and 1e-310 round to f32 subnormals and zero.
+                let scale = [1e-30, 1e-3, 1.0, 1e6, 1e12, 1e-41, 1e-310][i % 7];
                 let off = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * scale * 1e3;
                 let t = [0, 1, 2].map(|_| {
                     off + DVec3::new(lcg(&mut s) - 0.5, lcg(&mut s) - 0.5, lcg(&mut s) - 0.5)
                         * scale
                 });
                 let d = Dop::<K>::from_triangle_quick(&t);
+                // The dispatching (AVX) form and the portable one compute the same bounds.
+                assert_eq!(
+                    d.b.map(f32::to_bits),
+                    Dop::<K>::quick_lanes(&t).b.map(f32::to_bits)
+                );
                 assert!(
                     d.contains(&Dop::<K>::from_triangle(&t))
                         || t.iter().all(|p| d.contains_point(*p))
