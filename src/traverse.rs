@@ -202,6 +202,7 @@ impl<const K: usize> QueryState<K> {
             PlacedTri {
                 stamp: 0,
                 corners: [DVec3::ZERO; 3],
+                bbox: TriBox::new(&[DVec3::ZERO; 3]),
             },
         );
         self.climber.reset(obj.hull_pts.len(), K);
@@ -335,10 +336,10 @@ impl<const K: usize> QueryState<K> {
         }
     }
 
-    /// The placed corners of the object triangle at leaf-order position `pos`, placed
-    /// once per pose.
+    /// The object triangle at leaf-order position `pos`, placed (corners and box) once
+    /// per pose.
     #[inline]
-    fn placed(&mut self, obj: &FlyingObject<K>, pose: &Pose, pos: usize) -> [DVec3; 3] {
+    fn placed(&mut self, obj: &FlyingObject<K>, pose: &Pose, pos: usize) -> &PlacedTri {
         let rec = &mut self.placed[pos];
         if rec.stamp != self.stamp {
             rec.stamp = self.stamp;
@@ -350,8 +351,9 @@ impl<const K: usize> QueryState<K> {
                 pose.transform_point(v[b as usize]),
                 pose.transform_point(v[c as usize]),
             ];
+            rec.bbox = TriBox::new(&rec.corners);
         }
-        rec.corners
+        rec
     }
 
     /// The contacts of the last query.
@@ -579,7 +581,7 @@ impl<const K: usize> Environment<K> {
         let et = p.bvh.tri_at(epos);
         let ft = state.placed(object, pose, fpos);
         stats.np += 1;
-        pair_hit(&et, &TriBox::new(&et), &ft, eps)
+        pair_hit(&et, &TriBox::new(&et), ft, eps)
     }
 }
 
@@ -609,9 +611,8 @@ impl<const K: usize> Environment<K> {
             let ebox = TriBox::new(&et);
             let mut fpos = fpos0;
             loop {
-                let ft = state.placed(object, pose, fpos);
                 stats.np += 1;
-                if pair_hit(&et, &ebox, &ft, eps) {
+                if pair_hit(&et, &ebox, state.placed(object, pose, fpos), eps) {
                     state
                         .raw
                         .push([part, bvh.id_at(epos), object.bvh.id_at(fpos)]);
@@ -655,11 +656,13 @@ struct FlyNode<const K: usize> {
     size: f32,
 }
 
-/// Query-time record of one object triangle: its placed corners, for the pose of `stamp`.
+/// Query-time record of one object triangle: its placed corners and their box, for the
+/// pose of `stamp`.
 #[derive(Clone, Copy, Debug)]
 struct PlacedTri {
     stamp: u32,
     corners: [DVec3; 3],
+    bbox: TriBox,
 }
 
 /// A flying node's link.
@@ -690,11 +693,11 @@ fn size<const K: usize>(d: &Dop<K>) -> f32 {
 /// Whether an environment triangle `et` (with its box `ebox`) and a placed object triangle
 /// `ft` are a contact: they intersect (`eps == 0`), or are closer than `eps`.
 #[inline(always)]
-fn pair_hit(et: &[DVec3; 3], ebox: &TriBox, ft: &[DVec3; 3], eps: f64) -> bool {
+fn pair_hit(et: &[DVec3; 3], ebox: &TriBox, ft: &PlacedTri, eps: f64) -> bool {
     if eps == 0.0 {
-        ebox.overlaps(ft) && intersect_filtered(ft, et)
+        ebox.overlaps_box(&ft.bbox) && intersect_filtered(&ft.corners, et)
     } else {
-        within(et, ft, eps)
+        within(et, &ft.corners, eps)
     }
 }
 

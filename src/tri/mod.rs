@@ -151,8 +151,7 @@ fn boxes_overlap_sse2(t1: &Triangle, t2: &Triangle) -> bool {
 /// triangles (an environment triangle against the triangles of a flying leaf).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TriBox {
-    /// `[min x, min y]` and `[max x, max y]`: stored and loaded as whole 16-byte pairs, so
-    /// the SSE2 test reads them without a store-forwarding stall.
+    /// `[min x, min y]` and `[max x, max y]`.
     xy_lo: [f64; 2],
     xy_hi: [f64; 2],
     z_lo: f64,
@@ -178,24 +177,20 @@ impl TriBox {
         }
     }
 
-    /// Whether the box of `t` meets this one.
-    ///
-    /// On x86_64 the x and y intervals of `t` come from one SSE2 register
-    /// (`minpd`/`maxpd`); elsewhere [`TriBox::overlaps_scalar`]. Tests check both agree.
+    /// Whether two boxes meet (closed intervals on every axis). Queries keep each placed
+    /// flying triangle's box, so a pair costs six comparisons here.
     #[inline]
-    pub(crate) fn overlaps(&self, t: &Triangle) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            self.overlaps_sse2(t)
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            self.overlaps_scalar(t)
-        }
+    pub(crate) fn overlaps_box(&self, o: &TriBox) -> bool {
+        (self.xy_lo[0] <= o.xy_hi[0])
+            & (o.xy_lo[0] <= self.xy_hi[0])
+            & (self.xy_lo[1] <= o.xy_hi[1])
+            & (o.xy_lo[1] <= self.xy_hi[1])
+            & (self.z_lo <= o.z_hi)
+            & (o.z_lo <= self.z_hi)
     }
 
-    /// Portable form of [`TriBox::overlaps`]: per coordinate, the intervals overlap iff
-    /// neither lies wholly beyond the other.
+    /// Whether the box of `t` meets this one: per coordinate, the intervals overlap iff
+    /// neither lies wholly beyond the other (the portable [`boxes_overlap`]).
     #[cfg_attr(target_arch = "x86_64", allow(dead_code))] // x86_64: tests only
     #[inline]
     pub(crate) fn overlaps_scalar(&self, t: &Triangle) -> bool {
@@ -205,26 +200,6 @@ impl TriBox {
             let (a0, a1, a2) = (t[0][k], t[1][k], t[2][k]);
             ok & (min3(a0, a1, a2) <= hi[k]) & (lo[k] <= max3(a0, a1, a2))
         })
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[inline]
-    fn overlaps_sse2(&self, t: &Triangle) -> bool {
-        use std::arch::x86_64::{_mm_and_pd, _mm_cmple_pd, _mm_loadu_pd, _mm_movemask_pd};
-        let (lo, hi) = xy_bounds_sse2(t);
-        // SAFETY: SSE2 is part of the x86_64 baseline. The two loads read the 2-element
-        // arrays `xy_lo`/`xy_hi` (unaligned loads need no alignment); the rest computes on
-        // registers.
-        let xy_ok = unsafe {
-            let ok = _mm_and_pd(
-                _mm_cmple_pd(lo, _mm_loadu_pd(self.xy_hi.as_ptr())),
-                _mm_cmple_pd(_mm_loadu_pd(self.xy_lo.as_ptr()), hi),
-            );
-            _mm_movemask_pd(ok) == 0b11
-        };
-        let (z0, z1, z2) = (t[0].z, t[1].z, t[2].z);
-        let z_ok = (min3(z0, z1, z2) <= self.z_hi) & (self.z_lo <= max3(z0, z1, z2));
-        xy_ok & z_ok
     }
 }
 
@@ -660,7 +635,8 @@ mod tests {
             let expected = lo(&a).cmple(hi(&b)).all() && lo(&b).cmple(hi(&a)).all();
             assert_eq!(boxes_overlap_scalar(&a, &b), expected, "{a:?} {b:?}");
             assert_eq!(boxes_overlap(&a, &b), expected, "{a:?} {b:?}");
-            assert_eq!(TriBox::new(&a).overlaps(&b), expected, "{a:?} {b:?}");
+            let boxed = TriBox::new(&a).overlaps_box(&TriBox::new(&b));
+            assert_eq!(boxed, expected, "{a:?} {b:?}");
             assert_eq!(TriBox::new(&a).overlaps_scalar(&b), expected, "{a:?} {b:?}");
             overlapping += usize::from(expected);
         }
