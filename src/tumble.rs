@@ -262,7 +262,8 @@ pub(crate) struct PoseFrame<const K: usize> {
     /// Per bound (lower bounds first, as in [`Dop`]), for [`shifted`]: `d_i . t` rounded
     /// outward to `f32`, the margin `W_i`, and the direction of the bound (`-1` lower,
     /// `+1` upper). All `f32`, one uniform loop over the `K` bounds: packed SSE. `d_i . t`
-    /// and the direction are padded to 32 entries, for [`dual_lanes`]'s lanes too.
+    /// and the direction are padded to 32 entries, for [`dual_lanes`]'s lanes too. Filled
+    /// by [`PoseFrame::set`] for pure translations (`shift_t` also by the slabs' matrix).
     shift_t: [f32; 4 * LANES],
     shift_w: [f32; K],
     shift_sign: [f32; 4 * LANES],
@@ -329,6 +330,7 @@ impl<const K: usize> PoseFrame<K> {
         let nt = pose.translation_inf_norm();
         let t = pose.translation();
         let n = K / 2;
+        self.translation_only = lin == glam::DMat3::IDENTITY;
         for (i, d) in AxisLookup::<K>::AXES.iter().enumerate() {
             let l1 = f64::from(d[0].abs() + d[1].abs() + d[2].abs());
             let dt = f64::from(d[0]) * t.x + f64::from(d[1]) * t.y + f64::from(d[2]) * t.z;
@@ -348,11 +350,14 @@ impl<const K: usize> PoseFrame<K> {
             (self.lane_dt[i], self.lane_coef[i], self.lane_cons[i]) =
                 (self.dt[i], self.coef[i], self.cons[i]);
             self.root_margin[i] = l1 * 16.0 * EPS * (na * object_magnitude + nt) + 1e-300;
-            (self.shift_t[i], self.shift_t[n + i]) = (f32_down(dt), f32_up(dt));
-            let w = f32_up(4.0 * EPS * l1 * (object_magnitude + nt)) + f32::MIN_POSITIVE;
-            (self.shift_w[i], self.shift_w[n + i]) = (w, w);
+            // The shift's terms serve pure translations only (and `d_i . t` the slabs'
+            // matrix, which fills it itself): not paid for on every turning pose.
+            if self.translation_only {
+                (self.shift_t[i], self.shift_t[n + i]) = (f32_down(dt), f32_up(dt));
+                let w = f32_up(4.0 * EPS * l1 * (object_magnitude + nt)) + f32::MIN_POSITIVE;
+                (self.shift_w[i], self.shift_w[n + i]) = (w, w);
+            }
         }
-        self.translation_only = lin == glam::DMat3::IDENTITY;
         self.na = na;
         self.dual.ready = false;
     }
@@ -368,6 +373,9 @@ impl<const K: usize> PoseFrame<K> {
     #[inline(never)]
     fn fill_dual(&mut self) {
         let n = K / 2;
+        for i in 0..n {
+            (self.shift_t[i], self.shift_t[n + i]) = (f32_down(self.dt[i]), f32_up(self.dt[i]));
+        }
         let dual = &mut self.dual;
         dual.m = [[[0.0; LANES]; 4]; K];
         for (i, d) in AxisLookup::<K>::AXES.iter().enumerate() {
