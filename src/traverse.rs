@@ -430,7 +430,9 @@ impl<const K: usize> Environment<K> {
             let fsize = state.fly[f as usize].size;
             if e & TRI != 0 {
                 // One triangle of a refined environment leaf.
-                let (dop, pos) = state.tri_dops[(e & !TRI) as usize];
+                // Only the branch that needs the triangle's bound copies it (104 bytes
+                // at k = 26); the common one reads the position alone.
+                let slot = (e & !TRI) as usize;
                 if fnode.is_leaf() {
                     if self.test_pairs(
                         object,
@@ -438,7 +440,7 @@ impl<const K: usize> Environment<K> {
                         eps,
                         detect,
                         p,
-                        pos as usize,
+                        state.tri_dops[slot].1 as usize,
                         true,
                         fnode.first_triangle() as usize,
                         state,
@@ -447,6 +449,7 @@ impl<const K: usize> Environment<K> {
                         break;
                     }
                 } else {
+                    let dop = state.tri_dops[slot].0;
                     state.descend_fly(object, fnode.first_child(), p, e, &dop, eps, &mut stats);
                 }
                 continue;
