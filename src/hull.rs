@@ -23,7 +23,7 @@ pub(crate) struct Hull {
     /// See `adj_start`.
     pub adjacency: Vec<u32>,
     /// Outward-oriented triangles (input indices); empty unless the hull is 3-dimensional.
-    /// Only read by [`Hull::volume`] and the tests.
+    /// Only read by the tests (and `Hull::volume`, which is test-only).
     #[cfg_attr(not(test), allow(dead_code))]
     pub faces: Vec<[u32; 3]>,
     /// Dimension of the hull: 0 (a point), 1, 2 or 3; `None` for no points.

@@ -1065,9 +1065,9 @@ impl Climber {
         self.climb_certified(hull, pts, c, start).0
     }
 
-    /// [`Climber::climb`], with the certificate radius of [`Climber::extreme`] for its
-    /// result (0 when some neighbour is not certified strictly lower), gathered during the
-    /// last scan of neighbours.
+    /// The hull slot maximising `c . p`, climbing from `start`, with the certificate
+    /// radius of [`Climber::extreme`] for its result (0 when some neighbour is not
+    /// certified strictly lower), gathered during the last scan of neighbours.
     fn climb_certified(&mut self, hull: &Hull, pts: &[DVec3], c: DVec3, start: u32) -> (u32, f64) {
         let ca = c.abs();
         let mut cur = start;
