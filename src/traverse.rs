@@ -137,9 +137,10 @@ pub struct Outcome<'a> {
 }
 
 /// Reusable scratch for queries of one flying object: tumbled k-DOPs with their stamps,
-/// placed vertices, the hill-climbing state, the traversal stack and a memo of refined
-/// environment leaves (8 bytes per node of every part a query has reached, sized for the
-/// largest environment queried). Nothing allocates per query once it has warmed up. Use one per thread.
+/// placed triangles (128 bytes per object triangle: corners and box), the hill-climbing
+/// state, the traversal stack and a memo of refined environment leaves (8 bytes per node
+/// of every part a query has reached, sized for the largest environment queried). Nothing
+/// allocates per query once it has warmed up. Use one per thread.
 #[derive(Clone, Debug, Default)]
 pub struct QueryState<const K: usize> {
     object: u64,
@@ -249,8 +250,8 @@ impl<const K: usize> QueryState<K> {
         }
     }
 
-    /// Readies the placed-vertex cache for `pose` without re-bounding the root (the witness
-    /// test needs three placed vertices, not the hierarchy). Unless `pose` is the current
+    /// Readies the placed-triangle cache for `pose` without re-bounding the root (the
+    /// witness test needs one placed triangle, not the hierarchy). Unless `pose` is the current
     /// one, the cache is invalidated and the pose is forgotten, so that the next descent
     /// starts with [`QueryState::set_pose`] in full.
     fn place_only(&mut self, pose: &Pose, eps: f64, method: Rebound) {

@@ -151,11 +151,8 @@ fn boxes_overlap_sse2(t1: &Triangle, t2: &Triangle) -> bool {
 /// triangles (an environment triangle against the triangles of a flying leaf).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TriBox {
-    /// `[min x, min y]` and `[max x, max y]`.
-    xy_lo: [f64; 2],
-    xy_hi: [f64; 2],
-    z_lo: f64,
-    z_hi: f64,
+    lo: [f64; 3],
+    hi: [f64; 3],
 }
 
 impl TriBox {
@@ -170,10 +167,8 @@ impl TriBox {
         };
         let ((x0, x1), (y0, y1), (z0, z1)) = (c(0), c(1), c(2));
         TriBox {
-            xy_lo: [x0, y0],
-            xy_hi: [x1, y1],
-            z_lo: z0,
-            z_hi: z1,
+            lo: [x0, y0, z0],
+            hi: [x1, y1, z1],
         }
     }
 
@@ -181,12 +176,12 @@ impl TriBox {
     /// flying triangle's box, so a pair costs six comparisons here.
     #[inline]
     pub(crate) fn overlaps_box(&self, o: &TriBox) -> bool {
-        (self.xy_lo[0] <= o.xy_hi[0])
-            & (o.xy_lo[0] <= self.xy_hi[0])
-            & (self.xy_lo[1] <= o.xy_hi[1])
-            & (o.xy_lo[1] <= self.xy_hi[1])
-            & (self.z_lo <= o.z_hi)
-            & (o.z_lo <= self.z_hi)
+        (self.lo[0] <= o.hi[0])
+            & (o.lo[0] <= self.hi[0])
+            & (self.lo[1] <= o.hi[1])
+            & (o.lo[1] <= self.hi[1])
+            & (self.lo[2] <= o.hi[2])
+            & (o.lo[2] <= self.hi[2])
     }
 
     /// Whether the box of `t` meets this one: per coordinate, the intervals overlap iff
@@ -194,11 +189,9 @@ impl TriBox {
     #[cfg_attr(target_arch = "x86_64", allow(dead_code))] // x86_64: tests only
     #[inline]
     pub(crate) fn overlaps_scalar(&self, t: &Triangle) -> bool {
-        let lo = [self.xy_lo[0], self.xy_lo[1], self.z_lo];
-        let hi = [self.xy_hi[0], self.xy_hi[1], self.z_hi];
         (0..3).fold(true, |ok, k| {
             let (a0, a1, a2) = (t[0][k], t[1][k], t[2][k]);
-            ok & (min3(a0, a1, a2) <= hi[k]) & (lo[k] <= max3(a0, a1, a2))
+            ok & (min3(a0, a1, a2) <= self.hi[k]) & (self.lo[k] <= max3(a0, a1, a2))
         })
     }
 }
