@@ -240,21 +240,18 @@ impl<const K: usize> FlyingObject<K> {
 pub(crate) struct PoseFrame<const K: usize> {
     /// Linear part rounded to `f32`, row-major.
     a32: [[f32; 3]; 3],
-    /// `d_i . t` per axis.
-    dt: [f64; K],
+    /// `d_i . t` per axis (padded to 16 lanes with zeros, for [`corner_bounds`], as are
+    /// `coef` and `cons`).
+    dt: [f64; 2 * LANES],
     /// Margin coefficients: per axis `|d_i|_1 * ||A||_inf` and the constant part.
-    coef: [f64; K],
-    cons: [f64; K],
+    coef: [f64; 2 * LANES],
+    cons: [f64; 2 * LANES],
     /// Pulled-back directions `A^T d_i` in `f64` (for the root).
     pull: [DVec3; K],
     /// The same, as rows of x, y and z components (for [`scan_lanes`]).
     pull_rows: [[f64; 13]; 3],
     /// The same rounded to `f32`, rows padded to 16 with zeros (for [`own_lanes`]).
     pull32: [[f32; 2 * LANES]; 3],
-    /// `dt`, `coef` and `cons` padded to 16 lanes with zeros (for [`corner_bounds`]).
-    lane_dt: [f64; 2 * LANES],
-    lane_coef: [f64; 2 * LANES],
-    lane_cons: [f64; 2 * LANES],
     /// Root margin per axis.
     root_margin: [f64; K],
     /// The linear part is exactly the identity: bounds shift instead of re-bounding.
@@ -291,15 +288,12 @@ impl<const K: usize> PoseFrame<K> {
     pub(crate) fn new(pose: &Pose, object_magnitude: f64) -> Self {
         let mut frame = PoseFrame {
             a32: [[0.0; 3]; 3],
-            dt: [0.0; K],
-            coef: [0.0; K],
-            cons: [0.0; K],
+            dt: [0.0; 2 * LANES],
+            coef: [0.0; 2 * LANES],
+            cons: [0.0; 2 * LANES],
             pull: [DVec3::ZERO; K],
             pull_rows: [[0.0; 13]; 3],
             pull32: [[0.0; 2 * LANES]; 3],
-            lane_dt: [0.0; 2 * LANES],
-            lane_coef: [0.0; 2 * LANES],
-            lane_cons: [0.0; 2 * LANES],
             root_margin: [0.0; K],
             translation_only: false,
             shift_t: [0.0; 4 * LANES],
@@ -347,8 +341,6 @@ impl<const K: usize> PoseFrame<K> {
             for (r, row) in self.pull32.iter_mut().enumerate() {
                 row[i] = self.pull[i][r] as f32;
             }
-            (self.lane_dt[i], self.lane_coef[i], self.lane_cons[i]) =
-                (self.dt[i], self.coef[i], self.cons[i]);
             self.root_margin[i] = l1 * 16.0 * EPS * (na * object_magnitude + nt) + 1e-300;
             // The shift's terms serve pure translations only (and `d_i . t` the slabs'
             // matrix, which fills it itself): not paid for on every turning pose.
@@ -925,9 +917,8 @@ fn corner_bounds<const K: usize>(
     let mut lo = [0.0f32; 2 * LANES];
     let mut hi = [0.0f32; 2 * LANES];
     for i in 0..w {
-        let margin =
-            (frame.lane_coef[i] * node_term + frame.lane_cons[i]) * (1.0 + 1.0 / 1048576.0);
-        let dt = frame.lane_dt[i];
+        let margin = (frame.coef[i] * node_term + frame.cons[i]) * (1.0 + 1.0 / 1048576.0);
+        let dt = frame.dt[i];
         let (a, b) = (f64::from(l[i]), f64::from(h[i]));
         // The f64 sums round by at most EPS of their magnitude each (4 EPS covers them);
         // widen_down/widen_up then step out by at least one f32 ulp.
