@@ -445,7 +445,6 @@ impl<const K: usize> Environment<K> {
                         detect,
                         p,
                         state.tri_dops[slot].1 as usize,
-                        true,
                         fnode.first_triangle() as usize,
                         state,
                         &mut stats,
@@ -536,7 +535,6 @@ impl<const K: usize> Environment<K> {
                 detect,
                 p,
                 first,
-                true,
                 fnode.first_triangle() as usize,
                 state,
                 &mut stats,
@@ -593,9 +591,8 @@ impl<const K: usize> Environment<K> {
 }
 
 impl<const K: usize> Environment<K> {
-    /// Tests environment triangles from leaf position `epos` (just that one if `single`,
-    /// else to the end of its leaf) against the flying leaf starting at `fpos`. Returns true
-    /// when a detect query can stop.
+    /// Tests the environment triangle at leaf position `epos` against the flying leaf
+    /// starting at `fpos`. Returns true when a detect query can stop.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn test_pairs(
@@ -605,38 +602,31 @@ impl<const K: usize> Environment<K> {
         eps: f64,
         detect: bool,
         part: u32,
-        mut epos: usize,
-        single: bool,
+        epos: usize,
         fpos0: usize,
         state: &mut QueryState<K>,
         stats: &mut QueryStats,
     ) -> bool {
         let bvh = &self.parts[part as usize].bvh;
+        let et = bvh.tri_at(epos);
+        // The environment triangle's box serves every flying triangle of the leaf.
+        let ebox = TriBox::new(&et);
+        let mut fpos = fpos0;
         loop {
-            let et = bvh.tri_at(epos);
-            // The environment triangle's box serves every flying triangle of the leaf.
-            let ebox = TriBox::new(&et);
-            let mut fpos = fpos0;
-            loop {
-                stats.np += 1;
-                if pair_hit(&et, &ebox, state.placed(object, pose, fpos), eps) {
-                    state
-                        .raw
-                        .push([part, bvh.id_at(epos), object.bvh.id_at(fpos)]);
-                    state.witness = Some([part, epos as u32, fpos as u32]);
-                    if detect {
-                        return true;
-                    }
+            stats.np += 1;
+            if pair_hit(&et, &ebox, state.placed(object, pose, fpos), eps) {
+                state
+                    .raw
+                    .push([part, bvh.id_at(epos), object.bvh.id_at(fpos)]);
+                state.witness = Some([part, epos as u32, fpos as u32]);
+                if detect {
+                    return true;
                 }
-                if object.bvh.ids[fpos] & END != 0 {
-                    break;
-                }
-                fpos += 1;
             }
-            if single || bvh.ids[epos] & END != 0 {
+            if object.bvh.ids[fpos] & END != 0 {
                 return false;
             }
-            epos += 1;
+            fpos += 1;
         }
     }
 }

@@ -247,13 +247,13 @@ pub(crate) struct PoseFrame<const K: usize> {
     coef: [f64; 2 * LANES],
     cons: [f64; 2 * LANES],
     /// Pulled-back directions `A^T d_i` in `f64` (for the root).
-    pull: [DVec3; K],
+    pull: [DVec3; 13],
     /// The same, as rows of x, y and z components (for [`scan_lanes`]).
     pull_rows: [[f64; 13]; 3],
     /// The same rounded to `f32`, rows padded to 16 with zeros (for [`own_lanes`]).
     pull32: [[f32; 2 * LANES]; 3],
     /// Root margin per axis.
-    root_margin: [f64; K],
+    root_margin: [f64; 13],
     /// The linear part is exactly the identity: bounds shift instead of re-bounding.
     pub(crate) translation_only: bool,
     /// Per bound (lower bounds first, as in [`Dop`]), for [`shifted`]: `d_i . t` rounded
@@ -291,10 +291,10 @@ impl<const K: usize> PoseFrame<K> {
             dt: [0.0; 2 * LANES],
             coef: [0.0; 2 * LANES],
             cons: [0.0; 2 * LANES],
-            pull: [DVec3::ZERO; K],
+            pull: [DVec3::ZERO; 13],
             pull_rows: [[0.0; 13]; 3],
             pull32: [[0.0; 2 * LANES]; 3],
-            root_margin: [0.0; K],
+            root_margin: [0.0; 13],
             translation_only: false,
             shift_t: [0.0; 4 * LANES],
             shift_w: [0.0; K],
