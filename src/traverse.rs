@@ -152,8 +152,8 @@ pub struct QueryState<const K: usize> {
     /// Per flying node: its re-bounded k-DOP, the stamp of the pose it is for, its link.
     /// One record, so a node costs one cache miss, not three.
     fly: Vec<FlyNode<K>>,
-    /// Per object triangle (leaf order): its placed corners and the stamp of the pose
-    /// they are for. One record per triangle rather than per vertex: a pair's test reads
+    /// Per object triangle (leaf order): its placed corners, their box, and the stamp of
+    /// the pose they are for. One record per triangle rather than per vertex: a pair's test reads
     /// one record with one stamp check, where three vertex lookups cost about 80
     /// instructions per pair on the Swept flight.
     placed: Vec<PlacedTri>,
@@ -290,10 +290,10 @@ impl<const K: usize> QueryState<K> {
             if !frame.translation_only && obj.corners[fi] == crate::tumble::CornerSet::Dop {
                 // The parent was reached first, so its bound is current; both contain
                 // the node's geometry, and so does their intersection. (A shifted node
-                // lies inside its shifted parent already, and a node bounded from its own
-                // triangle corners is as tight as its parent can make it: on the paper's
-                // flights the intersection never changed Nv or Np for those, and cost
-                // 1.5 % of Swept's instructions.)
+                // lies inside its shifted parent already. A node bounded from its own
+                // triangle corners is skipped: on the paper's flights and the nested
+                // spheres the intersection never changed Nv or Np for those, and cost
+                // 1.5 % of Swept's instructions. It stays sound either way.)
                 dop = dop.intersect(&self.fly[obj.parent[fi] as usize].dop);
             }
             self.fly[fi].dop = dop;

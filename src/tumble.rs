@@ -246,9 +246,8 @@ pub(crate) struct PoseFrame<const K: usize> {
     /// Margin coefficients: per axis `|d_i|_1 * ||A||_inf` and the constant part.
     coef: [f64; 2 * LANES],
     cons: [f64; 2 * LANES],
-    /// Pulled-back directions `A^T d_i` in `f64` (for the root).
-    pull: [DVec3; 13],
-    /// The same, as rows of x, y and z components (for [`scan_lanes`]).
+    /// Pulled-back directions `A^T d_i` in `f64`, as rows of x, y and z components (the
+    /// root's scan reads them in lanes; [`PoseFrame::pull`] gives one as a vector).
     pull_rows: [[f64; 13]; 3],
     /// The same rounded to `f32`, rows padded to 16 with zeros (for [`own_lanes`]).
     pull32: [[f32; 2 * LANES]; 3],
@@ -291,7 +290,6 @@ impl<const K: usize> PoseFrame<K> {
             dt: [0.0; 2 * LANES],
             coef: [0.0; 2 * LANES],
             cons: [0.0; 2 * LANES],
-            pull: [DVec3::ZERO; 13],
             pull_rows: [[0.0; 13]; 3],
             pull32: [[0.0; 2 * LANES]; 3],
             root_margin: [0.0; 13],
@@ -332,23 +330,21 @@ impl<const K: usize> PoseFrame<K> {
             self.coef[i] = l1 * na;
             // dt rounding and the f64 rounding of transform_point's translation term.
             self.cons[i] = l1 * 8.0 * EPS * nt + 1e-300;
-            self.pull[i] = pose.pull_back(*d);
-            (
-                self.pull_rows[0][i],
-                self.pull_rows[1][i],
-                self.pull_rows[2][i],
-            ) = self.pull[i].into();
-            for (r, row) in self.pull32.iter_mut().enumerate() {
-                row[i] = self.pull[i][r] as f32;
+            let pull = pose.pull_back(*d);
+            for r in 0..3 {
+                self.pull_rows[r][i] = pull[r];
+                self.pull32[r][i] = pull[r] as f32;
             }
             self.root_margin[i] = l1 * 16.0 * EPS * (na * object_magnitude + nt) + 1e-300;
             // The shift's terms serve pure translations only (and `d_i . t` the slabs'
             // matrix, which fills it itself): not paid for on every turning pose.
             if self.translation_only {
-                (self.shift_t[i], self.shift_t[n + i]) = (f32_down(dt), f32_up(dt));
                 let w = f32_up(4.0 * EPS * l1 * (object_magnitude + nt)) + f32::MIN_POSITIVE;
                 (self.shift_w[i], self.shift_w[n + i]) = (w, w);
             }
+        }
+        if self.translation_only {
+            self.fill_shift_t();
         }
         self.na = na;
         self.dual.ready = false;
@@ -362,18 +358,32 @@ impl<const K: usize> PoseFrame<K> {
         }
     }
 
-    #[inline(never)]
-    fn fill_dual(&mut self) {
+    /// The direction `A^T d_i` pulled back into the object's frame.
+    #[inline]
+    fn pull(&self, i: usize) -> DVec3 {
+        let [x, y, z] = &self.pull_rows;
+        DVec3::new(x[i], y[i], z[i])
+    }
+
+    /// `d_i . t` rounded outward, per bound, into `shift_t`.
+    fn fill_shift_t(&mut self) {
         let n = K / 2;
         for i in 0..n {
             (self.shift_t[i], self.shift_t[n + i]) = (f32_down(self.dt[i]), f32_up(self.dt[i]));
         }
-        let dual = &mut self.dual;
-        dual.m = [[[0.0; LANES]; 4]; K];
+    }
+
+    #[inline(never)]
+    fn fill_dual(&mut self) {
+        let n = K / 2;
+        self.fill_shift_t();
+        self.dual.m = [[[0.0; LANES]; 4]; K];
         for (i, d) in AxisLookup::<K>::AXES.iter().enumerate() {
             let l1 = f64::from(d[0].abs() + d[1].abs() + d[2].abs());
+            let terms = dual_terms::<K>(self.pull(i));
+            let dual = &mut self.dual;
             let mut weighted = 0.0;
-            for (lambda, m, s, l1m) in dual_terms::<K>(self.pull[i]) {
+            for (lambda, m, s, l1m) in terms {
                 let m = m as usize;
                 let c = (lambda * f64::from(s)) as f32;
                 // The upper bound reads the upper bound of a positively used axis and the
@@ -390,7 +400,7 @@ impl<const K: usize> PoseFrame<K> {
                 dual.q[r / LANES][r % LANES] = q;
             }
         }
-        dual.ready = true;
+        self.dual.ready = true;
     }
 }
 
@@ -686,9 +696,9 @@ pub enum Rebound {
 /// For k ≥ 14 on x86_64 CPUs with AVX the vertex projection runs compiled for AVX
 /// ([`tumble_avx`]: each eight-lane row is one register instead of two); the results are
 /// bit for bit those of the portable form ([`tumble_lanes`]), which tests check. Callgrind
-/// over every node of the demo's knot: k = 14, 18, 26 take 46–50 % of the portable form's
-/// instructions, but k = 6 (one chunk of corners per node) takes 23 % more, so it stays
-/// portable.
+/// over every node of the demo's knot, measured before the shuffle fold ([`fold8_avx`]):
+/// k = 14, 18, 26 took 46–50 % of the portable form's instructions, but k = 6 (one chunk
+/// of corners per node) took 23 % more, so it stays portable.
 #[inline]
 pub(crate) fn tumble_node<const K: usize>(
     obj: &FlyingObject<K>,
@@ -1198,7 +1208,7 @@ pub(crate) fn root_climbed<const K: usize>(
     let mut lo = [0.0; 13];
     let mut hi = [0.0; 13];
     for i in 0..K / 2 {
-        let c = frame.pull[i];
+        let c = frame.pull(i);
         let hi_v = climber.extreme(&obj.hull, &obj.hull_pts, c, 2 * i);
         let lo_v = climber.extreme(&obj.hull, &obj.hull_pts, -c, 2 * i + 1);
         hi[i] = c.dot(obj.hull_pts[hi_v as usize]);
