@@ -6,13 +6,14 @@
 //! path, default 1), `DESCENT=env` (Algorithm 1's environment-first descent), `WITNESS=0`,
 //! `REBOUND=corners` (the paper's re-bounding from k-DOP corners), `FLY_LEAF=N` (the flying
 //! object's leaf size, default `BuildOptions::FLYING`'s),
-//! `OBJECT=FILE` (a mesh file as the flying object, fitted into the built-in one's box).
+//! `ENV_RULE=longest|minsum|minmax|splatter` and `ENV_SPLIT=mean|median` (the environment's
+//! build), `OBJECT=FILE` (a mesh file as the flying object, fitted into the built-in one's box).
 use kdop::scene::paper::{Flight, PaperSize};
 use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState, QueryStats};
 
 fn run<const K: usize>(scene: &kdop::scene::paper::PaperScene, options: &QueryOptions) {
-    let env = Environment::<K>::build(scene.environment.clone(), &BuildOptions::ENVIRONMENT)
-        .expect("environment");
+    let env =
+        Environment::<K>::build(scene.environment.clone(), &env_options()).expect("environment");
     let leaf = std::env::var("FLY_LEAF")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -50,6 +51,22 @@ fn run<const K: usize>(scene: &kdop::scene::paper::PaperScene, options: &QueryOp
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
     fly(&env, &obj, path, repeat, options, scene.name);
+}
+
+/// The environment's build options: `BuildOptions::ENVIRONMENT` with `ENV_RULE`
+/// (`longest`, `minsum`, `minmax`, `splatter`) and `ENV_SPLIT` (`mean`, `median`) applied.
+fn env_options() -> BuildOptions {
+    let mut o = BuildOptions::ENVIRONMENT;
+    match std::env::var("ENV_RULE").as_deref() {
+        Ok("longest") => o.rule = kdop::AxisRule::LongestSide,
+        Ok("minsum") => o.rule = kdop::AxisRule::MinSum,
+        Ok("minmax") => o.rule = kdop::AxisRule::MinMax,
+        _ => {}
+    }
+    if std::env::var("ENV_SPLIT").as_deref() == Ok("median") {
+        o.split = kdop::SplitPoint::Median;
+    }
+    o
 }
 
 /// The poses of a billiard flight as `kdop paper` flies it (seed 1): a free start, then

@@ -10,7 +10,7 @@
 //! Every query returns its statistics, the terms of the paper's cost model
 //! `T = Nv·Cv + Np·Cp + Nu·Cu` (§3.1, equation 2).
 
-use crate::dop::Dop;
+use crate::dop::{Dop, Narrow, OverlapForm, Wide};
 use crate::env::{Environment, PartId};
 use crate::error::{Error, Result};
 use crate::hierarchy::END;
@@ -306,9 +306,10 @@ impl<const K: usize> QueryState<K> {
     /// Pushes the children `c`, `c + 1` of a flying node paired with environment entry
     /// `(p, e)` whose bound is `env`, each if its (re-bounded) k-DOP overlaps `env`.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn descend_fly(
         &mut self,
+        form: impl OverlapForm,
         obj: &FlyingObject<K>,
         c: u32,
         p: u32,
@@ -318,10 +319,10 @@ impl<const K: usize> QueryState<K> {
         stats: &mut QueryStats,
     ) {
         stats.nv += 2;
-        if self.fly_dop(obj, c + 1, eps, stats).overlaps(env) {
+        if form.overlaps(self.fly_dop(obj, c + 1, eps, stats), env) {
             self.stack.push([c + 1, p, e]);
         }
-        if self.fly_dop(obj, c, eps, stats).overlaps(env) {
+        if form.overlaps(self.fly_dop(obj, c, eps, stats), env) {
             self.stack.push([c, p, e]);
         }
     }
@@ -385,6 +386,19 @@ impl<const K: usize> Environment<K> {
         state: &'s mut QueryState<K>,
     ) -> Result<Outcome<'s>> {
         zone!("Environment::collide");
+        self.query(object, pose, options, state, Wide::detect())
+    }
+
+    /// [`Environment::collide`] with the k-DOP tests of the descent in AVX form when
+    /// `wide` is given and k is 18 or 26 (tests run both forms and compare).
+    fn query<'s>(
+        &self,
+        object: &FlyingObject<K>,
+        pose: &Pose,
+        options: &QueryOptions,
+        state: &'s mut QueryState<K>,
+        wide: Option<Wide>,
+    ) -> Result<Outcome<'s>> {
         let eps = options.epsilon;
         if eps.is_nan() || eps < 0.0 || !eps.is_finite() {
             return Err(Error::InvalidParameter {
@@ -421,10 +435,75 @@ impl<const K: usize> Environment<K> {
         state.tri_dops.clear();
         state.start_query(self.parts.len());
         let larger_first = options.descent == Descent::Larger;
+        #[cfg(target_arch = "x86_64")]
+        if let (true, Some(wide)) = (K >= 16, wide) {
+            // SAFETY: `wide` exists, so the CPU supports AVX.
+            unsafe {
+                self.descend_avx(
+                    wide,
+                    object,
+                    pose,
+                    eps,
+                    detect,
+                    larger_first,
+                    state,
+                    &mut stats,
+                )
+            };
+            return Ok(self.finish(state, stats));
+        }
+        self.descend(
+            Narrow,
+            object,
+            pose,
+            eps,
+            detect,
+            larger_first,
+            state,
+            &mut stats,
+        );
+        Ok(self.finish(state, stats))
+    }
+
+    /// [`Environment::descend`] compiled with AVX: the k-DOP tests inlined into it take
+    /// eight intervals per comparison (k = 18 and 26). `wide` proves AVX is there, but a
+    /// function compiled for a CPU feature is still `unsafe` to call from code that is not.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx")]
+    #[allow(clippy::too_many_arguments)]
+    fn descend_avx(
+        &self,
+        wide: Wide,
+        object: &FlyingObject<K>,
+        pose: &Pose,
+        eps: f64,
+        detect: bool,
+        larger_first: bool,
+        state: &mut QueryState<K>,
+        stats: &mut QueryStats,
+    ) {
+        self.descend(wide, object, pose, eps, detect, larger_first, state, stats);
+    }
+
+    /// The descent of a query whose pose is set: Algorithm 1 from the roots, until the stack
+    /// empties or (`detect`) a contact is found, with k-DOP tests of the given `form`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn descend(
+        &self,
+        form: impl OverlapForm,
+        object: &FlyingObject<K>,
+        pose: &Pose,
+        eps: f64,
+        detect: bool,
+        larger_first: bool,
+        state: &mut QueryState<K>,
+        stats: &mut QueryStats,
+    ) {
         // Pairs on the stack are known to overlap: children are tested before they are
         // pushed, so a disjoint pair costs one test and no stack traffic.
         stats.nv += 1;
-        if state.fly[0].dop.overlaps(&self.top[0].dop) {
+        if form.overlaps(&state.fly[0].dop, &self.top[0].dop) {
             state.stack.push([0, TOP, 0]);
         }
         while let Some([f, p, e]) = state.stack.pop() {
@@ -447,13 +526,13 @@ impl<const K: usize> Environment<K> {
                         state.tri_dops[slot].1 as usize,
                         fnode.first_triangle() as usize,
                         state,
-                        &mut stats,
+                        stats,
                     ) {
                         break;
                     }
                 } else {
                     let dop = state.tri_dops[slot].0;
-                    state.descend_fly(object, fnode.first_child(), p, e, &dop, eps, &mut stats);
+                    state.descend_fly(form, object, fnode.first_child(), p, e, &dop, eps, stats);
                 }
                 continue;
             }
@@ -468,7 +547,16 @@ impl<const K: usize> Environment<K> {
             };
             if !env.is_leaf() {
                 if larger_first && !fnode.is_leaf() && fsize > size(&env.dop) {
-                    state.descend_fly(object, fnode.first_child(), p, e, &env.dop, eps, &mut stats);
+                    state.descend_fly(
+                        form,
+                        object,
+                        fnode.first_child(),
+                        p,
+                        e,
+                        &env.dop,
+                        eps,
+                        stats,
+                    );
                 } else {
                     let c = env.first_child();
                     let kids = if p == TOP {
@@ -479,10 +567,10 @@ impl<const K: usize> Environment<K> {
                     };
                     stats.nv += 2;
                     // Right first, so the left child is processed first.
-                    if fd.overlaps(&kids[1].dop) {
+                    if form.overlaps(fd, &kids[1].dop) {
                         state.stack.push([f, p, c + 1]);
                     }
-                    if fd.overlaps(&kids[0].dop) {
+                    if form.overlaps(fd, &kids[0].dop) {
                         state.stack.push([f, p, c]);
                     }
                 }
@@ -514,7 +602,7 @@ impl<const K: usize> Environment<K> {
                 loop {
                     let (dop, pos) = &state.tri_dops[slot];
                     stats.nv += 1;
-                    if fd.overlaps(dop) {
+                    if form.overlaps(fd, dop) {
                         state.stack.push([f, p, TRI | slot as u32]);
                     }
                     if bvh.ids[*pos as usize] & END != 0 {
@@ -525,7 +613,16 @@ impl<const K: usize> Environment<K> {
                 continue;
             }
             if !fnode.is_leaf() {
-                state.descend_fly(object, fnode.first_child(), p, e, &env.dop, eps, &mut stats);
+                state.descend_fly(
+                    form,
+                    object,
+                    fnode.first_child(),
+                    p,
+                    e,
+                    &env.dop,
+                    eps,
+                    stats,
+                );
                 continue;
             }
             if self.test_pairs(
@@ -537,12 +634,11 @@ impl<const K: usize> Environment<K> {
                 first,
                 fnode.first_triangle() as usize,
                 state,
-                &mut stats,
+                stats,
             ) {
                 break;
             }
         }
-        Ok(self.finish(state, stats))
     }
 
     /// Sorts the raw contacts of a query into the state's contact list and answers.
@@ -709,4 +805,78 @@ fn within(a: &[DVec3; 3], b: &[DVec3; 3], eps: f64) -> bool {
         return false;
     }
     triangle_distance(a, b) <= eps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BuildOptions;
+    use crate::mesh::Mesh;
+    use crate::testing::lcg;
+    use glam::DMat3;
+
+    /// A soup of `n` triangles of size about `size` in the cube `[0, 10]^3`.
+    fn soup(n: usize, size: f64, s: &mut u64) -> Mesh {
+        let p = |s: &mut u64| DVec3::new(lcg(s), lcg(s), lcg(s));
+        let tris: Vec<[DVec3; 3]> = (0..n)
+            .map(|_| {
+                let c = p(s) * 10.0;
+                [c, c + (p(s) - 0.5) * size, c + (p(s) - 0.5) * size]
+            })
+            .collect();
+        Mesh::from_triangles(&tris).unwrap()
+    }
+
+    /// The descent's two forms (SSE and, where the CPU has it, AVX k-DOP tests) give the
+    /// same contacts in the same order with the same statistics, on seeded soups and poses,
+    /// in both modes and for both re-bounding methods: the form a CPU takes is not
+    /// observable. (The oracle tests check the answers themselves, in the form this CPU takes.)
+    fn forms_agree<const K: usize>() {
+        let Some(wide) = Wide::detect() else {
+            eprintln!("no AVX on this CPU: only the SSE form runs");
+            return;
+        };
+        let mut s = 7u64 ^ K as u64;
+        let env = Environment::<K>::from_mesh(soup(3000, 0.8, &mut s), &BuildOptions::ENVIRONMENT)
+            .unwrap();
+        let obj = FlyingObject::<K>::new(soup(300, 0.6, &mut s), &BuildOptions::FLYING).unwrap();
+        let (mut a, mut b) = (QueryState::new(), QueryState::new());
+        let mut contacts = 0;
+        for i in 0..60 {
+            let q = glam::DQuat::from_axis_angle(
+                DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s) + 0.1).normalize(),
+                lcg(&mut s) * 6.0,
+            );
+            let linear = if i % 3 == 0 {
+                DMat3::IDENTITY
+            } else {
+                DMat3::from_quat(q)
+            };
+            let pose = Pose::new(
+                linear,
+                DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * 4.0,
+            )
+            .unwrap();
+            for base in [QueryOptions::DETECT, QueryOptions::REPORT] {
+                for rebound in [Rebound::Slabs, Rebound::Corners] {
+                    let o = QueryOptions {
+                        rebound,
+                        witness: false,
+                        ..base
+                    };
+                    let x = env.query(&obj, &pose, &o, &mut a, None).unwrap();
+                    let y = env.query(&obj, &pose, &o, &mut b, Some(wide)).unwrap();
+                    assert_eq!(x.contacts, y.contacts, "pose {i}");
+                    assert_eq!(x.stats, y.stats, "pose {i}");
+                    contacts += x.contacts.len();
+                }
+            }
+        }
+        assert!(contacts > 100, "the poses should make contacts: {contacts}");
+    }
+
+    #[test]
+    fn sse_and_avx_descents_agree() {
+        crate::testing::for_each_k!(forms_agree);
+    }
 }

@@ -16,6 +16,7 @@ use crate::exact::{EPS, sum_sign};
 use glam::DVec3;
 
 pub use overlap::OverlapOrder;
+pub(crate) use overlap::{Narrow, OverlapForm, Wide};
 
 /// Directions of the 6-DOP: the coordinate axes.
 const AXES_6: [[i8; 3]; 3] = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
