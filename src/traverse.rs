@@ -158,7 +158,7 @@ pub struct QueryState<const K: usize> {
     /// instructions per pair on the Swept flight.
     placed: Vec<PlacedTri>,
     climber: Climber,
-    stack: Vec<[u32; 3]>,
+    stack: PairStack,
     /// Bounds of single triangles of refined environment leaves: (k-DOP, leaf position).
     tri_dops: Vec<(Dop<K>, u32)>,
     /// Per part, per node: `(query << 32) | slot` when that leaf was refined during query
@@ -319,12 +319,9 @@ impl<const K: usize> QueryState<K> {
         stats: &mut QueryStats,
     ) {
         stats.nv += 2;
-        if form.overlaps(self.fly_dop(obj, c + 1, eps, stats), env) {
-            self.stack.push([c + 1, p, e]);
-        }
-        if form.overlaps(self.fly_dop(obj, c, eps, stats), env) {
-            self.stack.push([c, p, e]);
-        }
+        let right = form.overlaps(self.fly_dop(obj, c + 1, eps, stats), env);
+        let left = form.overlaps(self.fly_dop(obj, c, eps, stats), env);
+        self.stack.push_two([c + 1, p, e], right, [c, p, e], left);
     }
 
     /// Numbers a new query for the refinement memo and gives the memo a slot per part of
@@ -503,9 +500,8 @@ impl<const K: usize> Environment<K> {
         // Pairs on the stack are known to overlap: children are tested before they are
         // pushed, so a disjoint pair costs one test and no stack traffic.
         stats.nv += 1;
-        if form.overlaps(&state.fly[0].dop, &self.top[0].dop) {
-            state.stack.push([0, TOP, 0]);
-        }
+        let roots = form.overlaps(&state.fly[0].dop, &self.top[0].dop);
+        state.stack.push_if([0, TOP, 0], roots);
         while let Some([f, p, e]) = state.stack.pop() {
             // Borrowed, not copied: a copy moves 80 bytes per popped pair.
             let fd = &state.fly[f as usize].dop;
@@ -567,12 +563,9 @@ impl<const K: usize> Environment<K> {
                     };
                     stats.nv += 2;
                     // Right first, so the left child is processed first.
-                    if form.overlaps(fd, &kids[1].dop) {
-                        state.stack.push([f, p, c + 1]);
-                    }
-                    if form.overlaps(fd, &kids[0].dop) {
-                        state.stack.push([f, p, c]);
-                    }
+                    let right = form.overlaps(fd, &kids[1].dop);
+                    let left = form.overlaps(fd, &kids[0].dop);
+                    state.stack.push_two([f, p, c + 1], right, [f, p, c], left);
                 }
                 continue;
             }
@@ -602,9 +595,8 @@ impl<const K: usize> Environment<K> {
                 loop {
                     let (dop, pos) = &state.tri_dops[slot];
                     stats.nv += 1;
-                    if form.overlaps(fd, dop) {
-                        state.stack.push([f, p, TRI | slot as u32]);
-                    }
+                    let hit = form.overlaps(fd, dop);
+                    state.stack.push_if([f, p, TRI | slot as u32], hit);
                     if bvh.ids[*pos as usize] & END != 0 {
                         break;
                     }
@@ -737,6 +729,59 @@ fn memo_entry(refined: &mut [Vec<u64>], p: u32, e: u32, nodes: usize) -> &mut u6
         part.resize(nodes, 0);
     }
     &mut part[e as usize]
+}
+
+/// The traversal stack of `(flying node, part, environment entry)` triples. Pushes do not
+/// branch on whether they keep their entry: in close proximity the k-DOP tests that decide
+/// are close to coin flips (callgrind's branch model: about one mispredicted branch per
+/// k-DOP test on the nested spheres), so each entry is written to the next free slot
+/// and the top moves by 0 or 1. The slots stay allocated between queries.
+#[derive(Clone, Debug, Default)]
+struct PairStack {
+    slots: Vec<[u32; 3]>,
+    top: usize,
+}
+
+impl PairStack {
+    fn clear(&mut self) {
+        self.top = 0;
+    }
+
+    /// Room for two more entries (a branch that is taken only while the stack grows).
+    #[inline(always)]
+    fn room(&mut self) {
+        if self.top + 2 > self.slots.len() {
+            self.slots.resize((2 * self.slots.len()).max(64), [0; 3]);
+        }
+    }
+
+    /// Pushes `a` if `keep`.
+    #[inline(always)]
+    fn push_if(&mut self, a: [u32; 3], keep: bool) {
+        self.room();
+        self.slots[self.top] = a;
+        self.top += usize::from(keep);
+    }
+
+    /// Pushes `a` if `keep_a`, then `b` if `keep_b` (so `b` is popped first when both are
+    /// kept): `a` goes to the free slot and `b` to the one after it, or over `a` when `a`
+    /// is not kept.
+    #[inline(always)]
+    fn push_two(&mut self, a: [u32; 3], keep_a: bool, b: [u32; 3], keep_b: bool) {
+        self.room();
+        self.slots[self.top] = a;
+        self.slots[self.top + usize::from(keep_a)] = b;
+        self.top += usize::from(keep_a) + usize::from(keep_b);
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<[u32; 3]> {
+        if self.top == 0 {
+            return None;
+        }
+        self.top -= 1;
+        Some(self.slots[self.top])
+    }
 }
 
 /// Query-time record of one flying node.
