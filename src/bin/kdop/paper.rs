@@ -193,6 +193,18 @@ fn fly_scene(
     seed: u64,
     options: &QueryOptions,
 ) -> kdop::Result<(FlightRun, f64)> {
+    fly_scene_n(scene, bv, opts, seed, options, MAX_FLIGHTS)
+}
+
+/// [`fly_scene`] with at most `flights` flights (each step's least time over them).
+fn fly_scene_n(
+    scene: &PaperScene,
+    bv: Bv,
+    opts: &BuildOptions,
+    seed: u64,
+    options: &QueryOptions,
+    flights: usize,
+) -> kdop::Result<(FlightRun, f64)> {
     let (lo, hi) = scene.object.bounds();
     let object_size = (hi - lo).length();
     let bar = flights::bar(scene.steps, &format!("{} {}", scene.name, bv_name(bv)));
@@ -206,7 +218,7 @@ fn fly_scene(
             let env = Environment::<KK>::build(scene.environment.clone(), opts)?;
             let obj = FlyingObject::<KK>::new(scene.object.clone(), &obj_opts)?;
             let build_ms = t.elapsed().as_secs_f64() * 1e3;
-            let run = repeat_flights(|| {
+            let run = repeat_flights(flights, || {
                 bar.reset();
                 let mut state = QueryState::new();
                 flights::fly(&scene.flight, scene.steps, seed, object_size, options, &mut |p, o| {
@@ -223,7 +235,7 @@ fn fly_scene(
             let env = ObbTree::from_mesh(&merged, crate::common::OBB_LEAF)?;
             let obj = ObbTree::from_mesh(&scene.object, crate::common::OBB_LEAF)?;
             let build_ms = t.elapsed().as_secs_f64() * 1e3;
-            let run = repeat_flights(|| {
+            let run = repeat_flights(flights, || {
                 bar.reset();
                 let mut state = ObbQueryState::new();
                 flights::fly(
@@ -247,27 +259,36 @@ fn fly_scene(
 }
 
 /// Flies `flight` again while the flights have taken less than [`FLIGHT_BUDGET`] seconds
-/// (at most [`MAX_FLIGHTS`] times): the first run with each step's least time. Flights are
+/// (at most `max` times): the first run with each step's least time. Flights are
 /// deterministic, so every run visits the same poses with the same answers (checked).
-fn repeat_flights(mut flight: impl FnMut() -> kdop::Result<FlightRun>) -> kdop::Result<FlightRun> {
+fn repeat_flights(
+    max: usize,
+    mut flight: impl FnMut() -> kdop::Result<FlightRun>,
+) -> kdop::Result<FlightRun> {
     let started = Instant::now();
     let mut best = flight()?;
-    for _ in 1..MAX_FLIGHTS {
+    for _ in 1..max {
         if started.elapsed().as_secs_f64() >= FLIGHT_BUDGET {
             break;
         }
-        let again = flight()?;
-        if again.poses != best.poses || again.contacts != best.contacts {
-            return Err(kdop::Error::InvalidParameter {
-                name: "flight",
-                reason: "a repeated flight took another course".into(),
-            });
-        }
-        for (b, t) in best.times_us.iter_mut().zip(&again.times_us) {
-            *b = b.min(*t);
-        }
+        keep_least(&mut best, flight()?)?;
     }
     Ok(best)
+}
+
+/// Keeps in `best` each step's lesser time of `best` and `again`, two flights of the same
+/// course (checked: same poses, same contacts).
+fn keep_least(best: &mut FlightRun, again: FlightRun) -> kdop::Result<()> {
+    if again.poses != best.poses || again.contacts != best.contacts {
+        return Err(kdop::Error::InvalidParameter {
+            name: "flight",
+            reason: "a repeated flight took another course".into(),
+        });
+    }
+    for (b, t) in best.times_us.iter_mut().zip(&again.times_us) {
+        *b = b.min(*t);
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1099,13 +1120,19 @@ fn least_of_two<T>(mut f: impl FnMut() -> T) -> (T, f64) {
     (out, first.min(t.elapsed().as_secs_f64() * 1e6))
 }
 
-/// Seconds of parry3d per flight and precision (detect and report together).
+/// Seconds of parry3d per flight and precision (detect and report together): the first
+/// pass over the poses stops when it is spent, and so do the further detect rounds.
 #[cfg(feature = "peers")]
 const PEER_BUDGET: f64 = 20.0;
+/// Most detect rounds per flight and precision (see [`table2_peers`]).
+#[cfg(feature = "peers")]
+const PEER_ROUNDS: usize = 5;
 
 /// parry3d on the poses of each Table 2 flight (the 18-DOP's, replayed): detect against
 /// kdop's best k in detect mode, an all-pairs report built from parry's pieces against
 /// kdop's best k in report mode, and every parry answer checked against kdop's exact one.
+/// Detect is timed in interleaved rounds (parry, then kdop), each side keeping every pose's
+/// least time over the same rounds.
 #[cfg(feature = "peers")]
 fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
     use kdop::scene::paper::Flight;
@@ -1152,7 +1179,8 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
         };
         for peer in crate::peers::both(&merged, &s.scene.object)? {
             let bar = flights::bar(order.len(), &format!("{} {}", s.scene.name, peer.name()));
-            let (mut det_us, mut rep_us) = (0.0, 0.0);
+            let mut rep_us = 0.0;
+            let mut det_first = Vec::new();
             let (mut det_fp, mut det_miss, mut pair_fp, mut pair_miss) = (0u64, 0u64, 0u64, 0u64);
             let mut pairs = Vec::new();
             let mut visited = Vec::new();
@@ -1163,10 +1191,10 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
                 }
                 let pose = run18.poses[i];
                 let want = exact(&pose)?;
-                // The lesser of two timings where one is quick, as kdop's flights keep each
-                // step's least time (stalls of this VM would otherwise count against parry).
-                let (hit, us) = least_of_two(|| black_box(peer.detect(&pose)));
-                det_us += us;
+                // The first of the rounds of detect timings (see below).
+                let t = Instant::now();
+                let hit = black_box(peer.detect(&pose));
+                det_first.push((i, t.elapsed().as_secs_f64() * 1e6));
                 det_fp += u64::from(hit && want.is_empty());
                 det_miss += u64::from(!hit && !want.is_empty());
                 let ((), us) = least_of_two(|| peer.report(&pose, &mut pairs));
@@ -1193,28 +1221,75 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
                 steps: poses.len(),
                 ..s.scene.clone()
             };
-            let mut best = [(f64::INFINITY, ""); 3];
+            // Detect mode, the 5x mark: rounds, each a parry pass over the poses and one
+            // kdop flight per k and mode, while the budget lasts (at most PEER_ROUNDS).
+            // Every step and pose keeps its least time over the rounds, so both sides get
+            // the same number of tries spread over the same minutes: a slow phase of this
+            // VM (they last seconds to minutes) falls on both, not on one side's figure.
+            det_first.sort_unstable_by_key(|&(i, _)| i);
+            let mut det_least: Vec<f64> = det_first.iter().map(|&(_, t)| t).collect();
             let cold = QueryOptions {
                 witness: false,
                 ..QueryOptions::DETECT
             };
-            for (slot, mode) in [QueryOptions::DETECT, cold, QueryOptions::REPORT]
-                .iter()
-                .enumerate()
-            {
-                for bv in &BVS[..4] {
-                    let (run, _) =
-                        fly_scene(&replay, *bv, &BuildOptions::ENVIRONMENT, a.seed, mode)?;
-                    if run.mean_us() < best[slot].0 {
-                        best[slot] = (run.mean_us(), bv_name(*bv));
+            let detect_modes = [QueryOptions::DETECT, cold];
+            let mut kd: Vec<Option<FlightRun>> = vec![None; detect_modes.len() * 4];
+            let mut rounds = 0;
+            while rounds < PEER_ROUNDS {
+                if rounds > 0 {
+                    if started.elapsed().as_secs_f64() > PEER_BUDGET {
+                        break;
+                    }
+                    for (least, pose) in det_least.iter_mut().zip(&poses) {
+                        let t = Instant::now();
+                        black_box(peer.detect(pose));
+                        *least = least.min(t.elapsed().as_secs_f64() * 1e6);
                     }
                 }
+                for (m, mode) in detect_modes.iter().enumerate() {
+                    for (b, bv) in BVS[..4].iter().enumerate() {
+                        let (run, _) =
+                            fly_scene_n(&replay, *bv, &BuildOptions::ENVIRONMENT, a.seed, mode, 1)?;
+                        match &mut kd[m * 4 + b] {
+                            Some(best) => keep_least(best, run)?,
+                            slot => *slot = Some(run),
+                        }
+                    }
+                }
+                rounds += 1;
             }
-            let [detect_best, cold_best, report_best] = best;
+            let fastest = |m: usize| {
+                (0..4)
+                    .filter_map(|b| kd[m * 4 + b].as_ref().map(|r| (r.mean_us(), bv_name(BVS[b]))))
+                    .fold((f64::INFINITY, ""), |x, y| if y.0 < x.0 { y } else { x })
+            };
+            let (detect_best, cold_best) = (fastest(0), fastest(1));
+            // Report mode (the 2x mark, met by a wide margin): parry's lesser of two timings
+            // per pose in the first pass, kdop's flights as elsewhere in the tables.
+            let mut report_best = (f64::INFINITY, "");
+            for bv in &BVS[..4] {
+                let (run, _) = fly_scene(
+                    &replay,
+                    *bv,
+                    &BuildOptions::ENVIRONMENT,
+                    a.seed,
+                    &QueryOptions::REPORT,
+                )?;
+                if run.mean_us() < report_best.0 {
+                    report_best = (run.mean_us(), bv_name(*bv));
+                }
+            }
             let m = poses.len().max(1) as f64;
+            let det_us: f64 = det_least.iter().sum();
             let (det_ms, rep_ms) = (det_us / m / 1e3, rep_us / m / 1e3);
             rows.push(vec![
-                format!("{} ({} of {} poses)", s.scene.name, poses.len(), n),
+                format!(
+                    "{} ({} of {} poses, {} rounds)",
+                    s.scene.name,
+                    poses.len(),
+                    n,
+                    rounds
+                ),
                 peer.name().to_string(),
                 format!("{:.4} ({})", detect_best.0 / 1e3, detect_best.1),
                 format!("{det_ms:.4}"),
@@ -1233,6 +1308,7 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
             ]);
             js.push(json!({
                 "scene": s.scene.name, "peer": peer.name(), "poses": poses.len(), "steps": n,
+                "detect_rounds": rounds,
                 "kdop_detect_ms": detect_best.0 / 1e3, "kdop_detect_bv": detect_best.1,
                 "kdop_detect_no_witness_ms": cold_best.0 / 1e3, "kdop_detect_no_witness_bv": cold_best.1,
                 "peer_detect_ms": det_ms, "detect_false_positives": det_fp, "detect_misses": det_miss,

@@ -347,7 +347,11 @@ pub fn section_peers(t: Option<&Table>) -> String {
          descends the hierarchies as in the paper); kdop's report at most half of parry's \
          all-pairs query: met on {report_ok} of {}.\n- The witness: a detect query first \
          re-tests the last contact found with its query state (`QueryOptions::witness`, on \
-         by default); kdop replays each flight's poses in flight order.\n- parry's answers \
+         by default); kdop replays each flight's poses in flight order.\n- How detect is \
+         timed: in rounds (the count is in the first column), each one parry pass over the \
+         poses and one kdop flight per k and mode; every pose and step keeps its least time \
+         over the rounds, so both sides get as many tries, spread over the same minutes. \
+         Report mode: parry's lesser of two timings per pose, kdop's usual flights.\n- parry's answers \
          against kdop's exact ones: {}.\n\n",
         t.markdown(),
         rows.len(),
