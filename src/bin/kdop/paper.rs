@@ -1260,7 +1260,11 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
             }
             let fastest = |m: usize| {
                 (0..4)
-                    .filter_map(|b| kd[m * 4 + b].as_ref().map(|r| (r.mean_us(), bv_name(BVS[b]))))
+                    .filter_map(|b| {
+                        kd[m * 4 + b]
+                            .as_ref()
+                            .map(|r| (r.mean_us(), bv_name(BVS[b])))
+                    })
                     .fold((f64::INFINITY, ""), |x, y| if y.0 < x.0 { y } else { x })
             };
             let (detect_best, cold_best) = (fastest(0), fastest(1));
