@@ -431,34 +431,19 @@ impl<const K: usize> Environment<K> {
         state.stack.clear();
         state.tri_dops.clear();
         state.start_query(self.parts.len());
-        let larger_first = options.descent == Descent::Larger;
-        #[cfg(target_arch = "x86_64")]
-        if let (true, Some(wide)) = (K >= 16, wide) {
-            // SAFETY: `wide` exists, so the CPU supports AVX.
-            unsafe {
-                self.descend_avx(
-                    wide,
-                    object,
-                    pose,
-                    eps,
-                    detect,
-                    larger_first,
-                    state,
-                    &mut stats,
-                )
-            };
-            return Ok(self.finish(state, stats));
-        }
-        self.descend(
-            Narrow,
+        let walk = Walk {
             object,
             pose,
             eps,
             detect,
-            larger_first,
-            state,
-            &mut stats,
-        );
+            larger_first: options.descent == Descent::Larger,
+        };
+        match wide {
+            // SAFETY: `wide` exists, so the CPU supports AVX.
+            #[cfg(target_arch = "x86_64")]
+            Some(wide) if K >= 16 => unsafe { self.descend_avx(wide, &walk, state, &mut stats) },
+            _ => self.descend(Narrow, &walk, state, &mut stats),
+        }
         Ok(self.finish(state, stats))
     }
 
@@ -467,36 +452,33 @@ impl<const K: usize> Environment<K> {
     /// function compiled for a CPU feature is still `unsafe` to call from code that is not.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx")]
-    #[allow(clippy::too_many_arguments)]
     fn descend_avx(
         &self,
         wide: Wide,
-        object: &FlyingObject<K>,
-        pose: &Pose,
-        eps: f64,
-        detect: bool,
-        larger_first: bool,
+        walk: &Walk<'_, K>,
         state: &mut QueryState<K>,
         stats: &mut QueryStats,
     ) {
-        self.descend(wide, object, pose, eps, detect, larger_first, state, stats);
+        self.descend(wide, walk, state, stats);
     }
 
     /// The descent of a query whose pose is set: Algorithm 1 from the roots, until the stack
     /// empties or (`detect`) a contact is found, with k-DOP tests of the given `form`.
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn descend(
         &self,
         form: impl OverlapForm,
-        object: &FlyingObject<K>,
-        pose: &Pose,
-        eps: f64,
-        detect: bool,
-        larger_first: bool,
+        walk: &Walk<'_, K>,
         state: &mut QueryState<K>,
         stats: &mut QueryStats,
     ) {
+        let &Walk {
+            object,
+            pose,
+            eps,
+            detect,
+            larger_first,
+        } = walk;
         // Pairs on the stack are known to overlap: children are tested before they are
         // pushed, so a disjoint pair costs one test and no stack traffic.
         stats.nv += 1;
@@ -542,18 +524,9 @@ impl<const K: usize> Environment<K> {
                 _ => (p, e, &self.parts[p as usize].bvh.nodes[e as usize]),
             };
             if !env.is_leaf() {
-                if larger_first && !fnode.is_leaf() && fsize > size(&env.dop) {
-                    state.descend_fly(
-                        form,
-                        object,
-                        fnode.first_child(),
-                        p,
-                        e,
-                        &env.dop,
-                        eps,
-                        stats,
-                    );
-                } else {
+                // The environment node splits unless the Larger rule splits the flying one
+                // (which the shared branch below does).
+                if !(larger_first && !fnode.is_leaf() && fsize > size(&env.dop)) {
                     let c = env.first_child();
                     let kids = if p == TOP {
                         [&self.top[c as usize], &self.top[c as usize + 1]]
@@ -566,44 +539,48 @@ impl<const K: usize> Environment<K> {
                     let right = form.overlaps(fd, &kids[1].dop);
                     let left = form.overlaps(fd, &kids[0].dop);
                     state.stack.push_two([f, p, c + 1], right, [f, p, c], left);
+                    continue;
                 }
-                continue;
-            }
-            let bvh = &self.parts[p as usize].bvh;
-            let first = env.first_triangle() as usize;
-            if bvh.ids[first] & END == 0 {
-                // Refine a leaf of several triangles into one bound per triangle, so that
-                // the flying hierarchy descends against the triangles, not their union:
-                // the pruning of single-triangle leaves for a fraction of their memory.
-                let memo = memo_entry(&mut state.refined, p, e, bvh.nodes.len());
-                let mut slot = if (*memo >> 32) as u32 == state.query {
-                    *memo as u32 as usize
-                } else {
-                    let start = state.tri_dops.len();
-                    *memo = (u64::from(state.query) << 32) | start as u64;
-                    let mut pos = first;
+            } else {
+                let bvh = &self.parts[p as usize].bvh;
+                let first = env.first_triangle() as usize;
+                if bvh.ids[first] & END == 0 {
+                    // Refine a leaf of several triangles into one bound per triangle, so
+                    // that the flying hierarchy descends against the triangles, not their
+                    // union: the pruning of single-triangle leaves for a fraction of their
+                    // memory.
+                    let memo = memo_entry(&mut state.refined, p, e, bvh.nodes.len());
+                    let mut slot = if (*memo >> 32) as u32 == state.query {
+                        *memo as u32 as usize
+                    } else {
+                        let start = state.tri_dops.len();
+                        *memo = (u64::from(state.query) << 32) | start as u64;
+                        let mut pos = first;
+                        loop {
+                            let dop = Dop::from_triangle_quick(&bvh.tri_at(pos));
+                            state.tri_dops.push((dop, pos as u32));
+                            if bvh.ids[pos] & END != 0 {
+                                break;
+                            }
+                            pos += 1;
+                        }
+                        start
+                    };
                     loop {
-                        let dop = Dop::from_triangle_quick(&bvh.tri_at(pos));
-                        state.tri_dops.push((dop, pos as u32));
-                        if bvh.ids[pos] & END != 0 {
+                        let (dop, pos) = &state.tri_dops[slot];
+                        stats.nv += 1;
+                        let hit = form.overlaps(fd, dop);
+                        state.stack.push_if([f, p, TRI | slot as u32], hit);
+                        if bvh.ids[*pos as usize] & END != 0 {
                             break;
                         }
-                        pos += 1;
+                        slot += 1;
                     }
-                    start
-                };
-                loop {
-                    let (dop, pos) = &state.tri_dops[slot];
-                    stats.nv += 1;
-                    let hit = form.overlaps(fd, dop);
-                    state.stack.push_if([f, p, TRI | slot as u32], hit);
-                    if bvh.ids[*pos as usize] & END != 0 {
-                        break;
-                    }
-                    slot += 1;
+                    continue;
                 }
-                continue;
             }
+            // The flying node splits: it is the larger against an internal environment
+            // node, or the environment side is one triangle.
             if !fnode.is_leaf() {
                 state.descend_fly(
                     form,
@@ -617,6 +594,8 @@ impl<const K: usize> Environment<K> {
                 );
                 continue;
             }
+            // A flying leaf against a one-triangle environment leaf: the triangle pairs.
+            let first = env.first_triangle() as usize;
             if self.test_pairs(
                 object,
                 pose,
@@ -729,6 +708,15 @@ fn memo_entry(refined: &mut [Vec<u64>], p: u32, e: u32, nodes: usize) -> &mut u6
         part.resize(nodes, 0);
     }
     &mut part[e as usize]
+}
+
+/// What a descent needs besides the state: the object, its pose and the query's options.
+struct Walk<'a, const K: usize> {
+    object: &'a FlyingObject<K>,
+    pose: &'a Pose,
+    eps: f64,
+    detect: bool,
+    larger_first: bool,
 }
 
 /// The traversal stack of `(flying node, part, environment entry)` triples. Pushes do not
