@@ -4,7 +4,9 @@
 //! separating direction is found early. Today a branchless test of all intervals at once is
 //! cheaper than any early exit for k ≥ 14 (`docs/benchmarks.md`, "Overlap order"), so
 //! [`Dop::overlaps`] compares four intervals per SSE instruction; [`Dop::overlaps_ordered`]
-//! keeps the paper's early-exit form for the measurement.
+//! keeps the paper's early-exit form for the measurement. The traversal, compiled a second
+//! time with AVX, tests k = 18 and 26 eight intervals per instruction ([`Dop::overlaps_avx`]
+//! through the [`Wide`] form of [`OverlapForm`]).
 
 use super::{Dop, axes};
 
