@@ -462,8 +462,9 @@ impl<const K: usize> Environment<K> {
         self.descend(wide, walk, state, stats);
     }
 
-    /// The descent of a query whose pose is set: Algorithm 1 from the roots, until the stack
-    /// empties or (`detect`) a contact is found, with k-DOP tests of the given `form`.
+    /// The descent of a query whose pose is set, from the roots (Algorithm 1, or the Larger
+    /// rule), until the stack empties or (`detect`) a contact is found, with k-DOP tests of
+    /// the given `form`.
     #[inline(always)]
     fn descend(
         &self,
@@ -908,8 +909,11 @@ mod tests {
         assert!(contacts > 100, "the poses should make contacts: {contacts}");
     }
 
+    /// k = 18 and 26 only: below k = 16 both forms run the same SSE test, and comparing
+    /// them could not fail.
     #[test]
     fn sse_and_avx_descents_agree() {
-        crate::testing::for_each_k!(forms_agree);
+        forms_agree::<18>();
+        forms_agree::<26>();
     }
 }
