@@ -13,7 +13,7 @@
 use crate::dop::{Dop, Narrow, OverlapForm, Wide};
 use crate::env::{Environment, PartId};
 use crate::error::{Error, Result};
-use crate::hierarchy::END;
+use crate::hierarchy::{END, codes};
 use crate::pose::Pose;
 use crate::tri::{TriBox, intersect_filtered, triangle_distance};
 use crate::tumble::{Climber, FlyingObject, PoseFrame, Rebound, root_dop, tumble_node};
@@ -543,13 +543,14 @@ impl<const K: usize> Environment<K> {
                     continue;
                 }
             } else {
-                let bvh = &self.parts[p as usize].bvh;
+                let part = &self.parts[p as usize];
+                let bvh = &part.bvh;
                 let first = env.first_triangle() as usize;
                 if bvh.ids[first] & END == 0 {
                     // Refine a leaf of several triangles into one bound per triangle, so
                     // that the flying hierarchy descends against the triangles, not their
                     // union: the pruning of single-triangle leaves for a fraction of their
-                    // memory.
+                    // memory. The bounds are decoded from the part's leaf codes.
                     let memo = memo_entry(&mut state.refined, p, e, bvh.nodes.len());
                     let mut slot = if (*memo >> 32) as u32 == state.query {
                         *memo as u32 as usize
@@ -558,7 +559,7 @@ impl<const K: usize> Environment<K> {
                         *memo = (u64::from(state.query) << 32) | start as u64;
                         let mut pos = first;
                         loop {
-                            let dop = Dop::from_triangle_quick(&bvh.tri_at(pos));
+                            let dop = codes::decode(&env.dop, &part.codes[pos]);
                             state.tri_dops.push((dop, pos as u32));
                             if bvh.ids[pos] & END != 0 {
                                 break;

@@ -192,3 +192,131 @@ fn file_roundtrip_and_missing_file() {
         Err(Error::Io(_))
     ));
 }
+
+/// Where one part's code count and code bytes lie in a version-2 file.
+struct PartCodes {
+    /// Offset of the part's `codes u64` count.
+    count_at: usize,
+    /// The part's code bytes.
+    codes: std::ops::Range<usize>,
+}
+
+/// Locates every part's codes in a version-2 file of k = `k`, reading the layout written
+/// out in `kdop::io::saved`'s documentation (header of 32 bytes; per part a placement of
+/// 12 f64, four u64 counts, then vertices, triangles, ids, nodes and codes).
+fn part_codes(bytes: &[u8], k: usize) -> Vec<PartCodes> {
+    let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap()) as usize;
+    assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 2);
+    let mut pos = 32;
+    (0..u64_at(24))
+        .map(|_| {
+            pos += 12 * 8;
+            let (nv, nt, nn, nc) = (
+                u64_at(pos),
+                u64_at(pos + 8),
+                u64_at(pos + 16),
+                u64_at(pos + 24),
+            );
+            let count_at = pos + 24;
+            pos += 32 + nv * 24 + nt * 16 + nn * (4 * k + 4);
+            let codes = pos..pos + nc * k;
+            pos = codes.end;
+            PartCodes { count_at, codes }
+        })
+        .collect()
+}
+
+/// A file of format version 1 (before leaf codes) still loads, and the codes computed on
+/// load equal the ones the build wrote: saving it again gives the version-2 bytes.
+#[test]
+fn version_1_files_still_load() {
+    let bytes = sample_bytes();
+    let parts = part_codes(&bytes, 14);
+    assert!(parts.iter().all(|p| !p.codes.is_empty()), "no leaf codes");
+    let mut v1 = bytes[..32].to_vec();
+    v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let mut from = 32;
+    for p in &parts {
+        v1.extend_from_slice(&bytes[from..p.count_at]);
+        v1.extend_from_slice(&bytes[p.count_at + 8..p.codes.start]);
+        from = p.codes.end;
+    }
+    assert_eq!(from, bytes.len() - 4);
+    let crc = crc32(&v1);
+    v1.extend_from_slice(&crc.to_le_bytes());
+    let back = Environment::<14>::from_bytes(&v1).unwrap();
+    assert_eq!(back.to_bytes(), bytes);
+}
+
+/// Hostile leaf codes (code bytes changed, checksum recomputed): a code that no longer
+/// contains its triangle is refused; any file that loads answers every query with the
+/// original's contacts, since codes only prune.
+#[test]
+fn hostile_leaf_codes_are_refused_or_harmless() {
+    let mut rng = Rng::new(13);
+    let (parts, obj_mesh) = scene(&mut rng);
+    let env = Environment::<14>::build(parts, &BuildOptions::ENVIRONMENT).unwrap();
+    let obj = FlyingObject::<14>::new(obj_mesh, &BuildOptions::FLYING).unwrap();
+    let poses: Vec<Pose> = (0..12)
+        .map(|_| Pose::from_translation(rng.vec(-2.0, 6.0)).unwrap())
+        .collect();
+    let mut state = QueryState::new();
+    let answers = |e: &Environment<14>, state: &mut QueryState<14>| -> Vec<_> {
+        poses
+            .iter()
+            .map(|p| {
+                e.collide(&obj, p, &QueryOptions::REPORT, state)
+                    .unwrap()
+                    .contacts
+                    .to_vec()
+            })
+            .collect()
+    };
+    let expect = answers(&env, &mut state);
+    assert!(expect.iter().any(|c| !c.is_empty()));
+    let bytes = env.to_bytes();
+    let codes: Vec<usize> = part_codes(&bytes, 14)
+        .into_iter()
+        .flat_map(|p| p.codes)
+        .collect();
+    let (mut refused, mut loaded) = (0, 0);
+    for _ in 0..300 {
+        let mut v = bytes[..bytes.len() - 4].to_vec();
+        for _ in 0..1 + rng.below(3) {
+            v[codes[rng.below(codes.len() as u64) as usize]] = rng.next_u64() as u8;
+        }
+        let crc = crc32(&v);
+        v.extend_from_slice(&crc.to_le_bytes());
+        match Environment::<14>::from_bytes(&v) {
+            Err(Error::Format(FormatError::Corrupt(_))) => refused += 1,
+            Err(e) => panic!("unexpected error {e:?}"),
+            Ok(back) => {
+                loaded += 1;
+                assert_eq!(back.validate(), Ok(()));
+                assert_eq!(answers(&back, &mut state), expect);
+            }
+        }
+    }
+    // Random bytes mostly tighten a code past its triangle (refused); lower ones loosen it.
+    assert!(
+        refused > 100 && loaded > 10,
+        "refused {refused}, loaded {loaded}"
+    );
+}
+
+/// A code count other than 0 or the triangle count is refused.
+#[test]
+fn a_wrong_code_count_is_refused() {
+    let bytes = sample_bytes();
+    let p = &part_codes(&bytes, 14)[0];
+    // Drop the part's codes and say so: the hierarchy has leaves of several triangles.
+    let mut v = bytes[..p.codes.start].to_vec();
+    v[p.count_at..p.count_at + 8].copy_from_slice(&0u64.to_le_bytes());
+    v.extend_from_slice(&bytes[p.codes.end..bytes.len() - 4]);
+    let crc = crc32(&v);
+    v.extend_from_slice(&crc.to_le_bytes());
+    assert!(matches!(
+        Environment::<14>::from_bytes(&v),
+        Err(Error::Format(FormatError::Corrupt(_)))
+    ));
+}

@@ -123,27 +123,6 @@ fn project_sums<const K: usize>(p: DVec3) -> [f64; 13] {
     v
 }
 
-/// The directions of `K` as three rows of lane coefficients (x, y and z components, padded
-/// to 16 lanes with zeros), for [`Dop::quick_lanes`].
-struct DirectionLanes<const K: usize>;
-
-impl<const K: usize> DirectionLanes<K> {
-    const ROWS: [[f32; 16]; 3] = {
-        let a = axes(K);
-        let mut rows = [[0.0f32; 16]; 3];
-        let mut i = 0;
-        while i < a.len() {
-            let mut c = 0;
-            while c < 3 {
-                rows[c][i] = a[i][c] as f32;
-                c += 1;
-            }
-            i += 1;
-        }
-        rows
-    };
-}
-
 /// Largest `f32` not above `x`.
 #[inline]
 pub(crate) fn f32_down(x: f64) -> f32 {
@@ -298,74 +277,6 @@ impl<const K: usize> Dop<K> {
     #[must_use]
     pub fn from_triangle(t: &[DVec3; 3]) -> Self {
         Self::from_points(t)
-    }
-
-    /// The k-DOP of a triangle in `f32` arithmetic with a relative margin: a little looser
-    /// than [`Dop::from_triangle`] (by about 2^-21 of the coordinates' magnitude) and much
-    /// cheaper, for bounds computed during queries. Compiled for AVX where the CPU has it
-    /// (the same arithmetic per lane, so the same bounds).
-    ///
-    /// Corners are rounded to `f32` and projected there, every direction in its own lane
-    /// (`(x d_x + y d_y) + z d_z` with `d` in {-1, 0, 1}: exact products, two rounded sums).
-    /// With `S = |x| + |y| + |z|` of the largest corner and `u = 2^-24`: rounding the
-    /// coordinates moves a projection by at most `u S`, the sums by `2.001 u S`, and the final
-    /// `± s` by `u (|v| + s)`; `s >= 2^-21 S = 8 u S` covers all of it (its own `f32`
-    /// computation from rounded coordinates loses at most 5 `u` relative, and the factor
-    /// `1 + 2^-10` pays that). Coordinates that round to `f32` subnormals err by at most
-    /// `2^-150` each, which `MIN_POSITIVE` in `s` covers. Validated coordinates
-    /// (`|x| <=` [`crate::MAX_COORDINATE`]) stay finite in `f32`.
-    ///
-    /// Callgrind over the Swept flight (k = 26, tenth stop in `docs/benchmarks.md`): the
-    /// earlier form (projections in `f64`, then rounded) cost about 250 instructions per
-    /// triangle.
-    #[inline]
-    #[must_use]
-    pub(crate) fn from_triangle_quick(t: &[DVec3; 3]) -> Self {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx") {
-            // SAFETY: the CPU has AVX, checked just above.
-            return unsafe { Self::quick_avx(t) };
-        }
-        Self::quick_lanes(t)
-    }
-
-    /// [`Dop::quick_lanes`] compiled with AVX.
-    ///
-    /// # Safety
-    /// The CPU must support AVX.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx")]
-    unsafe fn quick_avx(t: &[DVec3; 3]) -> Self {
-        Self::quick_lanes(t)
-    }
-
-    /// The portable body of [`Dop::from_triangle_quick`].
-    #[inline(always)]
-    pub(crate) fn quick_lanes(t: &[DVec3; 3]) -> Self {
-        let n = Self::AXES;
-        // One register of eight lanes holds k = 6 and 14; 18 and 26 need two.
-        let w = if n <= 8 { 8 } else { 16 };
-        let [dx, dy, dz] = &DirectionLanes::<K>::ROWS;
-        let mut lo = [f32::INFINITY; 16];
-        let mut hi = [f32::NEG_INFINITY; 16];
-        let mut mag = 0.0f32;
-        for p in t {
-            let (x, y, z) = (p.x as f32, p.y as f32, p.z as f32);
-            let m = (x.abs() + y.abs()) + z.abs();
-            mag = if m > mag { m } else { mag };
-            for i in 0..w {
-                let v = (x * dx[i] + y * dy[i]) + z * dz[i];
-                lo[i] = if v < lo[i] { v } else { lo[i] };
-                hi[i] = if v > hi[i] { v } else { hi[i] };
-            }
-        }
-        let s = mag * ((1.0 + 1.0 / 1024.0) / 2_097_152.0) + f32::MIN_POSITIVE;
-        let mut out = Self::EMPTY;
-        for i in 0..n {
-            out.b[i] = lo[i] - s;
-            out.b[n + i] = hi[i] + s;
-        }
-        out
     }
 
     /// Grows this k-DOP to contain the point.
@@ -548,38 +459,18 @@ mod tests {
     }
 
     #[test]
-    fn quick_triangle_bounds_contain_the_triangle() {
+    fn quick_point_bounds_contain_the_point() {
         fn one<const K: usize>() {
             let mut s = 31u64;
             for i in 0..20000 {
                 // 1e-41 and 1e-310 round to f32 subnormals and zero.
                 let scale = [1e-30, 1e-3, 1.0, 1e6, 1e12, 1e-41, 1e-310][i % 7];
-                let off = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * scale * 1e3;
-                let t = [0, 1, 2].map(|_| {
-                    off + DVec3::new(lcg(&mut s) - 0.5, lcg(&mut s) - 0.5, lcg(&mut s) - 0.5)
-                        * scale
-                });
-                let d = Dop::<K>::from_triangle_quick(&t);
-                // The dispatching (AVX) form and the portable one compute the same bounds.
-                assert_eq!(
-                    d.b.map(f32::to_bits),
-                    Dop::<K>::quick_lanes(&t).b.map(f32::to_bits)
-                );
+                let p = DVec3::new(lcg(&mut s) - 0.5, lcg(&mut s) - 0.5, lcg(&mut s) - 0.5) * scale;
+                let q = Dop::<K>::from_point_quick(p);
                 assert!(
-                    d.contains(&Dop::<K>::from_triangle(&t))
-                        || t.iter().all(|p| d.contains_point(*p))
+                    q.contains_point(p),
+                    "k={K} scale {scale}: quick point bound"
                 );
-                for p in &t {
-                    assert!(
-                        d.contains_point(*p),
-                        "k={K} scale {scale}: quick bound misses a corner"
-                    );
-                    let q = Dop::<K>::from_point_quick(*p);
-                    assert!(
-                        q.contains_point(*p),
-                        "k={K} scale {scale}: quick point bound"
-                    );
-                }
             }
         }
         crate::testing::for_each_k!(one);

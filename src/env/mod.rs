@@ -27,9 +27,22 @@ slotmap::new_key_type! {
 pub struct Part<const K: usize> {
     pub(crate) bvh: Bvh<K>,
     pub(crate) placement: Pose,
+    /// Per triangle position, its k-DOP as byte codes inside its leaf's
+    /// ([`crate::hierarchy::codes`]); empty when every leaf holds one triangle.
+    pub(crate) codes: Vec<[u8; K]>,
 }
 
 impl<const K: usize> Part<K> {
+    /// Builds the part of `mesh` (already placed) by `placement`, with its leaves' codes.
+    pub(crate) fn build(mesh: Mesh, placement: Pose, options: &BuildOptions) -> Result<Self> {
+        let (bvh, codes) = Bvh::build_with_codes(mesh, options)?;
+        Ok(Part {
+            bvh,
+            placement,
+            codes,
+        })
+    }
+
     /// The part's hierarchy, in world coordinates.
     #[must_use]
     pub fn bvh(&self) -> &Bvh<K> {
@@ -109,10 +122,7 @@ impl<const K: usize> Environment<K> {
                 } else {
                     mesh.transformed(&placement)?
                 };
-                Ok(Part {
-                    bvh: Bvh::build(placed, options)?,
-                    placement,
-                })
+                Part::build(placed, placement, options)
             })
             .collect();
         let parts = built.into_iter().collect::<Result<Vec<_>>>()?;
@@ -168,7 +178,7 @@ impl<const K: usize> Environment<K> {
     pub fn memory_bytes(&self) -> usize {
         self.parts
             .iter()
-            .map(|p| p.bvh.memory_bytes())
+            .map(|p| p.bvh.memory_bytes() + p.codes.len() * K)
             .sum::<usize>()
             + self.top.len() * std::mem::size_of::<Node<K>>()
     }
@@ -179,13 +189,13 @@ impl<const K: usize> Environment<K> {
         self.top[0].dop
     }
 
-    /// Checks every part hierarchy and the part tree.
+    /// Checks every part hierarchy with its leaf codes, and the part tree.
     ///
     /// # Errors
     /// A description of the first broken invariant.
     pub fn validate(&self) -> std::result::Result<(), &'static str> {
         for p in &self.parts {
-            p.bvh.validate()?;
+            p.bvh.validate_with_codes(&p.codes)?;
         }
         let expect = build_top(&self.parts, self.options);
         if expect != self.top {

@@ -36,8 +36,10 @@ struct Tmp<const K: usize> {
     range: (u32, u32),
 }
 
-/// Builds a hierarchy over a validated mesh.
-pub(crate) fn build<const K: usize>(mesh: Mesh, opts: &BuildOptions) -> Bvh<K> {
+/// Builds a hierarchy over a validated mesh; also returns each triangle's k-DOP (the
+/// merge of its corners' [`Dop::from_point_quick`]), indexed by original triangle id, for
+/// callers that encode leaf contents ([`super::codes`]).
+pub(crate) fn build<const K: usize>(mesh: Mesh, opts: &BuildOptions) -> (Bvh<K>, Vec<Dop<K>>) {
     zone!("Bvh::build");
     let (vertices, triangles) = mesh.into_parts();
     let vdops: Vec<Dop<K>> = vertices
@@ -76,12 +78,13 @@ pub(crate) fn build<const K: usize>(mesh: Mesh, opts: &BuildOptions) -> Bvh<K> {
         tris.push(triangles[id as usize]);
         ids.push(id | if last { END } else { 0 });
     }
-    Bvh {
+    let bvh = Bvh {
         nodes,
         vertices,
         tris,
         ids,
-    }
+    };
+    (bvh, tdops)
 }
 
 /// Builds the node array over items with the given centroids and bounds (indexed by item

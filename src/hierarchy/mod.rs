@@ -7,6 +7,7 @@
 //! [`END`], so a leaf is one index.
 
 mod build;
+pub(crate) mod codes;
 mod validate;
 
 use crate::dop::Dop;
@@ -163,7 +164,22 @@ impl<const K: usize> Bvh<K> {
     /// k-DOP volumes per node.
     pub fn build(mesh: crate::Mesh, options: &BuildOptions) -> Result<Self> {
         options.check()?;
-        Ok(build(mesh, options))
+        Ok(build(mesh, options).0)
+    }
+
+    /// [`Bvh::build`] and the byte codes of its leaves' triangles ([`codes`]), encoded
+    /// from the triangle bounds the build computed anyway.
+    ///
+    /// # Errors
+    /// As [`Bvh::build`].
+    pub(crate) fn build_with_codes(
+        mesh: crate::Mesh,
+        options: &BuildOptions,
+    ) -> Result<(Self, Vec<[u8; K]>)> {
+        options.check()?;
+        let (bvh, tdops) = build(mesh, options);
+        let codes = codes::encode(&bvh, |pos| tdops[bvh.id_at(pos) as usize]);
+        Ok((bvh, codes))
     }
 
     /// Number of nodes.

@@ -1,6 +1,6 @@
-//! Structural and geometric validation of a hierarchy: used by tests, and by the loader on
-//! every file, so that a damaged or hostile file can never make a query loop, index out of
-//! bounds or miss a contact.
+//! Structural and geometric validation of a hierarchy and its leaf codes: used by tests,
+//! and by the loader on every file, so that a damaged or hostile file can never make a
+//! query loop, index out of bounds or miss a contact.
 
 use super::{Bvh, END};
 use crate::dop::Dop;
@@ -20,6 +20,22 @@ impl<const K: usize> Bvh<K> {
     /// # Errors
     /// A static description of the first broken invariant.
     pub fn validate(&self) -> Result<(), &'static str> {
+        self.check(None)
+    }
+
+    /// [`Bvh::validate`], and also that `codes` ([`super::codes`]) are present exactly when
+    /// some leaf holds several triangles, one per triangle position, and that each decodes
+    /// to a k-DOP containing its triangle's corners (so a query that refines a leaf through
+    /// them cannot miss a contact).
+    ///
+    /// # Errors
+    /// A static description of the first broken invariant.
+    pub(crate) fn validate_with_codes(&self, codes: &[[u8; K]]) -> Result<(), &'static str> {
+        self.check(Some(codes))
+    }
+
+    /// The checks of [`Bvh::validate`], and of `codes` when given.
+    fn check(&self, codes: Option<&[[u8; K]]>) -> Result<(), &'static str> {
         let n = self.nodes.len();
         let t = self.tris.len();
         if n == 0 || t == 0 {
@@ -83,6 +99,17 @@ impl<const K: usize> Bvh<K> {
                 return Err("original triangle ids are not a permutation");
             }
         }
+        if let Some(codes) = codes
+            && codes.len()
+                != if super::codes::needs_codes(self) {
+                    t
+                } else {
+                    0
+                }
+        {
+            return Err("leaf codes missing or of the wrong count");
+        }
+        let codes = codes.unwrap_or(&[]);
         for v in &self.vertices {
             if !v.is_finite() || v.abs().max_element() > crate::MAX_COORDINATE {
                 return Err("vertex coordinate out of range");
@@ -107,12 +134,19 @@ impl<const K: usize> Bvh<K> {
                 if node.is_leaf() {
                     let mut pos = node.first_triangle() as usize;
                     loop {
-                        let inside = self.tris[pos].iter().all(|&v| {
-                            node.dop.contains(&vdops[v as usize])
-                                || node.dop.contains_point(self.vertices[v as usize])
-                        });
-                        if !inside {
+                        let inside = |dop: &Dop<K>| {
+                            self.tris[pos].iter().all(|&v| {
+                                dop.contains(&vdops[v as usize])
+                                    || dop.contains_point(self.vertices[v as usize])
+                            })
+                        };
+                        if !inside(&node.dop) {
                             return Some("leaf bound does not contain its triangle");
+                        }
+                        if let Some(code) = codes.get(pos)
+                            && !inside(&super::codes::decode(&node.dop, code))
+                        {
+                            return Some("leaf code does not contain its triangle");
                         }
                         if self.ids[pos] & END != 0 {
                             return None;

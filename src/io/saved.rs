@@ -1,10 +1,10 @@
 //! Saved environment hierarchies (Klosowski et al. 1998, §5: "our software has the option
 //! to store the environment hierarchy to a binary file").
 //!
-//! # Format (version 1, little-endian)
+//! # Format (version 2, little-endian)
 //! ```text
 //! magic      8 bytes  "KDOPENV\0"
-//! version    u32      1
+//! version    u32      2
 //! k          u32      6, 14, 18 or 26
 //! rule       u8       0 longest side, 1 min sum, 2 min max, 3 splatter
 //! split      u8       0 mean, 1 median
@@ -12,12 +12,14 @@
 //! leaf_size  u32
 //! parts      u64
 //! per part:  placement 12 × f64 (row-major 3×4)
-//!            vertices u64, triangles u64, nodes u64
+//!            vertices u64, triangles u64, nodes u64, codes u64 (0 or triangles)
 //!            vertices × 3 f64, triangles × 3 u32 (leaf order),
 //!            triangles × u32 ids (bit 31: last of its leaf),
-//!            nodes × (k f32 bounds, u32 link)
+//!            nodes × (k f32 bounds, u32 link),
+//!            codes × k u8 (leaf codes, `hierarchy::codes`)
 //! crc32      u32      of every byte before it
 //! ```
+//! Version 1 files (no code count, no codes) still load: their codes are encoded on load.
 //! Every count is checked against the bytes that remain before anything is allocated, every
 //! value is decoded with `from_le_bytes`, and the decoded hierarchies are validated in full
 //! (tree shape, ranges, and that every bound contains its geometry) before use. The part
@@ -27,7 +29,7 @@
 use crate::dop::Dop;
 use crate::env::{Environment, Part};
 use crate::error::{Error, FormatError, Result};
-use crate::hierarchy::{AxisRule, BuildOptions, Bvh, Node, SplitPoint};
+use crate::hierarchy::{AxisRule, BuildOptions, Bvh, Node, SplitPoint, codes};
 use crate::pose::Pose;
 use glam::DVec3;
 use rayon::prelude::*;
@@ -35,7 +37,9 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"KDOPENV\0";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
+/// The oldest version still read: version 1 had no leaf codes.
+const OLDEST_VERSION: u32 = 1;
 
 impl<const K: usize> Environment<K> {
     /// Writes the environment (meshes, placements, hierarchies) in the versioned,
@@ -85,6 +89,7 @@ impl<const K: usize> Environment<K> {
             for n in [h.vertices.len(), h.tris.len(), h.nodes.len()] {
                 b.extend_from_slice(&(n as u64).to_le_bytes());
             }
+            b.extend_from_slice(&(p.codes.len() as u64).to_le_bytes());
             for v in &h.vertices {
                 for c in v.to_array() {
                     b.extend_from_slice(&c.to_le_bytes());
@@ -103,6 +108,9 @@ impl<const K: usize> Environment<K> {
                     b.extend_from_slice(&f.to_le_bytes());
                 }
                 b.extend_from_slice(&n.link.to_le_bytes());
+            }
+            for code in &p.codes {
+                b.extend_from_slice(code);
             }
         }
         let crc = crc32fast::hash(&b);
@@ -144,7 +152,7 @@ impl<const K: usize> Environment<K> {
             pos: MAGIC.len(),
         };
         let version = c.u32()?;
-        if version != VERSION {
+        if !(OLDEST_VERSION..=VERSION).contains(&version) {
             return Err(FormatError::UnsupportedVersion { found: version }.into());
         }
         let k = c.u32()?;
@@ -193,7 +201,8 @@ impl<const K: usize> Environment<K> {
         options
             .check()
             .map_err(|_| FormatError::Corrupt("leaf size out of range"))?;
-        let part_count = c.count(12 * 8 + 24)?;
+        let header = 12 * 8 + if version >= 2 { 32 } else { 24 };
+        let part_count = c.count(header)?;
         if part_count == 0 {
             return Err(FormatError::Corrupt("no parts").into());
         }
@@ -211,6 +220,7 @@ impl<const K: usize> Environment<K> {
             let nv = c.u64()?;
             let nt = c.u64()?;
             let nn = c.u64()?;
+            let nc = if version >= 2 { c.u64()? } else { 0 };
             let need = nv
                 .checked_mul(24)
                 .and_then(|a| nt.checked_mul(16).and_then(|b| a.checked_add(b)))
@@ -218,11 +228,12 @@ impl<const K: usize> Environment<K> {
                     nn.checked_mul(Self::NODE_BYTES as u64)
                         .and_then(|b| a.checked_add(b))
                 })
+                .and_then(|a| nc.checked_mul(K as u64).and_then(|b| a.checked_add(b)))
                 .ok_or(FormatError::Truncated)?;
             if need > c.remaining() as u64 {
                 return Err(FormatError::Truncated.into());
             }
-            let (nv, nt, nn) = (nv as usize, nt as usize, nn as usize);
+            let (nv, nt, nn, nc) = (nv as usize, nt as usize, nn as usize, nc as usize);
             if nt > crate::mesh::MAX_ELEMENTS || nv > crate::mesh::MAX_ELEMENTS {
                 return Err(FormatError::Corrupt("too many elements").into());
             }
@@ -232,6 +243,7 @@ impl<const K: usize> Environment<K> {
                 tris: c.bytes(nt * 12)?,
                 ids: c.bytes(nt * 4)?,
                 nodes: c.bytes(nn * Self::NODE_BYTES)?,
+                codes: (version >= 2).then(|| c.bytes(nc * K)).transpose()?,
             });
         }
         if c.remaining() != 0 {
@@ -278,10 +290,25 @@ impl<const K: usize> Environment<K> {
             tris,
             ids,
         };
-        bvh.validate().map_err(FormatError::Corrupt)?;
+        let codes = match raw.codes {
+            Some(bytes) => {
+                let codes: Vec<[u8; K]> = bytes
+                    .chunks_exact(K)
+                    .map(|b| std::array::from_fn(|i| b[i]))
+                    .collect();
+                bvh.validate_with_codes(&codes)
+                    .map_err(FormatError::Corrupt)?;
+                codes
+            }
+            None => {
+                bvh.validate().map_err(FormatError::Corrupt)?;
+                codes::encode(&bvh, |pos| codes::own_bound(&bvh, pos))
+            }
+        };
         Ok(Part {
             bvh,
             placement: raw.placement,
+            codes,
         })
     }
 }
@@ -293,6 +320,8 @@ struct RawPart<'a> {
     tris: &'a [u8],
     ids: &'a [u8],
     nodes: &'a [u8],
+    /// The leaf codes; `None` in a version 1 file, which has none.
+    codes: Option<&'a [u8]>,
 }
 
 /// A bounds-checked little-endian reader over untrusted bytes.
