@@ -1,33 +1,75 @@
 //! Arbitrary bytes as a saved hierarchy: a typed error, or an environment that validates.
 //!
-//! With the first byte odd, the input is taken as a file body and given a correct header
-//! and checksum, as a hostile file would have, so that mutations reach the decoder and the
-//! validation behind the checksum.
+//! By the first byte's value modulo 4:
+//! - 0: the rest as a whole file;
+//! - 1 or 3: the rest as a file body of format version 1 or 2, given a correct header and
+//!   checksum, as a hostile file would have, so that mutations reach the decoder and the
+//!   validation behind the checksum;
+//! - 2: a real file (triangles from the first bytes, saved at k = 18) with byte edits from
+//!   the rest and its checksum recomputed, so that edits land in well-formed parts
+//!   (leaf codes included).
 #![no_main]
 
-use kdop::Environment;
+use glam::DVec3;
+use kdop::{BuildOptions, Environment, Mesh, Pose};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
-    let bytes = if mode % 2 == 1 {
-        let mut v = b"KDOPENV\0".to_vec();
-        v.extend_from_slice(&1u32.to_le_bytes());
-        v.extend_from_slice(&18u32.to_le_bytes());
-        v.extend_from_slice(rest);
-        let crc = crc32(&v);
-        v.extend_from_slice(&crc.to_le_bytes());
-        v
-    } else {
-        rest.to_vec()
+    let bytes = match mode % 4 {
+        0 => rest.to_vec(),
+        2 => match edited_file(rest) {
+            Some(b) => b,
+            None => return,
+        },
+        m => {
+            let mut v = b"KDOPENV\0".to_vec();
+            v.extend_from_slice(&(if m == 1 { 1u32 } else { 2 }).to_le_bytes());
+            v.extend_from_slice(&18u32.to_le_bytes());
+            v.extend_from_slice(rest);
+            let crc = crc32(&v);
+            v.extend_from_slice(&crc.to_le_bytes());
+            v
+        }
     };
     if let Ok(env) = Environment::<18>::from_bytes(&bytes) {
         assert_eq!(env.validate(), Ok(()));
     }
     let _ = Environment::<6>::from_bytes(&bytes);
 });
+
+/// A saved k = 18 environment of the triangles in `data`'s first bytes (a count byte, then
+/// nine coordinate bytes per triangle), edited by the rest (three bytes per edit: a
+/// position in the body, little-endian u16 scaled to its length, and the new value),
+/// checksum recomputed.
+fn edited_file(data: &[u8]) -> Option<Vec<u8>> {
+    let (&count, rest) = data.split_first()?;
+    let n = usize::from(count % 64) + 1;
+    let (coords, edits) = rest.split_at_checked(9 * n)?;
+    let tris: Vec<[DVec3; 3]> = coords
+        .chunks_exact(9)
+        .map(|c| {
+            let p = |i: usize| {
+                DVec3::new(f64::from(c[i]), f64::from(c[i + 1]), f64::from(c[i + 2])) / 16.0
+            };
+            [p(0), p(3), p(6)]
+        })
+        .collect();
+    let mesh = Mesh::from_triangles(&tris).ok()?;
+    let env =
+        Environment::<18>::build(vec![(mesh, Pose::IDENTITY)], &BuildOptions::ENVIRONMENT).ok()?;
+    let saved = env.to_bytes();
+    let mut body = saved[..saved.len() - 4].to_vec();
+    for e in edits.chunks_exact(3) {
+        let at = usize::from(u16::from_le_bytes([e[0], e[1]])) * body.len() / 65536;
+        body[at] = e[2];
+    }
+    let crc = crc32(&body);
+    body.extend_from_slice(&crc.to_le_bytes());
+    Some(body)
+}
 
 /// CRC-32 (IEEE), bitwise.
 fn crc32(data: &[u8]) -> u32 {
