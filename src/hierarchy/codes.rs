@@ -1,9 +1,9 @@
 //! Byte codes of the triangles' k-DOPs in leaves of several triangles: each bound of a
 //! triangle's k-DOP as one byte, a step count from its leaf's bound inward, rounded
-//! outward. Queries refine such a leaf into one bound per triangle (Klosowski et al. 1998
-//! §4.3 prune with single-triangle leaves; kdop keeps τ = 4 leaves for memory and refines
-//! them during a query, `traverse`), and decoding a code is a multiply-add per bound
-//! where projecting the triangle's corners took about 134 instructions per triangle
+//! outward. Klosowski et al. 1998 (§4.3) give the environment single-triangle leaves;
+//! kdop keeps leaves of τ = 4 for memory and refines them during a query into one bound
+//! per triangle (`traverse`). Decoding a code is a multiply-add per bound, where
+//! projecting the triangle's corners took about 134 instructions per triangle
 //! (`docs/benchmarks.md`, eleventh stop). The idea is that of quantised child bounds in
 //! compressed BVHs; the step is 1/255 of the leaf's width per axis.
 //!
