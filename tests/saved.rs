@@ -103,6 +103,8 @@ fn foreign_version_and_k_are_recognised() {
     );
 }
 
+/// Every cut is an error; once the header's length field is there (24 bytes), it is
+/// reported as truncation, not as damage.
 #[test]
 fn every_truncation_is_an_error() {
     let bytes = sample_bytes();
@@ -111,14 +113,29 @@ fn every_truncation_is_an_error() {
         .step_by(step)
         .chain(bytes.len() - 8..bytes.len())
     {
-        assert!(
-            matches!(
-                Environment::<14>::from_bytes(&bytes[..len]),
-                Err(Error::Format(_))
-            ),
-            "truncated to {len} bytes"
-        );
+        let e = Environment::<14>::from_bytes(&bytes[..len]).unwrap_err();
+        if len >= 24 {
+            assert_eq!(
+                e,
+                Error::Format(FormatError::Truncated),
+                "cut to {len} bytes"
+            );
+        } else {
+            assert!(matches!(e, Error::Format(_)), "cut to {len} bytes");
+        }
     }
+}
+
+/// Bytes appended to an intact file are refused.
+#[test]
+fn appended_bytes_are_refused() {
+    let bytes = sample_bytes();
+    let mut v = bytes.clone();
+    v.extend_from_slice(&[0; 8]);
+    assert_eq!(
+        Environment::<14>::from_bytes(&v).unwrap_err(),
+        Error::Format(FormatError::Corrupt("bytes after the end of the file"))
+    );
 }
 
 #[test]
@@ -202,13 +219,15 @@ struct PartCodes {
 }
 
 /// Locates every part's codes in a version-2 file of k = `k`, reading the layout written
-/// out in `kdop::io::saved`'s documentation (header of 32 bytes; per part a placement of
-/// 12 f64, four u64 counts, then vertices, triangles, ids, nodes and codes).
+/// out in `kdop::io::saved`'s documentation (header of 40 bytes, the length at 16 and the
+/// part count at 32; per part a placement of 12 f64, four u64 counts, then vertices,
+/// triangles, ids, nodes and codes).
 fn part_codes(bytes: &[u8], k: usize) -> Vec<PartCodes> {
     let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap()) as usize;
     assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 2);
-    let mut pos = 32;
-    (0..u64_at(24))
+    assert_eq!(u64_at(16), bytes.len());
+    let mut pos = 40;
+    (0..u64_at(32))
         .map(|_| {
             pos += 12 * 8;
             let (nv, nt, nn, nc) = (
@@ -233,9 +252,11 @@ fn version_1_files_still_load() {
     let bytes = sample_bytes();
     let parts = part_codes(&bytes, 14);
     assert!(parts.iter().all(|p| !p.codes.is_empty()), "no leaf codes");
-    let mut v1 = bytes[..32].to_vec();
+    // Version 1 had no length field (bytes 16..24 of version 2).
+    let mut v1 = bytes[..16].to_vec();
     v1[8..12].copy_from_slice(&1u32.to_le_bytes());
-    let mut from = 32;
+    v1.extend_from_slice(&bytes[24..40]);
+    let mut from = 40;
     for p in &parts {
         v1.extend_from_slice(&bytes[from..p.count_at]);
         v1.extend_from_slice(&bytes[p.count_at + 8..p.codes.start]);
@@ -313,10 +334,14 @@ fn a_wrong_code_count_is_refused() {
     let mut v = bytes[..p.codes.start].to_vec();
     v[p.count_at..p.count_at + 8].copy_from_slice(&0u64.to_le_bytes());
     v.extend_from_slice(&bytes[p.codes.end..bytes.len() - 4]);
+    let length = (v.len() + 4) as u64;
+    v[16..24].copy_from_slice(&length.to_le_bytes());
     let crc = crc32(&v);
     v.extend_from_slice(&crc.to_le_bytes());
-    assert!(matches!(
-        Environment::<14>::from_bytes(&v),
-        Err(Error::Format(FormatError::Corrupt(_)))
-    ));
+    assert_eq!(
+        Environment::<14>::from_bytes(&v).unwrap_err(),
+        Error::Format(FormatError::Corrupt(
+            "leaf codes missing or of the wrong count"
+        ))
+    );
 }

@@ -6,6 +6,8 @@
 //! magic      8 bytes  "KDOPENV\0"
 //! version    u32      2
 //! k          u32      6, 14, 18 or 26
+//! length     u64      of the whole file, checksum included (so that a cut file reads
+//!                     as truncated, not as damaged)
 //! rule       u8       0 longest side, 1 min sum, 2 min max, 3 splatter
 //! split      u8       0 mean, 1 median
 //! reserved   u16      0
@@ -19,7 +21,8 @@
 //!            codes × k u8 (leaf codes, `hierarchy::codes`)
 //! crc32      u32      of every byte before it
 //! ```
-//! Version 1 files (no code count, no codes) still load: their codes are encoded on load.
+//! Version 1 files (no length, no code count, no codes) still load: their codes are
+//! encoded on load.
 //! Every count is checked against the bytes that remain before anything is allocated, every
 //! value is decoded with `from_le_bytes`, and the decoded hierarchies are validated in full
 //! (tree shape, ranges, and that every bound contains its geometry) before use. The part
@@ -68,6 +71,9 @@ impl<const K: usize> Environment<K> {
         b.extend_from_slice(MAGIC);
         b.extend_from_slice(&VERSION.to_le_bytes());
         b.extend_from_slice(&(K as u32).to_le_bytes());
+        // The length, filled in once known.
+        let length_at = b.len();
+        b.extend_from_slice(&0u64.to_le_bytes());
         b.push(match self.options.rule {
             AxisRule::LongestSide => 0,
             AxisRule::MinSum => 1,
@@ -113,6 +119,8 @@ impl<const K: usize> Environment<K> {
                 b.extend_from_slice(code);
             }
         }
+        let length = (b.len() + 4) as u64;
+        b[length_at..length_at + 8].copy_from_slice(&length.to_le_bytes());
         let crc = crc32fast::hash(&b);
         b.extend_from_slice(&crc.to_le_bytes());
         b
@@ -162,6 +170,15 @@ impl<const K: usize> Environment<K> {
                 expected: K as u32,
             }
             .into());
+        }
+        if version >= 2 {
+            let length = c.u64()?;
+            if (bytes.len() as u64) < length {
+                return Err(FormatError::Truncated.into());
+            }
+            if (bytes.len() as u64) > length {
+                return Err(FormatError::Corrupt("bytes after the end of the file").into());
+            }
         }
         if bytes.len() < c.pos + 4 {
             return Err(FormatError::Truncated.into());
