@@ -41,7 +41,7 @@ use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"KDOPENV\0";
 const VERSION: u32 = 2;
-/// The oldest version still read: version 1 had no leaf codes.
+/// The oldest version still read: version 1 had no length field and no leaf codes.
 const OLDEST_VERSION: u32 = 1;
 
 impl<const K: usize> Environment<K> {
