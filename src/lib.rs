@@ -29,7 +29,7 @@ pub use mesh::Mesh;
 pub use obb::{ObbOutcome, ObbQueryState, ObbTree};
 pub use pose::Pose;
 pub use traverse::{Contact, Descent, Mode, Outcome, QueryOptions, QueryState, QueryStats};
-pub use tri::{Triangle, triangle_distance, triangles_intersect};
+pub use tri::{Triangle, intersecting_pairs, triangle_distance, triangles_intersect};
 pub use tumble::{FlyingObject, Rebound};
 
 /// Largest coordinate magnitude accepted in a mesh (2^40, about 1.1e12).

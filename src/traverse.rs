@@ -15,7 +15,7 @@ use crate::env::{Environment, PartId};
 use crate::error::{Error, Result};
 use crate::hierarchy::{END, codes};
 use crate::pose::Pose;
-use crate::tri::{TriBox, intersect_filtered, triangle_distance};
+use crate::tri::{BATCH, TriBox, intersect_batch, intersect_filtered, triangle_distance};
 use crate::tumble::{Climber, FlyingObject, PoseFrame, Rebound, root_dop, tumble_node};
 use glam::DVec3;
 
@@ -681,21 +681,63 @@ impl<const K: usize> Environment<K> {
         // The environment triangle's box serves every flying triangle of the leaf.
         let ebox = TriBox::new(&et);
         let mut fpos = fpos0;
+        if eps != 0.0 || !object.wide_leaves {
+            loop {
+                stats.np += 1;
+                if pair_hit(&et, &ebox, state.placed(object, pose, fpos), eps) {
+                    state
+                        .raw
+                        .push([part, bvh.id_at(epos), object.bvh.id_at(fpos)]);
+                    state.witness = Some([part, epos as u32, fpos as u32]);
+                    if detect {
+                        return true;
+                    }
+                }
+                if object.bvh.ids[fpos] & END != 0 {
+                    return false;
+                }
+                fpos += 1;
+            }
+        }
+        // Exact contacts against wide leaves: the leaf's triangles whose boxes meet the
+        // environment triangle's are listed (no branch per pair) and decided together, up
+        // to `BATCH` at a time (`tri::intersect_batch`). In detect mode the whole batch is
+        // tested and its first contact in leaf order kept, so `np` counts every pair of
+        // the batch.
         loop {
-            stats.np += 1;
-            if pair_hit(&et, &ebox, state.placed(object, pose, fpos), eps) {
-                state
-                    .raw
-                    .push([part, bvh.id_at(epos), object.bvh.id_at(fpos)]);
-                state.witness = Some([part, epos as u32, fpos as u32]);
-                if detect {
-                    return true;
+            let start = fpos;
+            let mut listed = [0u8; BATCH];
+            let mut n = 0;
+            let last = loop {
+                stats.np += 1;
+                let ft = state.placed(object, pose, fpos);
+                listed[n % BATCH] = (fpos - start) as u8;
+                n += usize::from(ebox.overlaps_box(&ft.bbox));
+                let end = object.bvh.ids[fpos] & END != 0;
+                fpos += 1;
+                if end || fpos - start == BATCH {
+                    break end;
+                }
+            };
+            if n != 0 {
+                let placed = &state.placed[start..fpos];
+                let mut found =
+                    intersect_batch(n, |j| (&placed[usize::from(listed[j])].corners, &et));
+                while found != 0 {
+                    let hit = start + usize::from(listed[found.trailing_zeros() as usize]);
+                    found &= found - 1;
+                    state
+                        .raw
+                        .push([part, bvh.id_at(epos), object.bvh.id_at(hit)]);
+                    state.witness = Some([part, epos as u32, hit as u32]);
+                    if detect {
+                        return true;
+                    }
                 }
             }
-            if object.bvh.ids[fpos] & END != 0 {
+            if last {
                 return false;
             }
-            fpos += 1;
         }
     }
 }

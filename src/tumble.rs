@@ -64,8 +64,17 @@ pub struct FlyingObject<const K: usize> {
     pub(crate) hull_pts: Vec<DVec3>,
     /// Largest coordinate magnitude of the object.
     pub(crate) magnitude: f64,
+    /// Whether some leaf holds more than [`SMALL_LEAF`] triangles: queries then decide a
+    /// leaf's triangle pairs as a batch (`tri::intersect_batch`), else one by one.
+    pub(crate) wide_leaves: bool,
     pub(crate) id: u64,
 }
+
+/// The largest flying leaf whose triangle pairs are decided one by one. Measured on the
+/// nested spheres and the Swept flight (`docs/benchmarks.md`, thirteenth stop): at the
+/// default leaf size of 4 a batch costs as many cycles as it saves in mispredicted
+/// branches; at 16 it saves 12 % of the Swept flight's time.
+pub(crate) const SMALL_LEAF: usize = 4;
 
 impl<const K: usize> FlyingObject<K> {
     /// Builds the flying hierarchy, the k-DOP vertices of every node and the convex hull.
@@ -166,6 +175,12 @@ impl<const K: usize> FlyingObject<K> {
         let hull_pts = hull.vertices.iter().map(|&i| pts[i as usize]).collect();
         let magnitude = pts.iter().fold(0.0f64, |a, p| a.max(p.abs().max_element()));
         let links = bvh.nodes.iter().map(|n| n.link).collect();
+        let longest_leaf = bvh
+            .ids
+            .split_inclusive(|&v| v & crate::hierarchy::END != 0)
+            .map(<[u32]>::len)
+            .max()
+            .unwrap_or(0);
         FlyingObject {
             bvh,
             parent,
@@ -179,6 +194,7 @@ impl<const K: usize> FlyingObject<K> {
             hull,
             hull_pts,
             magnitude,
+            wide_leaves: longest_leaf > SMALL_LEAF,
             id: NEXT_ID.fetch_add(1, AtomicOrdering::Relaxed),
         }
     }

@@ -241,7 +241,7 @@ fn every_k_rule_split_and_leaf_size_matches_brute_force() {
         );
         for rule in AxisRule::ALL {
             for split in SplitPoint::ALL {
-                for leaf_size in [1, 2, 5] {
+                for leaf_size in [1, 2, 5, 70] {
                     let o = BuildOptions {
                         rule,
                         split,

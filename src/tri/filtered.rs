@@ -98,14 +98,19 @@ const FULL_LANE: u64 = {
     bits
 };
 
-/// Three coordinates, each two lanes.
+/// Three coordinates, each `L::N` lanes.
 #[derive(Clone, Copy)]
 struct V<L>([L; 3]);
 
 impl<L: Lanes> V<L> {
+    /// Lane `l` holds the point `p(l)`.
     #[inline(always)]
-    fn pair(a: DVec3, b: DVec3) -> Self {
-        V([L::new(a.x, b.x), L::new(a.y, b.y), L::new(a.z, b.z)])
+    fn gather(p: impl Fn(usize) -> DVec3) -> Self {
+        V([
+            L::from_fn(|l| p(l).x),
+            L::from_fn(|l| p(l).y),
+            L::from_fn(|l| p(l).z),
+        ])
     }
     #[inline(always)]
     fn sub(self, o: Self) -> Self {
@@ -138,74 +143,231 @@ fn signs<L: Lanes>(det: L, perm: L) -> (u32, u32) {
     (det.gt(bound), det.neg().gt(bound))
 }
 
-/// The exact answer for two triangles whose boxes overlap, or `None` when a sign it needs
-/// is not certified (then the caller decides by the full test with exact fallbacks).
+/// The most pairs one lane group holds (`L::N / 2`: one for SSE2, two for AVX).
+const MAX_GROUP: usize = 2;
+
+/// Stage 1 for a group of `L::N / 2` pairs, `pair(j)` for `j < L::N / 2`: each triangle's
+/// corners against the other's plane. Lane `2j` is pair `j`'s T2 plane against T1's
+/// corners, lane `2j + 1` the other way. For pair `j`, the masks of corners certified
+/// positive and certified negative, interleaved: bit `2i` is T1's corner `i`, bit `2i + 1`
+/// T2's.
 #[inline(always)]
-pub(crate) fn intersect<L: Lanes>(t1: &Triangle, t2: &Triangle) -> Option<bool> {
-    // Lane 0: T2's plane (through t2[0]) against T1's corners; lane 1: the other way.
-    let a0 = V::<L>::pair(t2[0], t1[0]);
-    let (n, perm) = cross(V::pair(t2[1], t1[1]).sub(a0), V::pair(t2[2], t1[2]).sub(a0));
+fn plane_signs<'t, L: Lanes>(
+    pair: impl Fn(usize) -> (&'t Triangle, &'t Triangle),
+) -> [(u32, u32); MAX_GROUP] {
+    // Per lane: the triangle whose plane is tested, and the one whose corners are.
+    let (t1a, t2a) = pair(0);
+    let (t1b, t2b) = pair((L::N / 2).min(MAX_GROUP) - 1);
+    let sides = [(t2a, t1a), (t1a, t2a), (t2b, t1b), (t1b, t2b)];
+    // The corners a lane tests are its plane's corners in the neighbouring lane.
+    // (`map` and `std::array::from_fn` are not inlined here: explicit arrays.)
+    let plane = [
+        V::<L>::gather(|l| sides[l].0[0]),
+        V::<L>::gather(|l| sides[l].0[1]),
+        V::<L>::gather(|l| sides[l].0[2]),
+    ];
+    let a0 = plane[0];
+    let (n, perm) = cross(plane[1].sub(a0), plane[2].sub(a0));
     // One bound per lane from the largest offset along each axis (valid for all three
     // corners: the bound grows with |d|). Corner by corner, to keep few values live.
     let mut m = [L::splat(0.0); 3];
-    let det: [L; 3] = std::array::from_fn(|i| {
-        let d = V::pair(t1[i], t2[i]).sub(a0);
+    let mut det = [L::splat(0.0); 3];
+    for (i, det) in det.iter_mut().enumerate() {
+        let d = if L::N == 2 {
+            V::gather(|l| sides[l].1[i])
+        } else {
+            let [x, y, z] = plane[i].0;
+            V([x.swap_pairs(), y.swap_pairs(), z.swap_pairs()])
+        }
+        .sub(a0);
         for (m, d) in m.iter_mut().zip(d.0) {
             *m = m.max(d.abs());
         }
-        d.0[0] * n.0[0] + d.0[1] * n.0[1] + d.0[2] * n.0[2]
-    });
+        *det = d.0[0] * n.0[0] + d.0[1] * n.0[1] + d.0[2] * n.0[2];
+    }
     let p = m[0] * perm.0[0] + m[1] * perm.0[1] + m[2] * perm.0[2];
-    let (mut pos, mut neg) = (0u32, 0u32);
+    let mut out = [(0u32, 0u32); MAX_GROUP];
     for (i, det) in det.into_iter().enumerate() {
         let (sp, sn) = signs(det, p);
-        pos |= sp << (2 * i);
-        neg |= sn << (2 * i);
+        for (j, (pos, neg)) in out.iter_mut().enumerate().take(L::N / 2) {
+            *pos |= ((sp >> (2 * j)) & 0b11) << (2 * i);
+            *neg |= ((sn >> (2 * j)) & 0b11) << (2 * i);
+        }
     }
-    // All three corners of one triangle strictly on one side of the other's plane: one
-    // branch (a bit table), not one per condition; this outcome is as unpredictable as a
-    // coin on pairs whose boxes overlap.
-    if ((FULL_LANE >> pos) | (FULL_LANE >> neg)) & 1 != 0 {
-        return Some(false);
-    }
-    if (pos | neg) != 0b11_1111 {
-        return None; // a zero or uncertain sign: touching, coplanar, degenerate, NaN
-    }
-    // Both triangles straddle the other's plane: the segments they cut on the planes'
-    // common line overlap iff both orientations are <= 0.
-    let o = &ORDERS[pos as usize];
-    let c1 = |k: usize| t1[o[k] as usize];
-    let c2 = |k: usize| t2[o[3 + k] as usize];
-    // Lane 0: orient3d(q1, p2, p1, q2); lane 1: orient3d(p1, p2, r1, r2).
-    let oa = V::<L>::pair(c1(1), c1(0));
-    let p2 = c2(0);
-    let ba = V([L::splat(p2.x), L::splat(p2.y), L::splat(p2.z)]).sub(oa);
-    let ca = V::pair(c1(0), c1(2)).sub(oa);
-    let da = V::pair(c2(1), c2(2)).sub(oa);
+    out
+}
+
+/// How stage 1 left a pair.
+#[inline(always)]
+fn verdict(pos: u32, neg: u32) -> (bool, bool) {
+    // All three corners of one triangle strictly on one side of the other's plane; else,
+    // whether every sign was certified (both triangles then straddle the other's plane).
+    let rejected = ((FULL_LANE >> pos) | (FULL_LANE >> neg)) & 1 != 0;
+    (rejected, (pos | neg) == 0b11_1111)
+}
+
+/// The corners `[p1, q1, r1, p2, q2, r2]` of a straddling pair in Guigue–Devillers' order
+/// for its stage-1 positive mask `pos`.
+#[inline(always)]
+fn ordered(t1: &Triangle, t2: &Triangle, pos: u32) -> [DVec3; 6] {
+    let o = &ORDERS[pos as usize & 63];
+    [
+        t1[o[0] as usize],
+        t1[o[1] as usize],
+        t1[o[2] as usize],
+        t2[o[3] as usize],
+        t2[o[4] as usize],
+        t2[o[5] as usize],
+    ]
+}
+
+/// Stage 2 for a group of `L::N / 2` straddling pairs, `c(j)` giving pair `j`'s triangles
+/// and stage-1 positive mask: the segments they cut on the planes' common line overlap iff
+/// both orientations are `<= 0`. With the corners in Guigue–Devillers' order
+/// ([`ordered`]), lane `2j` is pair `j`'s `orient3d(q1, p2, p1, q2)`, lane `2j + 1` its
+/// `orient3d(p1, p2, r1, r2)`. Per pair, the two-bit masks of lanes certified positive and
+/// certified negative.
+#[inline(always)]
+fn final_signs<'t, L: Lanes>(
+    c: impl Fn(usize) -> (&'t Triangle, &'t Triangle, u32),
+) -> [(u32, u32); MAX_GROUP] {
+    let (t1a, t2a, ma) = c(0);
+    let (t1b, t2b, mb) = c((L::N / 2).min(MAX_GROUP) - 1);
+    let pairs = [
+        (t1a, t2a, &ORDERS[ma as usize & 63]),
+        (t1b, t2b, &ORDERS[mb as usize & 63]),
+    ];
+    // Corner `k` of the ordered six (`k < 3`: T1's) for lane `l`; the corners are read
+    // through the order table, not copied into order.
+    let at = |l: usize, k: usize| {
+        let (t1, t2, o) = pairs[l / 2];
+        if k < 3 {
+            t1[o[k] as usize]
+        } else {
+            t2[o[k] as usize]
+        }
+    };
+    let pick = |l: usize, even: usize, odd: usize| at(l, if l % 2 == 0 { even } else { odd });
+    let oa = V::<L>::gather(|l| pick(l, 1, 0));
+    let ba = V::gather(|l| at(l, 3)).sub(oa);
+    let ca = V::gather(|l| pick(l, 0, 2)).sub(oa);
+    let da = V::gather(|l| pick(l, 4, 5)).sub(oa);
     let (n, perm) = cross(ba, ca);
     let det = da.0[0] * n.0[0] + da.0[1] * n.0[1] + da.0[2] * n.0[2];
     let p = da.0[0].abs() * perm.0[0] + da.0[1].abs() * perm.0[1] + da.0[2].abs() * perm.0[2];
     let (pos, neg) = signs(det, p);
+    [
+        (pos & 0b11, neg & 0b11),
+        ((pos >> 2) & 0b11, (neg >> 2) & 0b11),
+    ]
+}
+
+/// The exact answer for two triangles whose boxes overlap, or `None` when a sign it needs
+/// is not certified (then the caller decides by the full test with exact fallbacks).
+/// `L` has two lanes.
+#[inline(always)]
+pub(crate) fn intersect<L: Lanes>(t1: &Triangle, t2: &Triangle) -> Option<bool> {
+    let [(pos, neg), _] = plane_signs::<L>(|_| (t1, t2));
+    // One branch (a bit table), not one per condition; this outcome is as unpredictable as
+    // a coin on pairs whose boxes overlap.
+    let (rejected, certain) = verdict(pos, neg);
+    if rejected {
+        return Some(false);
+    }
+    if !certain {
+        return None; // a zero or uncertain sign: touching, coplanar, degenerate, NaN
+    }
+    let [(p2, n2), _] = final_signs::<L>(|_| (t1, t2, pos));
     // Decided unless neither lane is certified positive and not both certified negative:
     // rare, so this branch is predictable, and the answer itself is not a branch.
-    if (pos != 0) | (neg == 0b11) {
-        return Some(neg == 0b11);
+    if (p2 != 0) | (n2 == 0b11) {
+        return Some(n2 == 0b11);
     }
-    Some(final_exact(c1(0), c1(1), c1(2), c2(0), c2(1), c2(2)))
+    Some(final_exact(&ordered(t1, t2, pos)))
+}
+
+/// The most pairs [`batch`] takes at once.
+pub(crate) const BATCH: usize = 64;
+
+/// Exact answers for `n <= BATCH` pairs whose boxes overlap, `pair(i)` for `i < n`: bit
+/// `i` of the result is set iff pair `i` intersects.
+///
+/// The same answers as [`intersect`] pair by pair, without its unpredictable branch: stage
+/// 1 runs for every pair and writes the straddling ones into a list (a store and an add,
+/// whatever the outcome), stage 2 runs on that list, `L::N / 2` pairs at a time. Pairs
+/// with an uncertain sign go to the full test with exact fallbacks.
+#[inline(always)]
+pub(crate) fn batch<'t, L: Lanes>(
+    n: usize,
+    pair: impl Fn(usize) -> (&'t Triangle, &'t Triangle),
+) -> u64 {
+    let n = n.min(BATCH);
+    let group = L::N / 2;
+    let mut straddling = [0u8; BATCH];
+    let mut masks = [0u8; BATCH];
+    let mut count = 0;
+    let mut unsure = 0u64;
+    let mut i = 0;
+    while i < n {
+        let signs = plane_signs::<L>(|j| pair((i + j).min(n - 1)));
+        for (j, &(pos, neg)) in signs.iter().enumerate().take(group) {
+            let k = i + j;
+            if k < n {
+                let (rejected, certain) = verdict(pos, neg);
+                // count <= k < BATCH
+                straddling[count % BATCH] = k as u8;
+                masks[count % BATCH] = pos as u8;
+                count += usize::from(!rejected & certain);
+                unsure |= u64::from(!rejected & !certain) << k;
+            }
+        }
+        i += group;
+    }
+    let mut hits = 0u64;
+    let mut s = 0;
+    while s < count {
+        let at = |j: usize| (s + j).min(count - 1);
+        let fin = final_signs::<L>(|j| {
+            let (t1, t2) = pair(usize::from(straddling[at(j)]));
+            (t1, t2, u32::from(masks[at(j)]))
+        });
+        for (j, &(pos, neg)) in fin.iter().enumerate().take(group) {
+            if s + j < count {
+                let k = usize::from(straddling[s + j]);
+                let hit = if (pos != 0) | (neg == 0b11) {
+                    neg == 0b11
+                } else {
+                    let (t1, t2) = pair(k);
+                    final_exact(&ordered(t1, t2, u32::from(masks[s + j])))
+                };
+                hits |= u64::from(hit) << k;
+            }
+        }
+        s += group;
+    }
+    // Touching, coplanar, degenerate or NaN pairs: rare.
+    while unsure != 0 {
+        let k = unsure.trailing_zeros() as usize;
+        unsure &= unsure - 1;
+        let (t1, t2) = pair(k);
+        hits |= u64::from(super::intersect_boxed(t1, t2)) << k;
+    }
+    hits
 }
 
 /// The final orientations when the filter could not certify them (an exact touch along the
 /// planes' common line, or very close to one).
 #[cold]
 #[inline(never)]
-fn final_exact(p1: DVec3, q1: DVec3, r1: DVec3, p2: DVec3, q2: DVec3, r2: DVec3) -> bool {
+fn final_exact(&[p1, q1, r1, p2, q2, r2]: &[DVec3; 6]) -> bool {
     use crate::exact::orient3d;
     orient3d(q1, p2, p1, q2) <= 0 && orient3d(p1, p2, r1, r2) <= 0
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::lanes::Scalar2;
+    use super::super::lanes::Scalar;
+    type Scalar2 = Scalar<2>;
     use super::*;
     use crate::oracle::reference_triangles_intersect;
     use crate::testing::lcg;
@@ -297,6 +459,79 @@ mod tests {
             missing.is_empty(),
             "sign patterns never exercised: {missing:?}"
         );
+    }
+
+    /// The batch forms (two and four lanes, scalar, SSE2 and AVX) agree with each other
+    /// bit for bit and with the exact reference pair by pair, on batches of every length
+    /// up to 64 mixing general, touching, coplanar and degenerate pairs (so that all three
+    /// routes of a batch, rejected, straddling and deferred, meet in one call).
+    #[test]
+    fn batches_agree_with_the_pairwise_test_and_the_reference() {
+        let mut s = 21;
+        let mut special = 0;
+        for len in 0..=BATCH {
+            let pairs: Vec<(Triangle, Triangle)> = (0..len)
+                .map(|i| {
+                    let (t1, mut t2) = random_pair(&mut s, if i % 3 == 0 { 0.3 } else { 1.0 });
+                    match i % 7 {
+                        // Share a corner, or lie in T1's plane.
+                        5 => t2[0] = t1[1],
+                        6 => {
+                            let n = (t1[1] - t1[0]).cross(t1[2] - t1[0]);
+                            t2 = t2.map(|p| p - n * ((p - t1[0]).dot(n) / n.length_squared()));
+                        }
+                        _ => {}
+                    }
+                    (t1, t2)
+                })
+                .collect();
+            let get = |j: usize| (&pairs[j].0, &pairs[j].1);
+            let want = (0..len).fold(0u64, |m, j| {
+                m | (u64::from(reference_triangles_intersect(&pairs[j].0, &pairs[j].1)) << j)
+            });
+            special += (0..len)
+                .filter(|&j| intersect::<Scalar2>(&pairs[j].0, &pairs[j].1).is_none())
+                .count();
+            assert_eq!(batch::<Scalar2>(len, get), want, "length {len}");
+            assert_eq!(batch::<Scalar<4>>(len, get), want, "length {len}");
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert_eq!(batch::<super::super::lanes::Sse2>(len, get), want);
+                if std::arch::is_x86_feature_detected!("avx") {
+                    // SAFETY: the CPU has AVX.
+                    let avx = unsafe { super::super::batch_avx(len, get) };
+                    assert_eq!(avx, want, "length {len}");
+                }
+            }
+        }
+        assert!(special > 100, "deferred pairs exercised: {special}");
+    }
+
+    /// `intersecting_pairs` over more than one chunk, with pairs whose boxes miss: the
+    /// indices of exactly the reference's intersecting pairs, in order.
+    #[test]
+    fn intersecting_pairs_lists_the_reference_hits_in_order() {
+        let mut s = 33;
+        let pairs: Vec<(Triangle, Triangle)> = (0..300)
+            .map(|i| {
+                let (t1, t2) = random_pair(&mut s, 1.0);
+                // Every fifth pair moved apart: boxes disjoint.
+                let t2 = if i % 5 == 0 {
+                    t2.map(|p| p + DVec3::splat(9.0))
+                } else {
+                    t2
+                };
+                (t1, t2)
+            })
+            .collect();
+        let want: Vec<usize> = (0..pairs.len())
+            .filter(|&i| reference_triangles_intersect(&pairs[i].0, &pairs[i].1))
+            .collect();
+        assert!(want.len() > 20 && want.len() < 200, "{}", want.len());
+        let mut got = vec![usize::MAX]; // appended to, not cleared
+        crate::intersecting_pairs(&pairs, &mut got);
+        assert_eq!(got[0], usize::MAX);
+        assert_eq!(got[1..], want[..]);
     }
 
     /// Pairs that cross only barely, so that the final orientations are near zero and the
