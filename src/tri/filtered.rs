@@ -148,13 +148,12 @@ const MAX_GROUP: usize = 2;
 
 /// Stage 1 for a group of `L::N / 2` pairs, `pair(j)` for `j < L::N / 2`: each triangle's
 /// corners against the other's plane. Lane `2j` is pair `j`'s T2 plane against T1's
-/// corners, lane `2j + 1` the other way. For pair `j`, the masks of corners certified
-/// positive and certified negative, interleaved: bit `2i` is T1's corner `i`, bit `2i + 1`
-/// T2's.
+/// corners, lane `2j + 1` the other way. Returns the masks of signs certified positive and
+/// certified negative, corner `i` of lane `l` at bit `i * L::N + l`: for two lanes, bit
+/// `2i` is T1's corner `i` and bit `2i + 1` T2's, the layout [`ORDERS`] is indexed by
+/// ([`interleaved`] gives it for any pair of a group).
 #[inline(always)]
-fn plane_signs<'t, L: Lanes>(
-    pair: impl Fn(usize) -> (&'t Triangle, &'t Triangle),
-) -> [(u32, u32); MAX_GROUP] {
+fn plane_signs<'t, L: Lanes>(pair: impl Fn(usize) -> (&'t Triangle, &'t Triangle)) -> (u32, u32) {
     // Per lane: the triangle whose plane is tested, and the one whose corners are.
     let (t1a, t2a) = pair(0);
     let (t1b, t2b) = pair((L::N / 2).min(MAX_GROUP) - 1);
@@ -186,15 +185,30 @@ fn plane_signs<'t, L: Lanes>(
         *det = d.0[0] * n.0[0] + d.0[1] * n.0[1] + d.0[2] * n.0[2];
     }
     let p = m[0] * perm.0[0] + m[1] * perm.0[1] + m[2] * perm.0[2];
-    let mut out = [(0u32, 0u32); MAX_GROUP];
+    let (mut pos, mut neg) = (0u32, 0u32);
     for (i, det) in det.into_iter().enumerate() {
         let (sp, sn) = signs(det, p);
-        for (j, (pos, neg)) in out.iter_mut().enumerate().take(L::N / 2) {
-            *pos |= ((sp >> (2 * j)) & 0b11) << (2 * i);
-            *neg |= ((sn >> (2 * j)) & 0b11) << (2 * i);
-        }
+        pos |= sp << (i * L::N);
+        neg |= sn << (i * L::N);
     }
-    out
+    (pos, neg)
+}
+
+/// Pair `j`'s six bits of a stage-1 mask of `n`-lane groups, in [`ORDERS`]' layout.
+#[inline(always)]
+fn interleaved(raw: u32, j: usize, n: usize) -> u32 {
+    let s = raw >> (2 * j);
+    (s & 0b11) | ((s >> (n - 2)) & 0b1100) | ((s >> (2 * n - 4)) & 0b11_0000)
+}
+
+/// For a group's stage-1 masks (`n` lanes): per lane `l`, bit `l` of the first result is
+/// set when all three corners a lane tests are certified on one side (that pair is
+/// rejected), and of the second when all three signs are certified.
+#[inline(always)]
+fn group_verdict(pos: u32, neg: u32, n: usize) -> (u32, u32) {
+    let full = |m: u32| m & (m >> n) & (m >> (2 * n));
+    let lanes = (1 << n) - 1;
+    ((full(pos) | full(neg)) & lanes, full(pos | neg) & lanes)
 }
 
 /// How stage 1 left a pair.
@@ -267,7 +281,7 @@ fn final_signs<'t, L: Lanes>(
 /// `L` has two lanes.
 #[inline(always)]
 pub(crate) fn intersect<L: Lanes>(t1: &Triangle, t2: &Triangle) -> Option<bool> {
-    let [(pos, neg), _] = plane_signs::<L>(|_| (t1, t2));
+    let (pos, neg) = plane_signs::<L>(|_| (t1, t2));
     // One branch (a bit table), not one per condition; this outcome is as unpredictable as
     // a coin on pairs whose boxes overlap.
     let (rejected, certain) = verdict(pos, neg);
@@ -309,14 +323,16 @@ pub(crate) fn batch<'t, L: Lanes>(
     let mut unsure = 0u64;
     let mut i = 0;
     while i < n {
-        let signs = plane_signs::<L>(|j| pair((i + j).min(n - 1)));
-        for (j, &(pos, neg)) in signs.iter().enumerate().take(group) {
+        let (pos, neg) = plane_signs::<L>(|j| pair((i + j).min(n - 1)));
+        let (rejected, certain) = group_verdict(pos, neg, L::N);
+        for j in 0..group {
             let k = i + j;
             if k < n {
-                let (rejected, certain) = verdict(pos, neg);
+                let rejected = (rejected >> (2 * j)) & 0b11 != 0;
+                let certain = (certain >> (2 * j)) & 0b11 == 0b11;
                 // count <= k < BATCH
                 straddling[count % BATCH] = k as u8;
-                masks[count % BATCH] = pos as u8;
+                masks[count % BATCH] = interleaved(pos, j, L::N) as u8;
                 count += usize::from(!rejected & certain);
                 unsure |= u64::from(!rejected & !certain) << k;
             }
