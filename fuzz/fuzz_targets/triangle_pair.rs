@@ -1,4 +1,5 @@
-//! The fast exact triangle test against the LP reference, on adversarial coordinates.
+//! The fast exact triangle test against the LP reference, on adversarial coordinates, and
+//! the batch form (`intersecting_pairs`) against the pairwise test.
 #![no_main]
 
 mod decode;
@@ -21,4 +22,21 @@ fuzz_target!(|data: &[u8]| {
         kdop::triangles_intersect(&t1, &t2),
         reference_triangles_intersect(&t1, &t2)
     );
+    // A batch: the pair both ways round, then pairs from the remaining bytes (each new
+    // triangle against the one before), up to more than one chunk of 64.
+    let mut pairs = vec![(t1, t2), (t2, t1)];
+    let mut last = t2;
+    while !b.0.is_empty() && pairs.len() < 70 {
+        let t = [b.point(), b.point(), b.point()];
+        if ok(&t) {
+            pairs.push((last, t));
+            last = t;
+        }
+    }
+    let want: Vec<usize> = (0..pairs.len())
+        .filter(|&i| kdop::triangles_intersect(&pairs[i].0, &pairs[i].1))
+        .collect();
+    let mut got = Vec::new();
+    kdop::intersecting_pairs(&pairs, &mut got);
+    assert_eq!(got, want);
 });
