@@ -13,7 +13,7 @@
 use crate::dop::{Dop, Narrow, OverlapForm, Wide};
 use crate::env::{Environment, PartId};
 use crate::error::{Error, Result};
-use crate::hierarchy::{END, codes};
+use crate::hierarchy::{Bvh, END, codes};
 use crate::pose::Pose;
 use crate::tri::{BATCH, TriBox, intersect_batch, intersect_filtered, triangle_distance};
 use crate::tumble::{Climber, FlyingObject, PoseFrame, Rebound, root_dop, tumble_node};
@@ -358,6 +358,14 @@ impl<const K: usize> QueryState<K> {
         rec
     }
 
+    /// Records a contact: environment leaf position `epos` of `part` (hierarchy `bvh`)
+    /// with object leaf position `fpos`; it is also the next detect query's witness.
+    #[inline]
+    fn record(&mut self, part: u32, bvh: &Bvh<K>, epos: usize, obj: &FlyingObject<K>, fpos: usize) {
+        self.raw.push([part, bvh.id_at(epos), obj.bvh.id_at(fpos)]);
+        self.witness = Some([part, epos as u32, fpos as u32]);
+    }
+
     /// The contacts of the last query.
     #[must_use]
     pub fn contacts(&self) -> &[Contact] {
@@ -685,10 +693,7 @@ impl<const K: usize> Environment<K> {
             loop {
                 stats.np += 1;
                 if pair_hit(&et, &ebox, state.placed(object, pose, fpos), eps) {
-                    state
-                        .raw
-                        .push([part, bvh.id_at(epos), object.bvh.id_at(fpos)]);
-                    state.witness = Some([part, epos as u32, fpos as u32]);
+                    state.record(part, bvh, epos, object, fpos);
                     if detect {
                         return true;
                     }
@@ -726,10 +731,7 @@ impl<const K: usize> Environment<K> {
                 while found != 0 {
                     let hit = start + usize::from(listed[found.trailing_zeros() as usize]);
                     found &= found - 1;
-                    state
-                        .raw
-                        .push([part, bvh.id_at(epos), object.bvh.id_at(hit)]);
-                    state.witness = Some([part, epos as u32, hit as u32]);
+                    state.record(part, bvh, epos, object, hit);
                     if detect {
                         return true;
                     }

@@ -98,6 +98,72 @@ impl<const N: usize> Lanes for Scalar<N> {
     }
 }
 
+/// `+`, `-` and `*` for a one-register lane type `$t` from its intrinsics (each one IEEE-754
+/// operation per lane). Every use states why the intrinsics are available at its type.
+#[cfg(target_arch = "x86_64")]
+macro_rules! register_ops {
+    ($t:ident, $add:ident, $sub:ident, $mul:ident) => {
+        impl std::ops::Add for $t {
+            type Output = Self;
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                // SAFETY: see the type.
+                $t(unsafe { $add(self.0, o.0) })
+            }
+        }
+        impl std::ops::Sub for $t {
+            type Output = Self;
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                // SAFETY: see the type.
+                $t(unsafe { $sub(self.0, o.0) })
+            }
+        }
+        impl std::ops::Mul for $t {
+            type Output = Self;
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                // SAFETY: see the type.
+                $t(unsafe { $mul(self.0, o.0) })
+            }
+        }
+    };
+}
+#[cfg(target_arch = "x86_64")]
+use register_ops;
+
+/// [`Lanes`]' `splat`, `abs`, `max` and `neg` for a one-register lane type `$t` from its
+/// intrinsics, inside its `impl Lanes`. `max` is `a > b ? a : b` per lane (`maxpd`
+/// returns its second operand when the first is not greater, NaN included), as
+/// [`Scalar`]'s.
+#[cfg(target_arch = "x86_64")]
+macro_rules! register_methods {
+    ($t:ident, $set1:ident, $andnot:ident, $max:ident, $xor:ident) => {
+        #[inline(always)]
+        fn splat(v: f64) -> Self {
+            // SAFETY: see the type.
+            $t(unsafe { $set1(v) })
+        }
+        #[inline(always)]
+        fn abs(self) -> Self {
+            // SAFETY: see the type.
+            $t(unsafe { $andnot($set1(-0.0), self.0) })
+        }
+        #[inline(always)]
+        fn max(self, o: Self) -> Self {
+            // SAFETY: see the type.
+            $t(unsafe { $max(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn neg(self) -> Self {
+            // SAFETY: see the type.
+            $t(unsafe { $xor($set1(-0.0), self.0) })
+        }
+    };
+}
+#[cfg(target_arch = "x86_64")]
+use register_methods;
+
 #[cfg(target_arch = "x86_64")]
 pub(crate) use avx::Avx4;
 #[cfg(target_arch = "x86_64")]
@@ -110,7 +176,6 @@ mod sse2 {
         __m128d, _mm_add_pd, _mm_andnot_pd, _mm_cmpgt_pd, _mm_max_pd, _mm_movemask_pd, _mm_mul_pd,
         _mm_set_pd, _mm_set1_pd, _mm_shuffle_pd, _mm_sub_pd, _mm_xor_pd,
     };
-    use std::ops::{Add, Mul, Sub};
 
     /// One SSE2 register of two `f64`.
     ///
@@ -119,34 +184,10 @@ mod sse2 {
     #[derive(Clone, Copy, Debug)]
     pub(crate) struct Sse2(__m128d);
 
-    impl Add for Sse2 {
-        type Output = Self;
-        #[inline(always)]
-        fn add(self, o: Self) -> Self {
-            // SAFETY: see the type.
-            Sse2(unsafe { _mm_add_pd(self.0, o.0) })
-        }
-    }
-
-    impl Sub for Sse2 {
-        type Output = Self;
-        #[inline(always)]
-        fn sub(self, o: Self) -> Self {
-            // SAFETY: see the type.
-            Sse2(unsafe { _mm_sub_pd(self.0, o.0) })
-        }
-    }
-
-    impl Mul for Sse2 {
-        type Output = Self;
-        #[inline(always)]
-        fn mul(self, o: Self) -> Self {
-            // SAFETY: see the type.
-            Sse2(unsafe { _mm_mul_pd(self.0, o.0) })
-        }
-    }
+    super::register_ops!(Sse2, _mm_add_pd, _mm_sub_pd, _mm_mul_pd);
 
     impl Lanes for Sse2 {
+        super::register_methods!(Sse2, _mm_set1_pd, _mm_andnot_pd, _mm_max_pd, _mm_xor_pd);
         const N: usize = 2;
         #[inline(always)]
         fn from_fn(mut f: impl FnMut(usize) -> f64) -> Self {
@@ -155,30 +196,9 @@ mod sse2 {
             Sse2(unsafe { _mm_set_pd(lane1, lane0) })
         }
         #[inline(always)]
-        fn splat(v: f64) -> Self {
-            // SAFETY: see the type.
-            Sse2(unsafe { _mm_set1_pd(v) })
-        }
-        #[inline(always)]
-        fn abs(self) -> Self {
-            // SAFETY: see the type.
-            Sse2(unsafe { _mm_andnot_pd(_mm_set1_pd(-0.0), self.0) })
-        }
-        #[inline(always)]
-        fn max(self, o: Self) -> Self {
-            // maxpd(a, b) is `a > b ? a : b` per lane, as Scalar2::max.
-            // SAFETY: see the type.
-            Sse2(unsafe { _mm_max_pd(self.0, o.0) })
-        }
-        #[inline(always)]
         fn gt(self, o: Self) -> u32 {
             // SAFETY: see the type.
             unsafe { _mm_movemask_pd(_mm_cmpgt_pd(self.0, o.0)) as u32 }
-        }
-        #[inline(always)]
-        fn neg(self) -> Self {
-            // SAFETY: see the type.
-            Sse2(unsafe { _mm_xor_pd(_mm_set1_pd(-0.0), self.0) })
         }
         #[inline(always)]
         fn swap_pairs(self) -> Self {
@@ -196,45 +216,26 @@ mod avx {
         _mm256_movemask_pd, _mm256_mul_pd, _mm256_permute_pd, _mm256_set_pd, _mm256_set1_pd,
         _mm256_sub_pd, _mm256_xor_pd,
     };
-    use std::ops::{Add, Mul, Sub};
 
     /// One AVX register of four `f64`.
     ///
     /// SAFETY (every block below): values of this type are made and used only inside
     /// functions compiled with `#[target_feature(enable = "avx")]` that are called after
-    /// `is_x86_feature_detected!("avx")` (`super::super::filtered::batch_avx`). The methods
+    /// `is_x86_feature_detected!("avx")` (`tri::batch_avx`). The methods
     /// are always inlined into those functions; the intrinsics compute on registers only.
     #[derive(Clone, Copy, Debug)]
     pub(crate) struct Avx4(__m256d);
 
-    impl Add for Avx4 {
-        type Output = Self;
-        #[inline(always)]
-        fn add(self, o: Self) -> Self {
-            // SAFETY: see the type.
-            Avx4(unsafe { _mm256_add_pd(self.0, o.0) })
-        }
-    }
-
-    impl Sub for Avx4 {
-        type Output = Self;
-        #[inline(always)]
-        fn sub(self, o: Self) -> Self {
-            // SAFETY: see the type.
-            Avx4(unsafe { _mm256_sub_pd(self.0, o.0) })
-        }
-    }
-
-    impl Mul for Avx4 {
-        type Output = Self;
-        #[inline(always)]
-        fn mul(self, o: Self) -> Self {
-            // SAFETY: see the type.
-            Avx4(unsafe { _mm256_mul_pd(self.0, o.0) })
-        }
-    }
+    super::register_ops!(Avx4, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd);
 
     impl Lanes for Avx4 {
+        super::register_methods!(
+            Avx4,
+            _mm256_set1_pd,
+            _mm256_andnot_pd,
+            _mm256_max_pd,
+            _mm256_xor_pd
+        );
         const N: usize = 4;
         #[inline(always)]
         fn from_fn(mut f: impl FnMut(usize) -> f64) -> Self {
@@ -243,30 +244,9 @@ mod avx {
             Avx4(unsafe { _mm256_set_pd(l3, l2, l1, l0) })
         }
         #[inline(always)]
-        fn splat(v: f64) -> Self {
-            // SAFETY: see the type.
-            Avx4(unsafe { _mm256_set1_pd(v) })
-        }
-        #[inline(always)]
-        fn abs(self) -> Self {
-            // SAFETY: see the type.
-            Avx4(unsafe { _mm256_andnot_pd(_mm256_set1_pd(-0.0), self.0) })
-        }
-        #[inline(always)]
-        fn max(self, o: Self) -> Self {
-            // vmaxpd(a, b) is `a > b ? a : b` per lane, as Scalar::max.
-            // SAFETY: see the type.
-            Avx4(unsafe { _mm256_max_pd(self.0, o.0) })
-        }
-        #[inline(always)]
         fn gt(self, o: Self) -> u32 {
             // SAFETY: see the type.
             unsafe { _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(self.0, o.0)) as u32 }
-        }
-        #[inline(always)]
-        fn neg(self) -> Self {
-            // SAFETY: see the type.
-            Avx4(unsafe { _mm256_xor_pd(_mm256_set1_pd(-0.0), self.0) })
         }
         #[inline(always)]
         fn swap_pairs(self) -> Self {
