@@ -5,7 +5,8 @@
 //! `for n in 2000 5000 20000 100000; do N=$n cargo run --release --example triangle_sweep; done`
 //!
 //! `BATCH=1` times `kdop::intersecting_pairs` over the same pairs instead of one
-//! `triangles_intersect` call per pair.
+//! `triangles_intersect` call per pair; `DISJOINT=1` keeps pairs whose boxes do not
+//! overlap instead (what a box test alone rejects).
 use glam::DVec3;
 use kdop::scene::Rng;
 use kdop::{intersecting_pairs, triangles_intersect};
@@ -23,6 +24,7 @@ fn main() {
     let reps = var("REPS", 30);
     // The same generator and seed as `benches/triangle.rs`'s random set.
     let mut rng = Rng::new(7);
+    let disjoint = var("DISJOINT", 0) != 0;
     let mut pairs = Vec::with_capacity(n);
     while pairs.len() < n {
         let c = rng.in_box(DVec3::ZERO, DVec3::ONE);
@@ -31,7 +33,7 @@ fn main() {
         let t2 = [d, d + rng.unit() * 0.3, d + rng.unit() * 0.3];
         let (lo1, hi1) = (t1[0].min(t1[1]).min(t1[2]), t1[0].max(t1[1]).max(t1[2]));
         let (lo2, hi2) = (t2[0].min(t2[1]).min(t2[2]), t2[0].max(t2[1]).max(t2[2]));
-        if lo1.cmple(hi2).all() && lo2.cmple(hi1).all() {
+        if (lo1.cmple(hi2).all() && lo2.cmple(hi1).all()) != disjoint {
             pairs.push((t1, t2));
         }
     }
