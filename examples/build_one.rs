@@ -8,11 +8,19 @@ fn main() {
         .num_threads(1)
         .build()
         .expect("thread pool");
+    // `RULE=splatter` (or another rule's name) instead of the default rule.
+    let options = kdop::BuildOptions {
+        rule: match std::env::var("RULE") {
+            Ok(name) => name.parse().expect("RULE: an axis rule's name"),
+            Err(_) => kdop::BuildOptions::ENVIRONMENT.rule,
+        },
+        ..kdop::BuildOptions::ENVIRONMENT
+    };
     for _ in 0..5 {
         let m = mesh.clone();
         let t = std::time::Instant::now();
         let env = pool
-            .install(|| kdop::Environment::<18>::from_mesh(m, &kdop::BuildOptions::ENVIRONMENT))
+            .install(|| kdop::Environment::<18>::from_mesh(m, &options))
             .expect("build");
         let s = t.elapsed().as_secs_f64();
         println!(

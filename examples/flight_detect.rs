@@ -6,8 +6,8 @@
 //! path, default 1), `DESCENT=env` (Algorithm 1's environment-first descent), `WITNESS=0`,
 //! `REBOUND=corners` (the paper's re-bounding from k-DOP corners), `FLY_LEAF=N` (the flying
 //! object's leaf size, default `BuildOptions::FLYING`'s),
-//! `ENV_RULE=longest|minsum|minmax|splatter` and `ENV_SPLIT=mean|median` (the environment's
-//! build), `OBJECT=FILE` (a mesh file as the flying object, fitted into the built-in one's box).
+//! `ENV_RULE=longest|minsum|minmax|splatter|sah` and `ENV_SPLIT=mean|median` (the
+//! environment's build), `OBJ_RULE` (the object's rule, the same names), `OBJECT=FILE` (a mesh file as the flying object, fitted into the built-in one's box).
 use kdop::scene::paper::{Flight, PaperSize};
 use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState, QueryStats};
 
@@ -22,6 +22,7 @@ fn run<const K: usize>(scene: &kdop::scene::paper::PaperScene, options: &QueryOp
         scene.object.clone(),
         &BuildOptions {
             leaf_size: leaf,
+            rule: rule_var("OBJ_RULE").unwrap_or(BuildOptions::FLYING.rule),
             ..BuildOptions::FLYING
         },
     )
@@ -53,15 +54,18 @@ fn run<const K: usize>(scene: &kdop::scene::paper::PaperScene, options: &QueryOp
     fly(&env, &obj, path, repeat, options, scene.name);
 }
 
+/// The axis rule named by environment variable `var` (`AxisRule`'s names), if set.
+fn rule_var(var: &str) -> Option<kdop::AxisRule> {
+    let name = std::env::var(var).ok()?;
+    Some(name.parse().unwrap_or_else(|e| panic!("{var}: {e}")))
+}
+
 /// The environment's build options: `BuildOptions::ENVIRONMENT` with `ENV_RULE`
-/// (`longest`, `minsum`, `minmax`, `splatter`) and `ENV_SPLIT` (`mean`, `median`) applied.
+/// (an axis rule's name) and `ENV_SPLIT` (`mean`, `median`) applied.
 fn env_options() -> BuildOptions {
     let mut o = BuildOptions::ENVIRONMENT;
-    match std::env::var("ENV_RULE").as_deref() {
-        Ok("longest") => o.rule = kdop::AxisRule::LongestSide,
-        Ok("minsum") => o.rule = kdop::AxisRule::MinSum,
-        Ok("minmax") => o.rule = kdop::AxisRule::MinMax,
-        _ => {}
+    if let Some(rule) = rule_var("ENV_RULE") {
+        o.rule = rule;
     }
     if std::env::var("ENV_SPLIT").as_deref() == Ok("median") {
         o.split = kdop::SplitPoint::Median;

@@ -2,7 +2,8 @@
 //! `cargo run --release --example nested_spheres -- [segments] [rings] [gap]`
 //!
 //! Environment variables: `RUNS` (queries, default 200), `ANGLE` (a rotation of the inner
-//! sphere about z in radians, default 0: a pure translation), `ENV_LEAF`, `OBJ_LEAF`.
+//! sphere about z in radians, default 0: a pure translation), `ENV_LEAF`, `OBJ_LEAF`,
+//! `ENV_RULE`, `OBJ_RULE` (axis rules by name: `splatter`, `sah`, ...).
 use kdop::{BuildOptions, Environment, FlyingObject, Pose, QueryOptions, QueryState};
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -18,12 +19,18 @@ fn main() {
             .and_then(|s| s.parse().ok())
             .unwrap_or(default)
     };
+    let rule = |var: &str| match std::env::var(var) {
+        Ok(name) => name.parse().unwrap_or_else(|e| panic!("{var}: {e}")),
+        Err(_) => BuildOptions::ENVIRONMENT.rule,
+    };
     let env_opts = BuildOptions {
         leaf_size: leaf("ENV_LEAF", BuildOptions::ENVIRONMENT.leaf_size),
+        rule: rule("ENV_RULE"),
         ..BuildOptions::ENVIRONMENT
     };
     let obj_opts = BuildOptions {
         leaf_size: leaf("OBJ_LEAF", BuildOptions::FLYING.leaf_size),
+        rule: rule("OBJ_RULE"),
         ..BuildOptions::FLYING
     };
     let env = Environment::<18>::from_mesh(outer, &env_opts).expect("build");

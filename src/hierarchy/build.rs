@@ -6,6 +6,15 @@
 //! (identical centroids, or rounding) the median is used; the median breaks ties by triangle
 //! index, so every split makes progress and the recursion ends.
 //!
+//! kdop's default rule is not the paper's: [`AxisRule::SurfaceArea`] picks the axis and the
+//! position together, by the binned surface-area heuristic of ray-tracing BVHs (MacDonald
+//! and Booth 1990; binned as in Wald 2007), with a measure over all `k / 2` extents of a
+//! k-DOP rather than its box (the sum of their pairwise products, see [`measure`]). For
+//! two trees descended against each other a node's chance of overlapping the other
+//! tree's nodes grows with its extent in every direction, diagonals included; on the
+//! paper's flights the box area pruned clearly worse (Swept, 26-DOP: 203 k-DOP tests per
+//! query against 168; `docs/benchmarks.md`).
+//!
 //! Subtrees above a size threshold are built in parallel with `rayon::join`. Each subtree
 //! is a pure function of its input slice, and results are concatenated left before right,
 //! so the tree is identical whatever the number of threads.
@@ -95,7 +104,7 @@ fn build_nodes<const K: usize>(
     opts: &BuildOptions,
 ) -> (Vec<Node<K>>, Vec<(u32, bool)>) {
     let mut tmp = Vec::with_capacity(2 * items.len() / opts.leaf_size as usize + 1);
-    build_range(items, 0, dops, opts, &mut tmp);
+    build_range(items, 0, 0, dops, opts, &mut tmp);
     flatten(&tmp, items)
 }
 
@@ -126,8 +135,16 @@ fn merged<const K: usize>(items: &[Item], tdops: &[Dop<K>]) -> Dop<K> {
         .fold(Dop::EMPTY, |d, it| d.merge(&tdops[it.id as usize]))
 }
 
-/// Builds the subtree over `items` (positions `offset..` in the full item array), appending
-/// its nodes to `out` in post-order; returns the index of its root in `out`.
+/// Depth below which the rules split as they choose; deeper nodes split at the median of
+/// their centroids' longest extent, so a tree is never deeper than this plus `log2(n)`.
+/// Ordinary meshes never reach it; adversarial ones can (centroids in a geometric
+/// progression make the mean and the surface-area rule peel off one triangle per level,
+/// hundreds or thousands of levels deep), and the build recurses.
+pub(super) const BALANCE_DEPTH: u32 = 64;
+
+/// Builds the subtree over `items` (positions `offset..` in the full item array) at
+/// `depth`, appending its nodes to `out` in post-order; returns the index of its root in
+/// `out`.
 ///
 /// Sequential recursion writes straight into `out`; at a parallel split the right subtree
 /// is built into its own vector and appended (shifted) after the left one, so nodes are
@@ -135,6 +152,7 @@ fn merged<const K: usize>(items: &[Item], tdops: &[Dop<K>]) -> Dop<K> {
 fn build_range<const K: usize>(
     items: &mut [Item],
     offset: u32,
+    depth: u32,
     tdops: &[Dop<K>],
     opts: &BuildOptions,
     out: &mut Vec<Tmp<K>>,
@@ -148,14 +166,22 @@ fn build_range<const K: usize>(
         });
         return out.len() as u32 - 1;
     }
-    let mid = split(items, tdops, opts);
+    let mid = if depth < BALANCE_DEPTH {
+        split(items, tdops, opts)
+    } else {
+        let (lo, hi) = items.iter().fold(
+            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+            |(lo, hi), it| (lo.min(it.c), hi.max(it.c)),
+        );
+        partition(items, longest(hi - lo), SplitPoint::Median, None)
+    };
     let (left, right) = items.split_at_mut(mid);
     let (lroot, rroot) = if n > PARALLEL_MIN {
         let (l, mut r) = rayon::join(
-            || build_range(left, offset, tdops, opts, out),
+            || build_range(left, offset, depth + 1, tdops, opts, out),
             || {
                 let mut v = Vec::with_capacity(2 * right.len() / opts.leaf_size as usize + 1);
-                let root = build_range(right, offset + mid as u32, tdops, opts, &mut v);
+                let root = build_range(right, offset + mid as u32, depth + 1, tdops, opts, &mut v);
                 (root, v)
             },
         );
@@ -169,8 +195,8 @@ fn build_range<const K: usize>(
         out.append(&mut r.1);
         (l, r.0 + shift)
     } else {
-        let l = build_range(left, offset, tdops, opts, out);
-        let r = build_range(right, offset + mid as u32, tdops, opts, out);
+        let l = build_range(left, offset, depth + 1, tdops, opts, out);
+        let r = build_range(right, offset + mid as u32, depth + 1, tdops, opts, out);
         (l, r)
     };
     let dop = out[lroot as usize].dop.merge(&out[rroot as usize].dop);
@@ -186,6 +212,7 @@ fn build_range<const K: usize>(
 /// which is always in `1..items.len()`.
 fn split<const K: usize>(items: &mut [Item], tdops: &[Dop<K>], opts: &BuildOptions) -> usize {
     let (axis, mean) = match opts.rule {
+        AxisRule::SurfaceArea => return split_sah(items, tdops),
         AxisRule::Splatter => {
             // One pass gives both the axis and the mean to cut at.
             let (mean, var) = moments(items);
@@ -320,4 +347,126 @@ fn flatten<const K: usize>(tmp: &[Tmp<K>], items: &[Item]) -> (Vec<Node<K>>, Vec
         }
     }
     (nodes, order)
+}
+
+/// Bins per axis of [`split_sah`].
+const BINS: usize = 16;
+
+/// [`Dop::merge`] for bounds that are never NaN (a built mesh's), in a form the compiler
+/// turns into packed minimum and maximum instructions.
+#[inline]
+fn merge_finite<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> Dop<K> {
+    let (x, y) = (&a.b, &b.b);
+    let mut out = [0.0f32; K];
+    for i in 0..K {
+        out[i] = if i < K / 2 {
+            if y[i] < x[i] { y[i] } else { x[i] }
+        } else if y[i] > x[i] {
+            y[i]
+        } else {
+            x[i]
+        };
+    }
+    Dop { b: out }
+}
+
+/// The surface measure of the cost model: `Σ_{i<j} e_i e_j` over the k-DOP's `K / 2`
+/// extents `e_i`. For a box (k = 6) it is half the surface area. For larger k the
+/// diagonal extents enter too: a long node is long along most directions, so it costs
+/// more than its area would say (a 10 x 0.1 x 0.05 strip measures about 1,035 at k = 18
+/// against a 5 x 3.1 x 0.05 patch's 712). Measured against the box area on the paper's
+/// flights, this measure made 17–20 % fewer k-DOP tests (Swept, 26-DOP: 168 against 203
+/// per query; `docs/benchmarks.md`).
+fn measure<const K: usize>(d: &Dop<K>) -> f64 {
+    let (mut s, mut s2) = (0.0, 0.0);
+    for i in 0..K / 2 {
+        let e = f64::from(d.hi(i)) - f64::from(d.lo(i));
+        s += e;
+        s2 += e * e;
+    }
+    (s * s - s2) / 2.0
+}
+
+/// The binned surface-area split: centroids binned into [`BINS`] equal slices per axis,
+/// each slice boundary costed as `measure(left) * n_left + measure(right) * n_right`, the
+/// cheapest kept. Not inlined: its bins (up to 5 KB) stay out of the recursion's frames.
+/// Falls back to the median along the centroids' longest extent when every
+/// centroid falls in one bin (identical or nearly identical centroids).
+#[inline(never)]
+fn split_sah<const K: usize>(items: &mut [Item], tdops: &[Dop<K>]) -> usize {
+    let (mut cmin, mut cmax) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+    for it in items.iter() {
+        cmin = cmin.min(it.c);
+        cmax = cmax.max(it.c);
+    }
+    let scale = DVec3::splat(BINS as f64) / (cmax - cmin);
+    // The same arithmetic bins an item while costing and while partitioning.
+    let bin = |c: f64, axis: usize| -> usize {
+        (((c - cmin[axis]) * scale[axis]) as usize).min(BINS - 1)
+    };
+    // One pass over the items fills the bins of all three axes: each triangle's bound is
+    // read once per level (the items' ids are scattered, so that read is the cost).
+    let mut bins = [[(Dop::<K>::EMPTY, 0usize); BINS]; 3];
+    for it in items.iter() {
+        let d = &tdops[it.id as usize];
+        for (axis, axis_bins) in bins.iter_mut().enumerate() {
+            let b = &mut axis_bins[bin(it.c[axis], axis)];
+            b.0 = merge_finite(&b.0, d);
+            b.1 += 1;
+        }
+    }
+    let mut best = (f64::INFINITY, 0usize, 0usize);
+    for (axis, bins) in bins.iter().enumerate() {
+        if cmax[axis] <= cmin[axis] {
+            continue;
+        }
+        // right[i]: the cost of bins i.. as one child.
+        let mut right = [0.0f64; BINS];
+        let (mut d, mut n) = (Dop::<K>::EMPTY, 0usize);
+        let mut cost = f64::INFINITY;
+        for i in (1..BINS).rev() {
+            // An empty bin changes neither side: small nodes leave most bins empty.
+            if bins[i].1 != 0 {
+                d = merge_finite(&d, &bins[i].0);
+                n += bins[i].1;
+                cost = measure(&d) * n as f64;
+            }
+            right[i] = cost;
+        }
+        let (mut d, mut n) = (Dop::<K>::EMPTY, 0usize);
+        for i in 1..BINS {
+            if bins[i - 1].1 == 0 {
+                // The same split as the boundary before (or none yet).
+                continue;
+            }
+            d = merge_finite(&d, &bins[i - 1].0);
+            n += bins[i - 1].1;
+            if n == items.len() {
+                continue;
+            }
+            let cost = measure(&d) * n as f64 + right[i];
+            // Strictly less: ties keep the first axis and boundary, so the tree is a
+            // function of the input alone.
+            if cost < best.0 {
+                best = (cost, axis, i);
+            }
+        }
+    }
+    if best.0.is_finite() {
+        let (axis, boundary) = (best.1, best.2);
+        let mut i = 0;
+        let mut j = items.len();
+        while i < j {
+            if bin(items[i].c[axis], axis) < boundary {
+                i += 1;
+            } else {
+                j -= 1;
+                items.swap(i, j);
+            }
+        }
+        if i > 0 && i < items.len() {
+            return i;
+        }
+    }
+    partition(items, longest(cmax - cmin), SplitPoint::Median, None)
 }

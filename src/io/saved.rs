@@ -79,6 +79,7 @@ impl<const K: usize> Environment<K> {
             AxisRule::MinSum => 1,
             AxisRule::MinMax => 2,
             AxisRule::Splatter => 3,
+            AxisRule::SurfaceArea => 4,
         });
         b.push(match self.options.split {
             SplitPoint::Mean => 0,
@@ -201,6 +202,7 @@ impl<const K: usize> Environment<K> {
             1 => AxisRule::MinSum,
             2 => AxisRule::MinMax,
             3 => AxisRule::Splatter,
+            4 => AxisRule::SurfaceArea,
             _ => return Err(FormatError::Corrupt("unknown axis rule").into()),
         };
         let split = match c.u8()? {

@@ -71,6 +71,7 @@ pub enum Rule {
     MinSum,
     MinMax,
     Splatter,
+    SurfaceArea,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -104,8 +105,9 @@ pub struct HierarchyArgs {
     /// OBBTree back-end, which uses `--leaf` and ignores `--rule` and `--split`).
     #[arg(long, value_enum)]
     pub bv: Option<BvArg>,
-    /// Axis rule for splitting (§3.3.4).
-    #[arg(long, value_enum, default_value = "splatter")]
+    /// Axis rule for splitting: the paper's four (§3.3.4), or kdop's surface-area rule
+    /// (the default), which chooses the split position itself and ignores `--split`.
+    #[arg(long, value_enum, default_value = "surface-area")]
     pub rule: Rule,
     /// Split at the mean or the median of the centroids.
     #[arg(long, value_enum, default_value = "mean")]
@@ -136,6 +138,7 @@ impl HierarchyArgs {
                 Rule::MinSum => AxisRule::MinSum,
                 Rule::MinMax => AxisRule::MinMax,
                 Rule::Splatter => AxisRule::Splatter,
+                Rule::SurfaceArea => AxisRule::SurfaceArea,
             },
             split: match self.split {
                 Split::Mean => SplitPoint::Mean,

@@ -152,6 +152,7 @@ fn rule_name(r: AxisRule) -> &'static str {
         AxisRule::MinSum => "Min Sum",
         AxisRule::MinMax => "Min Max",
         AxisRule::Splatter => "Splatter",
+        AxisRule::SurfaceArea => "Surface area",
     }
 }
 
@@ -522,12 +523,9 @@ const PAPER_T5: [[f64; 5]; 4] = [
     [0.481, 0.194, 0.396, 0.113, 2.774],
 ];
 
-const RULES: [AxisRule; 4] = [
-    AxisRule::LongestSide,
-    AxisRule::MinSum,
-    AxisRule::MinMax,
-    AxisRule::Splatter,
-];
+/// The paper's four rules (rows with its figures), then kdop's surface-area rule (no paper
+/// figure; it places its own split, so it has no median row).
+const RULES: [AxisRule; 5] = AxisRule::ALL;
 
 /// Tables 3, 4 and 5: 18-DOP build time per rule (and the OBB build), and query time per
 /// rule at the mean and at the median.
@@ -543,8 +541,19 @@ fn tables345(a: &PaperArgs, obb_build_ms: Option<Vec<f64>>) -> kdop::Result<Vec<
         let mut r3 = vec![rule_name(rule).to_string()];
         let mut r4 = r3.clone();
         let mut r5 = r3.clone();
+        let paper = |table: &[[f64; 5]], si: usize, unit: &str| {
+            table.get(ri).map_or("kdop's rule".to_string(), |row| {
+                format!("paper {}{unit}", row[si])
+            })
+        };
         for (si, scene) in scenes.iter().enumerate() {
-            for split in [SplitPoint::Mean, SplitPoint::Median] {
+            let splits: &[SplitPoint] = if rule == AxisRule::SurfaceArea {
+                r5.push("— (places its own split)".into());
+                &[SplitPoint::Mean]
+            } else {
+                &[SplitPoint::Mean, SplitPoint::Median]
+            };
+            for &split in splits {
                 let opts = BuildOptions {
                     rule,
                     split,
@@ -564,10 +573,13 @@ fn tables345(a: &PaperArgs, obb_build_ms: Option<Vec<f64>>) -> kdop::Result<Vec<
                 )?;
                 let ms = run.mean_us() / 1e3;
                 if split == SplitPoint::Mean {
-                    r3.push(format!("{:.2} s (paper {} min)", build_s, PAPER_T3[ri][si]));
-                    r4.push(format!("{ms:.4} (paper {:.3})", PAPER_T4[ri][si]));
+                    r3.push(format!(
+                        "{build_s:.2} s ({})",
+                        paper(&PAPER_T3[..4], si, " min")
+                    ));
+                    r4.push(format!("{ms:.4} ({})", paper(&PAPER_T4[..], si, "")));
                 } else {
-                    r5.push(format!("{ms:.4} (paper {:.3})", PAPER_T5[ri][si]));
+                    r5.push(format!("{ms:.4} ({})", paper(&PAPER_T5[..], si, "")));
                 }
                 js.push(json!({
                     "scene": scene.name, "rule": rule_name(rule),
