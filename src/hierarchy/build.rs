@@ -169,11 +169,8 @@ fn build_range<const K: usize>(
     let mid = if depth < BALANCE_DEPTH {
         split(items, tdops, opts)
     } else {
-        let (lo, hi) = items.iter().fold(
-            (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-            |(lo, hi), it| (lo.min(it.c), hi.max(it.c)),
-        );
-        partition(items, longest(hi - lo), SplitPoint::Median, None)
+        let (lo, hi) = centroid_bounds(items);
+        median_split(items, lo, hi)
     };
     let (left, right) = items.split_at_mut(mid);
     let (lroot, rroot) = if n > PARALLEL_MIN {
@@ -277,7 +274,7 @@ fn partition(items: &mut [Item], axis: usize, split: SplitPoint, mean: Option<f6
     if split == SplitPoint::Mean {
         let mean = mean
             .unwrap_or_else(|| items.iter().map(|it| it.c[axis]).sum::<f64>() / items.len() as f64);
-        let mid = partition_below(items, axis, mean);
+        let mid = partition_by(items, |it| it.c[axis] < mean);
         if mid > 0 && mid < items.len() {
             return mid;
         }
@@ -289,13 +286,13 @@ fn partition(items: &mut [Item], axis: usize, split: SplitPoint, mean: Option<f6
     mid
 }
 
-/// Moves items with centroid coordinate below `v` to the front (deterministic two-pointer
+/// Moves the items for which `left` holds to the front (deterministic two-pointer
 /// partition); returns how many there are.
-fn partition_below(items: &mut [Item], axis: usize, v: f64) -> usize {
+fn partition_by(items: &mut [Item], left: impl Fn(&Item) -> bool) -> usize {
     let mut i = 0;
     let mut j = items.len();
     while i < j {
-        if items[i].c[axis] < v {
+        if left(&items[i]) {
             i += 1;
         } else {
             j -= 1;
@@ -303,6 +300,21 @@ fn partition_below(items: &mut [Item], axis: usize, v: f64) -> usize {
         }
     }
     i
+}
+
+/// The least and greatest centroid coordinates per axis.
+fn centroid_bounds(items: &[Item]) -> (DVec3, DVec3) {
+    items.iter().fold(
+        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+        |(lo, hi), it| (lo.min(it.c), hi.max(it.c)),
+    )
+}
+
+/// Splits at the median along the longest extent of the centroids, whose bounds are
+/// `lo`, `hi`: a balanced split whatever the spacing (the depth guard's, and the
+/// surface-area rule's fallback).
+fn median_split(items: &mut [Item], lo: DVec3, hi: DVec3) -> usize {
+    partition(items, longest(hi - lo), SplitPoint::Median, None)
 }
 
 /// Converts the post-order tree into the pair layout (children adjacent, after their
@@ -353,7 +365,9 @@ fn flatten<const K: usize>(tmp: &[Tmp<K>], items: &[Item]) -> (Vec<Node<K>>, Vec
 const BINS: usize = 16;
 
 /// [`Dop::merge`] for bounds that are never NaN (a built mesh's), in a form the compiler
-/// turns into packed minimum and maximum instructions.
+/// turns into packed minimum and maximum instructions (`f32::min` must ignore a NaN, which
+/// costs a compare and a blend per bound): the dispenser's surface-area build takes
+/// 336 ms with it, 382 ms with `Dop::merge`.
 #[inline]
 fn merge_finite<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> Dop<K> {
     let (x, y) = (&a.b, &b.b);
@@ -375,7 +389,7 @@ fn merge_finite<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> Dop<K> {
 /// diagonal extents enter too: a long node is long along most directions, so it costs
 /// more than its area would say (a 10 x 0.1 x 0.05 strip measures about 1,035 at k = 18
 /// against a 5 x 3.1 x 0.05 patch's 712). Measured against the box area on the paper's
-/// flights, this measure made 17–20 % fewer k-DOP tests (Swept, 26-DOP: 168 against 203
+/// flights, this measure made 16–17 % fewer k-DOP tests (Swept, 26-DOP: 168 against 203
 /// per query; `docs/benchmarks.md`).
 fn measure<const K: usize>(d: &Dop<K>) -> f64 {
     let (mut s, mut s2) = (0.0, 0.0);
@@ -394,11 +408,7 @@ fn measure<const K: usize>(d: &Dop<K>) -> f64 {
 /// centroid falls in one bin (identical or nearly identical centroids).
 #[inline(never)]
 fn split_sah<const K: usize>(items: &mut [Item], tdops: &[Dop<K>]) -> usize {
-    let (mut cmin, mut cmax) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
-    for it in items.iter() {
-        cmin = cmin.min(it.c);
-        cmax = cmax.max(it.c);
-    }
+    let (cmin, cmax) = centroid_bounds(items);
     let scale = DVec3::splat(BINS as f64) / (cmax - cmin);
     // The same arithmetic bins an item while costing and while partitioning.
     let bin = |c: f64, axis: usize| -> usize {
@@ -454,19 +464,10 @@ fn split_sah<const K: usize>(items: &mut [Item], tdops: &[Dop<K>]) -> usize {
     }
     if best.0.is_finite() {
         let (axis, boundary) = (best.1, best.2);
-        let mut i = 0;
-        let mut j = items.len();
-        while i < j {
-            if bin(items[i].c[axis], axis) < boundary {
-                i += 1;
-            } else {
-                j -= 1;
-                items.swap(i, j);
-            }
-        }
-        if i > 0 && i < items.len() {
-            return i;
+        let mid = partition_by(items, |it| bin(it.c[axis], axis) < boundary);
+        if mid > 0 && mid < items.len() {
+            return mid;
         }
     }
-    partition(items, longest(cmax - cmin), SplitPoint::Median, None)
+    median_split(items, cmin, cmax)
 }
