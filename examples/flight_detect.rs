@@ -7,7 +7,8 @@
 //! `REBOUND=corners` (the paper's re-bounding from k-DOP corners), `FLY_LEAF=N` (the flying
 //! object's leaf size, default `BuildOptions::FLYING`'s),
 //! `ENV_RULE=longest|minsum|minmax|splatter|sah` and `ENV_SPLIT=mean|median` (the
-//! environment's build), `OBJ_RULE` (the object's rule, the same names), `OBJECT=FILE` (a mesh file as the flying object, fitted into the built-in one's box).
+//! environment's build), `OBJ_RULE` (the object's rule, the same names), `OBJECT=FILE` (a
+//! mesh file as the flying object, fitted into the built-in one's box).
 use kdop::scene::paper::{Flight, PaperSize};
 use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState, QueryStats};
 

@@ -19,18 +19,18 @@ fn main() {
             .and_then(|s| s.parse().ok())
             .unwrap_or(default)
     };
-    let rule = |var: &str| match std::env::var(var) {
+    let rule = |var: &str, default| match std::env::var(var) {
         Ok(name) => name.parse().unwrap_or_else(|e| panic!("{var}: {e}")),
-        Err(_) => BuildOptions::ENVIRONMENT.rule,
+        Err(_) => default,
     };
     let env_opts = BuildOptions {
         leaf_size: leaf("ENV_LEAF", BuildOptions::ENVIRONMENT.leaf_size),
-        rule: rule("ENV_RULE"),
+        rule: rule("ENV_RULE", BuildOptions::ENVIRONMENT.rule),
         ..BuildOptions::ENVIRONMENT
     };
     let obj_opts = BuildOptions {
         leaf_size: leaf("OBJ_LEAF", BuildOptions::FLYING.leaf_size),
-        rule: rule("OBJ_RULE"),
+        rule: rule("OBJ_RULE", BuildOptions::FLYING.rule),
         ..BuildOptions::FLYING
     };
     let env = Environment::<18>::from_mesh(outer, &env_opts).expect("build");

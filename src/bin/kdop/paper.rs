@@ -523,10 +523,6 @@ const PAPER_T5: [[f64; 5]; 4] = [
     [0.481, 0.194, 0.396, 0.113, 2.774],
 ];
 
-/// The paper's four rules (rows with its figures), then kdop's surface-area rule (no paper
-/// figure; it places its own split, so it has no median row).
-const RULES: [AxisRule; 5] = AxisRule::ALL;
-
 /// Tables 3, 4 and 5: 18-DOP build time per rule (and the OBB build), and query time per
 /// rule at the mean and at the median.
 fn tables345(a: &PaperArgs, obb_build_ms: Option<Vec<f64>>) -> kdop::Result<Vec<Table>> {
@@ -537,7 +533,9 @@ fn tables345(a: &PaperArgs, obb_build_ms: Option<Vec<f64>>) -> kdop::Result<Vec<
     let mut t4 = Vec::new();
     let mut t5 = Vec::new();
     let mut js = Vec::new();
-    for (ri, rule) in RULES.into_iter().enumerate() {
+    // The paper's four rules (rows with its figures), then kdop's surface-area rule (no
+    // paper figure; it places its own split, so it has no median row).
+    for (ri, rule) in AxisRule::ALL.into_iter().enumerate() {
         let mut r3 = vec![rule_name(rule).to_string()];
         let mut r4 = r3.clone();
         let mut r5 = r3.clone();

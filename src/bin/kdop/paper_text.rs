@@ -110,6 +110,9 @@ pub fn section_table2(t: &Table, best: &[Best]) -> String {
     s
 }
 
+/// The paper's four axis rules, by their row names in Tables 3–5.
+const PAPER_RULES: [&str; 4] = ["Longest Side", "Min Sum", "Min Max", "Splatter"];
+
 pub fn section_table345(t: &[Table]) -> String {
     let rows = t[0].json.as_array().cloned().unwrap_or_default();
     let get = |scene: &str, rule: &str, split: &str, key: &str| {
@@ -140,19 +143,14 @@ pub fn section_table345(t: &[Table]) -> String {
         .count();
     let median_slower = scenes
         .iter()
-        .flat_map(|s| {
-            ["Longest Side", "Min Sum", "Min Max", "Splatter"]
-                .into_iter()
-                .map(move |r| (s.clone(), r))
-        })
+        .flat_map(|s| PAPER_RULES.into_iter().map(move |r| (s.clone(), r)))
         .filter(|(s, r)| get(s, r, "median", "mean_ms") >= get(s, r, "mean", "mean_ms"))
         .count();
     // kdop's own rule against the best of the paper's four at the mean, per flight.
-    let paper_rules = ["Longest Side", "Min Sum", "Min Max", "Splatter"];
     let sah_gain: Vec<f64> = scenes
         .iter()
         .map(|s| {
-            let best = paper_rules
+            let best = PAPER_RULES
                 .iter()
                 .map(|r| get(s, r, "mean", "mean_ms"))
                 .fold(f64::INFINITY, f64::min);
