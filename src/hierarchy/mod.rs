@@ -72,8 +72,9 @@ pub enum AxisRule {
     /// extents of larger k it weighs elongated nodes more than their area would, which
     /// pruned better on every flight we measured. The split point option is not used (but
     /// for the median fallback when all centroids share a slice).
-    /// Trees prune better: 25–30 % fewer k-DOP tests on the paper's flights and the nested
-    /// spheres (`docs/benchmarks.md`), for about three times splatter's build time.
+    /// Trees prune better: 11–30 % fewer k-DOP tests on the paper's flights and 24 % fewer
+    /// on the nested spheres (`docs/benchmarks.md`), for 1.7–3.5 times splatter's build
+    /// time.
     SurfaceArea,
 }
 
