@@ -6,10 +6,15 @@
 //!
 //! `BATCH=1` times `kdop::intersecting_pairs` over the same pairs instead of one
 //! `triangles_intersect` call per pair; `DISJOINT=1` keeps pairs whose boxes do not
-//! overlap instead (what a box test alone rejects).
+//! overlap instead (what a box test alone rejects); `SCREENED=1` times the forms without
+//! the box rejection (`triangles_intersect_screened`, `intersecting_pairs_screened`), the
+//! test as queries run it after their cached box test.
 use glam::DVec3;
 use kdop::scene::Rng;
-use kdop::{intersecting_pairs, triangles_intersect};
+use kdop::{
+    intersecting_pairs, intersecting_pairs_screened, triangles_intersect,
+    triangles_intersect_screened,
+};
 use std::hint::black_box;
 
 fn var(name: &str, default: usize) -> usize {
@@ -38,27 +43,51 @@ fn main() {
         }
     }
     let batch = var("BATCH", 0) != 0;
-    let mut best = f64::MAX;
-    let mut hits = 0;
+    let screened = var("SCREENED", 0) != 0;
     let mut found = Vec::with_capacity(n);
-    for _ in 0..reps {
-        let t = std::time::Instant::now();
-        hits = if batch {
+    let pairs = &pairs[..];
+    // Each form called directly (not through a function pointer), as a user would.
+    let (best, hits) = match (batch, screened) {
+        (true, false) => best_of(reps, n, || {
             found.clear();
-            intersecting_pairs(black_box(&pairs), &mut found);
+            intersecting_pairs(black_box(pairs), &mut found);
             found.len()
-        } else {
+        }),
+        (true, true) => best_of(reps, n, || {
+            found.clear();
+            intersecting_pairs_screened(black_box(pairs), &mut found);
+            found.len()
+        }),
+        (false, false) => best_of(reps, n, || {
             pairs
                 .iter()
                 .filter(|(a, b)| triangles_intersect(black_box(a), black_box(b)))
                 .count()
-        };
-        best = best.min(t.elapsed().as_nanos() as f64 / n as f64);
-    }
-    let form = if batch {
-        "intersecting_pairs"
-    } else {
-        "triangles_intersect"
+        }),
+        (false, true) => best_of(reps, n, || {
+            pairs
+                .iter()
+                .filter(|(a, b)| triangles_intersect_screened(black_box(a), black_box(b)))
+                .count()
+        }),
+    };
+    let form = match (batch, screened) {
+        (true, false) => "intersecting_pairs",
+        (false, false) => "triangles_intersect",
+        (true, true) => "intersecting_pairs_screened",
+        (false, true) => "triangles_intersect_screened",
     };
     println!("{n} pairs ({hits} intersect), {form}: best {best:.1} ns per test");
+}
+
+/// The best time per pair over `reps` passes of `pass` (over `n` pairs), and its answer.
+fn best_of(reps: usize, n: usize, mut pass: impl FnMut() -> usize) -> (f64, usize) {
+    let mut best = f64::MAX;
+    let mut hits = 0;
+    for _ in 0..reps {
+        let t = std::time::Instant::now();
+        hits = pass();
+        best = best.min(t.elapsed().as_nanos() as f64 / n as f64);
+    }
+    (best, hits)
 }

@@ -29,7 +29,10 @@ pub use mesh::Mesh;
 pub use obb::{ObbOutcome, ObbQueryState, ObbTree};
 pub use pose::Pose;
 pub use traverse::{Contact, Descent, Mode, Outcome, QueryOptions, QueryState, QueryStats};
-pub use tri::{Triangle, intersecting_pairs, triangle_distance, triangles_intersect};
+pub use tri::{
+    Triangle, intersecting_pairs, intersecting_pairs_screened, triangle_distance,
+    triangles_intersect, triangles_intersect_screened,
+};
 pub use tumble::{FlyingObject, Rebound};
 
 /// Largest coordinate magnitude accepted in a mesh (2^40, about 1.1e12).

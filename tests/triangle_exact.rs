@@ -5,7 +5,10 @@ mod common;
 use common::Rng;
 use glam::DVec3;
 use kdop::oracle::reference_triangles_intersect;
-use kdop::{Triangle, triangles_intersect};
+use kdop::{
+    Triangle, intersecting_pairs, intersecting_pairs_screened, triangles_intersect,
+    triangles_intersect_screened,
+};
 
 fn check(t1: &Triangle, t2: &Triangle, what: &str) -> bool {
     let fast = triangles_intersect(t1, t2);
@@ -13,6 +16,13 @@ fn check(t1: &Triangle, t2: &Triangle, what: &str) -> bool {
     assert_eq!(
         fast, refr,
         "{what}: fast={fast} reference={refr}\n t1={t1:?}\n t2={t2:?}"
+    );
+    // Without the box rejection the answer is the same, whether or not the boxes meet
+    // (these sets hold both kinds of pairs).
+    assert_eq!(
+        triangles_intersect_screened(t1, t2),
+        refr,
+        "{what}: screened\n t1={t1:?}\n t2={t2:?}"
     );
     // The answer cannot depend on argument or corner order.
     assert_eq!(triangles_intersect(t2, t1), fast, "{what}: symmetry");
@@ -192,4 +202,85 @@ fn distance_agrees_with_intersection_and_sampling() {
             "#{i}: distance {d} far below sampled {best}"
         );
     }
+}
+
+/// The batch forms, with and without the box rejection, list exactly the reference's
+/// intersecting pairs, in order, over sets mixing every route a pair can take: boxes apart,
+/// general position, touching and coplanar grid pairs, degenerate triangles, near-parallel
+/// float pairs, and lengths that are not a multiple of the 64-pair chunk.
+#[test]
+fn batch_forms_list_the_reference_hits() {
+    let mut rng = Rng::new(8);
+    for len in [0usize, 1, 63, 64, 65, 1000] {
+        let pairs: Vec<(Triangle, Triangle)> = (0..len)
+            .map(|i| match i % 4 {
+                0 | 1 => (
+                    [rng.grid(3), rng.grid(3), rng.grid(3)],
+                    [rng.grid(3), rng.grid(3), rng.grid(3)],
+                ),
+                2 => (
+                    [rng.vec(0.0, 1.0), rng.vec(0.0, 1.0), rng.vec(0.0, 1.0)],
+                    [rng.vec(0.0, 1.0), rng.vec(0.0, 1.0), rng.vec(0.0, 1.0)],
+                ),
+                _ => {
+                    // A triangle and its copy nudged along the normal: near-parallel.
+                    let t = [rng.vec(0.0, 1.0), rng.vec(0.0, 1.0), rng.vec(0.0, 1.0)];
+                    let n = (t[1] - t[0]).cross(t[2] - t[0]).normalize_or_zero();
+                    let off = n * rng.range(-1e-12, 1e-12);
+                    (t, [t[0] + off, t[1] - off, t[2] + off * 0.5])
+                }
+            })
+            .collect();
+        let want: Vec<usize> = (0..len)
+            .filter(|&i| reference_triangles_intersect(&pairs[i].0, &pairs[i].1))
+            .collect();
+        if len == 1000 {
+            assert!(want.len() > 100 && want.len() < 900, "{}", want.len());
+        }
+        let (mut boxed, mut screened) = (Vec::new(), Vec::new());
+        intersecting_pairs(&pairs, &mut boxed);
+        intersecting_pairs_screened(&pairs, &mut screened);
+        assert_eq!(boxed, want, "intersecting_pairs, length {len}");
+        assert_eq!(screened, want, "intersecting_pairs_screened, length {len}");
+    }
+}
+
+/// Non-finite corners, which meshes refuse but the public tests accept: the screened forms
+/// answer as `triangles_intersect` does (whose box test keeps NaN pairs apart), without
+/// panicking, one pair at a time and in batches.
+#[test]
+fn screened_forms_answer_non_finite_pairs_as_the_boxed_test() {
+    let a = [DVec3::ZERO, DVec3::X, DVec3::Y];
+    let across = [
+        DVec3::new(0.2, 0.2, -1.0),
+        DVec3::new(0.2, 0.2, 1.0),
+        DVec3::new(0.3, 0.3, 1.0),
+    ];
+    let mut pairs = vec![(a, across)];
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MAX] {
+        for k in 0..3 {
+            for axis in 0..3 {
+                let mut t = across;
+                t[k][axis] = bad;
+                pairs.push((a, t));
+                pairs.push((t, a));
+                let mut u = a;
+                u[k] = DVec3::splat(bad);
+                pairs.push((u, across));
+                pairs.push((u, u));
+            }
+        }
+    }
+    for (i, (t1, t2)) in pairs.iter().enumerate() {
+        assert_eq!(
+            triangles_intersect_screened(t1, t2),
+            triangles_intersect(t1, t2),
+            "pair {i}: {t1:?} {t2:?}"
+        );
+    }
+    let (mut boxed, mut screened) = (Vec::new(), Vec::new());
+    intersecting_pairs(&pairs, &mut boxed);
+    intersecting_pairs_screened(&pairs, &mut screened);
+    assert!(boxed.contains(&0));
+    assert_eq!(screened, boxed);
 }

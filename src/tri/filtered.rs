@@ -366,7 +366,7 @@ pub(crate) fn batch<'t, L: Lanes>(
         let k = unsure.trailing_zeros() as usize;
         unsure &= unsure - 1;
         let (t1, t2) = pair(k);
-        hits |= u64::from(super::intersect_boxed(t1, t2)) << k;
+        hits |= u64::from(super::intersect_deferred(t1, t2)) << k;
     }
     hits
 }

@@ -51,6 +51,28 @@ pub fn triangles_intersect(t1: &Triangle, t2: &Triangle) -> bool {
     boxes_overlap(t1, t2) && intersect_filtered(t1, t2)
 }
 
+/// [`triangles_intersect`] without its bounding-box rejection, for pairs a caller has
+/// already screened (their boxes or k-DOPs overlap, as in a broad phase of its own): the
+/// same exact answer on every pair, screened or not.
+///
+/// On pairs whose boxes overlap the box test never rejects, and computing both boxes costs
+/// about a fifth of the test; kdop's own queries test cached boxes and then call this form.
+/// On pairs whose boxes mostly miss, [`triangles_intersect`] is faster.
+///
+/// # Example
+/// ```
+/// use glam::DVec3;
+/// let a = [DVec3::ZERO, DVec3::X, DVec3::Y];
+/// let across = [DVec3::new(0.2, 0.2, -1.0), DVec3::new(0.2, 0.2, 1.0), DVec3::new(0.3, 0.3, 1.0)];
+/// let far = across.map(|p| p + DVec3::splat(5.0));
+/// assert!(kdop::triangles_intersect_screened(&a, &across));
+/// assert!(!kdop::triangles_intersect_screened(&a, &far)); // unscreened pairs answer too
+/// ```
+#[must_use]
+pub fn triangles_intersect_screened(t1: &Triangle, t2: &Triangle) -> bool {
+    intersect_filtered(t1, t2)
+}
+
 /// The exact test for triangles whose boxes overlap: the two-lane filtered common case
 /// ([`filtered`]: SSE2 on x86_64, scalar elsewhere), and the full case analysis with exact
 /// fallbacks when a sign it needs is not certified.
@@ -67,8 +89,18 @@ pub(crate) fn intersect_filtered(t1: &Triangle, t2: &Triangle) -> bool {
     let fast = filtered::intersect::<lanes::Scalar<2>>(t1, t2);
     match fast {
         Some(hit) => hit,
-        None => intersect_boxed(t1, t2),
+        None => intersect_deferred(t1, t2),
     }
+}
+
+/// The full test for a pair the filter deferred (touching, coplanar, degenerate or
+/// non-finite), behind the box test so that pairs with a NaN or infinite corner answer as
+/// [`triangles_intersect`] does whether or not the caller screened them. Rare: the box
+/// test costs nothing on the common path.
+#[cold]
+#[inline(never)]
+pub(crate) fn intersect_deferred(t1: &Triangle, t2: &Triangle) -> bool {
+    boxes_overlap(t1, t2) && intersect_boxed(t1, t2)
 }
 
 /// The SSE2 kernel compiled with AVX's three-operand encoding: the same operations and
@@ -127,8 +159,35 @@ pub fn intersecting_pairs(pairs: &[(Triangle, Triangle)], hits: &mut Vec<usize>)
     }
 }
 
-/// Exact answers for `n <= 64` pairs whose boxes overlap, `pair(i)` for `i < n`: bit `i`
-/// of the result is set iff pair `i` intersects ([`filtered::batch`]: AVX where the CPU has
+/// [`intersecting_pairs`] without its bounding-box rejection, for pairs a caller has
+/// already screened: appends to `hits` the index of every pair whose closed triangles
+/// intersect, in increasing order, the same indices as [`intersecting_pairs`] on any
+/// pairs (unscreened ones just cost more).
+///
+/// # Example
+/// ```
+/// use glam::DVec3;
+/// let a = [DVec3::ZERO, DVec3::X, DVec3::Y];
+/// let across = [DVec3::new(0.2, 0.2, -1.0), DVec3::new(0.2, 0.2, 1.0), DVec3::new(0.3, 0.3, 1.0)];
+/// let above = [DVec3::new(0.2, 0.2, 1.0), DVec3::new(0.2, 0.3, 1.0), DVec3::new(0.3, 0.2, 1.0)];
+/// let mut hits = Vec::new();
+/// kdop::intersecting_pairs_screened(&[(a, above), (a, across), (across, a)], &mut hits);
+/// assert_eq!(hits, [1, 2]);
+/// ```
+pub fn intersecting_pairs_screened(pairs: &[(Triangle, Triangle)], hits: &mut Vec<usize>) {
+    for (c, chunk) in pairs.chunks(filtered::BATCH).enumerate() {
+        let mut found = intersect_batch(chunk.len(), |j| (&chunk[j].0, &chunk[j].1));
+        while found != 0 {
+            let j = found.trailing_zeros() as usize;
+            found &= found - 1;
+            hits.push(c * filtered::BATCH + j);
+        }
+    }
+}
+
+/// Exact answers for `n <= 64` pairs (screened by their boxes, or not: the answers are
+/// exact either way), `pair(i)` for `i < n`: bit `i` of the result is set iff pair `i`
+/// intersects ([`filtered::batch`]: AVX where the CPU has
 /// it, else SSE2 on x86_64, scalar elsewhere).
 #[inline]
 pub(crate) fn intersect_batch<'t>(
