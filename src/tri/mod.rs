@@ -42,10 +42,13 @@ pub type Triangle = [DVec3; 3];
 /// ```
 ///
 /// # Performance
-/// On pairs whose bounding boxes overlap, about 248 instructions and one unpredictable
-/// branch per test: 27–48 ns on random pairs and 36–50 ns on FCL's robot pairs, depending
-/// on how much of the working set the branch predictor can learn (`docs/benchmarks.md`).
-/// Exact fallbacks run only when the floating-point filter cannot certify a sign.
+/// On pairs whose bounding boxes overlap, one unpredictable branch per test, and on the
+/// EPYC of `docs/benchmarks.md` ("Cp") 20–29 ns on random pairs and 21–24 ns on FCL's
+/// robot pairs, depending on how much of the working set the branch predictor can learn.
+/// The box test is about an eighth of that; pairs already screened by their boxes can
+/// skip it ([`triangles_intersect_screened`]), and many pairs are faster as a batch
+/// ([`intersecting_pairs`]). Exact fallbacks run only when the floating-point filter
+/// cannot certify a sign.
 #[must_use]
 pub fn triangles_intersect(t1: &Triangle, t2: &Triangle) -> bool {
     boxes_overlap(t1, t2) && intersect_filtered(t1, t2)
@@ -136,8 +139,9 @@ unsafe fn filtered_avx(t1: &Triangle, t2: &Triangle) -> Option<bool> {
 ///
 /// # Performance
 /// On pairs whose bounding boxes overlap, 0.6–0.8 of the time per pair of
-/// [`triangles_intersect`] (`docs/benchmarks.md`, "Cp": 218 against 248 instructions, and
-/// no branch on any pair's outcome).
+/// [`triangles_intersect`] (`docs/benchmarks.md`, "Cp": 217 against 310 instructions per
+/// pair with the loop, and no branch on any pair's outcome); without the box test
+/// ([`intersecting_pairs_screened`]) 166 instructions and 12–13 ns per pair.
 pub fn intersecting_pairs(pairs: &[(Triangle, Triangle)], hits: &mut Vec<usize>) {
     for (c, chunk) in pairs.chunks(filtered::BATCH).enumerate() {
         // The pairs whose boxes meet, listed without a branch per pair.
