@@ -41,8 +41,10 @@ fn pose(b: &mut Bytes) -> kdop::Result<Pose> {
 }
 
 fn run<const K: usize>(b: &mut Bytes) {
-    let rule = AxisRule::ALL[(b.byte() % 4) as usize];
-    let split = SplitPoint::ALL[(b.byte() % 2) as usize];
+    // Every rule and split point, however many there are (a fixed `% 4` once left the
+    // surface-area rule, the default, out of every run).
+    let rule = AxisRule::ALL[usize::from(b.byte()) % AxisRule::ALL.len()];
+    let split = SplitPoint::ALL[usize::from(b.byte()) % SplitPoint::ALL.len()];
     let opts = BuildOptions {
         rule,
         split,

@@ -153,7 +153,9 @@ const MAX_GROUP: usize = 2;
 /// `2i` is T1's corner `i` and bit `2i + 1` T2's, the layout [`ORDERS`] is indexed by
 /// ([`interleaved`] gives it for any pair of a group).
 #[inline(always)]
-fn plane_signs<'t, L: Lanes>(pair: impl Fn(usize) -> (&'t Triangle, &'t Triangle)) -> (u32, u32) {
+fn plane_signs<'t, L: Lanes>(
+    pair: impl Fn(usize) -> (&'t Triangle, &'t Triangle),
+) -> (Signs, Signs) {
     // Per lane: the triangle whose plane is tested, and the one whose corners are.
     let (t1a, t2a) = pair(0);
     let (t1b, t2b) = pair((L::N / 2).min(MAX_GROUP) - 1);
@@ -185,13 +187,24 @@ fn plane_signs<'t, L: Lanes>(pair: impl Fn(usize) -> (&'t Triangle, &'t Triangle
         *det = d.0[0] * n.0[0] + d.0[1] * n.0[1] + d.0[2] * n.0[2];
     }
     let p = m[0] * perm.0[0] + m[1] * perm.0[1] + m[2] * perm.0[2];
-    let (mut pos, mut neg) = (0u32, 0u32);
+    let (mut certified, mut raw) = (Signs::default(), Signs::default());
     for (i, det) in det.into_iter().enumerate() {
         let (sp, sn) = signs(det, p);
-        pos |= sp << (i * L::N);
-        neg |= sn << (i * L::N);
+        certified.pos |= sp << (i * L::N);
+        certified.neg |= sn << (i * L::N);
+        raw.neg |= det.sign_bits() << (i * L::N);
     }
-    (pos, neg)
+    raw.pos = !raw.neg & ((1 << (3 * L::N)) - 1);
+    (certified, raw)
+}
+
+/// Sign masks of stage 1 (layout as [`plane_signs`] gives them): the lanes positive and
+/// negative; certified by the error bound, or raw (the sign bit alone: `+0.0` counts as
+/// positive, `-0.0` as negative, and a NaN either way).
+#[derive(Clone, Copy, Default)]
+struct Signs {
+    pos: u32,
+    neg: u32,
 }
 
 /// Pair `j`'s six bits of a stage-1 mask of `n`-lane groups, in [`ORDERS`]' layout.
@@ -281,14 +294,16 @@ fn final_signs<'t, L: Lanes>(
 /// `L` has two lanes.
 #[inline(always)]
 pub(crate) fn intersect<L: Lanes>(t1: &Triangle, t2: &Triangle) -> Option<bool> {
-    let (pos, neg) = plane_signs::<L>(|_| (t1, t2));
+    let (Signs { pos, neg }, raw) = plane_signs::<L>(|_| (t1, t2));
     // One branch (a bit table), not one per condition; this outcome is as unpredictable as
-    // a coin on pairs whose boxes overlap.
-    let (rejected, certain) = verdict(pos, neg);
-    if rejected {
-        return Some(false);
+    // a coin on pairs whose boxes overlap. It is taken on the raw signs, which are known
+    // before the error bound is: a mispredicted branch costs less the earlier it resolves.
+    // A pair rejected by its raw signs but not by the certified ones (a sign within the
+    // bound) is deferred; one rejected by the certified signs is rejected by the raw ones.
+    if verdict(raw.pos, raw.neg).0 {
+        return verdict(pos, neg).0.then_some(false);
     }
-    if !certain {
+    if (pos | neg) != 0b11_1111 {
         return None; // a zero or uncertain sign: touching, coplanar, degenerate, NaN
     }
     let [(p2, n2), _] = final_signs::<L>(|_| (t1, t2, pos));
@@ -323,7 +338,7 @@ pub(crate) fn batch<'t, L: Lanes>(
     let mut unsure = 0u64;
     let mut i = 0;
     while i < n {
-        let (pos, neg) = plane_signs::<L>(|j| pair((i + j).min(n - 1)));
+        let (Signs { pos, neg }, _) = plane_signs::<L>(|j| pair((i + j).min(n - 1)));
         let (rejected, certain) = group_verdict(pos, neg, L::N);
         for j in 0..group {
             let k = i + j;

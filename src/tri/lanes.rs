@@ -24,6 +24,9 @@ pub(crate) trait Lanes:
     fn max(self, o: Self) -> Self;
     /// Bit `i` set iff `self > o` in lane `i` (false when either is NaN); no other bits.
     fn gt(self, o: Self) -> u32;
+    /// Bit `i` set iff lane `i`'s sign bit is set (negative values, `-0.0`, and NaNs
+    /// with the bit set); no other bits.
+    fn sign_bits(self) -> u32;
     /// `-self` per lane (flips the sign bit).
     fn neg(self) -> Self;
     /// Lanes `2j` and `2j + 1` exchanged, for every `j`.
@@ -87,6 +90,10 @@ impl<const N: usize> Lanes for Scalar<N> {
     #[inline(always)]
     fn gt(self, o: Self) -> u32 {
         (0..N).fold(0, |m, i| m | (u32::from(self.0[i] > o.0[i]) << i))
+    }
+    #[inline(always)]
+    fn sign_bits(self) -> u32 {
+        (0..N).fold(0, |m, i| m | (u32::from(self.0[i].is_sign_negative()) << i))
     }
     #[inline(always)]
     fn neg(self) -> Self {
@@ -201,6 +208,11 @@ mod sse2 {
             unsafe { _mm_movemask_pd(_mm_cmpgt_pd(self.0, o.0)) as u32 }
         }
         #[inline(always)]
+        fn sign_bits(self) -> u32 {
+            // SAFETY: see the type.
+            unsafe { _mm_movemask_pd(self.0) as u32 }
+        }
+        #[inline(always)]
         fn swap_pairs(self) -> Self {
             // SAFETY: see the type.
             Sse2(unsafe { _mm_shuffle_pd::<0b01>(self.0, self.0) })
@@ -247,6 +259,11 @@ mod avx {
         fn gt(self, o: Self) -> u32 {
             // SAFETY: see the type.
             unsafe { _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_GT_OQ>(self.0, o.0)) as u32 }
+        }
+        #[inline(always)]
+        fn sign_bits(self) -> u32 {
+            // SAFETY: see the type.
+            unsafe { _mm256_movemask_pd(self.0) as u32 }
         }
         #[inline(always)]
         fn swap_pairs(self) -> Self {
