@@ -13,7 +13,10 @@
 //!    as [`crate::exact::Plane::sides3`]);
 //! 2. the Guigue–Devillers permutations are a table lookup on the six sign bits instead of
 //!    nested branches;
-//! 3. the two final orientations are again one computation in two lanes.
+//! 3. the two final orientations are again one computation in two lanes;
+//! 4. a single pair's one unpredictable branch (rejected by a plane?) is taken on the
+//!    determinants' sign bits, which are ready before their error bound, and the
+//!    certified signs are checked behind it: a mispredicted branch resolves sooner.
 //!
 //! Whenever a sign is not certified non-zero (touching, coplanar or degenerate triangles,
 //! NaN), it answers `None` and the caller runs the full scalar test with its exact
