@@ -43,7 +43,7 @@ pub type Triangle = [DVec3; 3];
 ///
 /// # Performance
 /// On pairs whose bounding boxes overlap, one unpredictable branch per test, and on the
-/// EPYC of `docs/benchmarks.md` ("Cp") 20–29 ns on random pairs and 21–24 ns on FCL's
+/// EPYC of `docs/benchmarks.md` ("Cp") 20–27 ns on random pairs and 21–26 ns on FCL's
 /// robot pairs, depending on how much of the working set the branch predictor can learn.
 /// The box test is about an eighth of that; pairs already screened by their boxes can
 /// skip it ([`triangles_intersect_screened`]), and many pairs are faster as a batch
@@ -141,7 +141,7 @@ unsafe fn filtered_avx(t1: &Triangle, t2: &Triangle) -> Option<bool> {
 /// On pairs whose bounding boxes overlap, 0.6–0.8 of the time per pair of
 /// [`triangles_intersect`] (`docs/benchmarks.md`, "Cp": 217 against 310 instructions per
 /// pair with the loop, and no branch on any pair's outcome); without the box test
-/// ([`intersecting_pairs_screened`]) 166 instructions and 12–13 ns per pair.
+/// ([`intersecting_pairs_screened`]) 166 instructions and 9–13 ns per pair.
 pub fn intersecting_pairs(pairs: &[(Triangle, Triangle)], hits: &mut Vec<usize>) {
     for (c, chunk) in pairs.chunks(filtered::BATCH).enumerate() {
         // The pairs whose boxes meet, listed without a branch per pair.
