@@ -59,7 +59,7 @@ pub fn triangles_intersect(t1: &Triangle, t2: &Triangle) -> bool {
 /// same exact answer on every pair, screened or not.
 ///
 /// On pairs whose boxes overlap the box test never rejects, and computing both boxes costs
-/// about an eighth of the test (37 of 310 instructions, 10–15 % of the time measured in
+/// about an eighth of the test (37 of 310 instructions, 9–18 % of the time measured in
 /// `docs/benchmarks.md`); kdop's own queries test cached boxes and then call this form.
 /// On pairs whose boxes mostly miss, [`triangles_intersect`] is faster.
 ///
