@@ -609,6 +609,27 @@ mod tests {
             DVec3::new(2.0, 1.0, -1.0),
         ];
         let nan = [DVec3::new(f64::NAN, 0.0, 0.0), DVec3::X, DVec3::Z];
+        // A corner on a's face and the other two above it: every raw sign of b against
+        // a's plane is "positive" (the zero, +0.0, has a clear sign bit), so the raw-sign
+        // branch rejects, and the certified signs must send the touching pair on to the
+        // exact test. Mirrored below a, the zero is "positive" beside two negatives: not
+        // rejected, and deferred as uncertain.
+        let above = [
+            DVec3::new(0.2, 0.2, 0.0),
+            DVec3::new(0.2, 0.2, 1.0),
+            DVec3::new(0.3, 0.3, 1.0),
+        ];
+        let below = above.map(|p| DVec3::new(p.x, p.y, -p.z));
+        for b in [above, below] {
+            assert_eq!(intersect::<Scalar2>(&a, &b), None, "{b:?}");
+            #[cfg(target_arch = "x86_64")]
+            assert_eq!(
+                intersect::<super::super::lanes::Sse2>(&a, &b),
+                None,
+                "{b:?}"
+            );
+            assert!(crate::triangles_intersect(&a, &b), "{b:?}");
+        }
         for b in [coplanar, corner, nan] {
             assert_eq!(intersect::<Scalar2>(&a, &b), None, "{b:?}");
         }
