@@ -78,19 +78,29 @@ pub fn triangles_intersect_screened(t1: &Triangle, t2: &Triangle) -> bool {
 }
 
 /// The exact test for triangles whose boxes overlap: the two-lane filtered common case
-/// ([`filtered`]: SSE2 on x86_64, scalar elsewhere), and the full case analysis with exact
-/// fallbacks when a sign it needs is not certified.
+/// ([`filtered`]: AVX's encoding or SSE2 on x86_64, scalar elsewhere), and the full case
+/// analysis with exact fallbacks when a sign it needs is not certified.
+///
+/// Inlined where it is called, this is the CPU check and a jump: each form is one
+/// function with the fallback inside, so a call sets up one stack frame, not two.
 #[inline]
 pub(crate) fn intersect_filtered(t1: &Triangle, t2: &Triangle) -> bool {
     #[cfg(target_arch = "x86_64")]
-    let fast = if std::arch::is_x86_feature_detected!("avx") {
-        // SAFETY: the CPU has AVX, checked just above.
-        unsafe { filtered_avx(t1, t2) }
-    } else {
-        filtered::intersect::<lanes::Sse2>(t1, t2)
-    };
+    {
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: the CPU has AVX, checked just above.
+            unsafe { filtered_avx(t1, t2) }
+        } else {
+            filtered_sse2(t1, t2)
+        }
+    }
     #[cfg(not(target_arch = "x86_64"))]
-    let fast = filtered::intersect::<lanes::Scalar<2>>(t1, t2);
+    decided(filtered::intersect::<lanes::Scalar<2>>(t1, t2), t1, t2)
+}
+
+/// The filter's answer, or the full test's when it deferred.
+#[inline(always)]
+fn decided(fast: Option<bool>, t1: &Triangle, t2: &Triangle) -> bool {
     match fast {
         Some(hit) => hit,
         None => intersect_deferred(t1, t2),
@@ -114,8 +124,15 @@ pub(crate) fn intersect_deferred(t1: &Triangle, t2: &Triangle) -> bool {
 /// The CPU must support AVX.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
-unsafe fn filtered_avx(t1: &Triangle, t2: &Triangle) -> Option<bool> {
-    filtered::intersect::<lanes::Sse2>(t1, t2)
+unsafe fn filtered_avx(t1: &Triangle, t2: &Triangle) -> bool {
+    decided(filtered::intersect::<lanes::Sse2>(t1, t2), t1, t2)
+}
+
+/// The SSE2 kernel with SSE2's encoding, for CPUs without AVX.
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+fn filtered_sse2(t1: &Triangle, t2: &Triangle) -> bool {
+    decided(filtered::intersect::<lanes::Sse2>(t1, t2), t1, t2)
 }
 
 /// Which of many triangle pairs intersect, exactly: appends to `hits` the index of every
