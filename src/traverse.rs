@@ -15,7 +15,7 @@ use crate::env::{Environment, PartId};
 use crate::error::{Error, Result};
 use crate::hierarchy::{Bvh, END, codes};
 use crate::pose::Pose;
-use crate::tri::{BATCH, TriBox, intersect_batch, intersect_filtered, triangle_distance};
+use crate::tri::{BATCH, TriBox, intersect_batch, intersect_filtered, set_bits, triangle_distance};
 use crate::tumble::{Climber, FlyingObject, PoseFrame, Rebound, root_dop, tumble_node};
 use glam::DVec3;
 
@@ -726,11 +726,9 @@ impl<const K: usize> Environment<K> {
             };
             if n != 0 {
                 let placed = &state.placed[start..fpos];
-                let mut found =
-                    intersect_batch(n, |j| (&placed[usize::from(listed[j])].corners, &et));
-                while found != 0 {
-                    let hit = start + usize::from(listed[found.trailing_zeros() as usize]);
-                    found &= found - 1;
+                let found = intersect_batch(n, |j| (&placed[usize::from(listed[j])].corners, &et));
+                for j in set_bits(found) {
+                    let hit = start + usize::from(listed[j]);
                     state.record(part, bvh, epos, object, hit);
                     if detect {
                         return true;

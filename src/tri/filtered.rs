@@ -380,9 +380,7 @@ pub(crate) fn batch<'t, L: Lanes>(
         s += group;
     }
     // Touching, coplanar, degenerate or NaN pairs: rare.
-    while unsure != 0 {
-        let k = unsure.trailing_zeros() as usize;
-        unsure &= unsure - 1;
+    for k in super::set_bits(unsure) {
         let (t1, t2) = pair(k);
         hits |= u64::from(super::intersect_deferred(t1, t2)) << k;
     }

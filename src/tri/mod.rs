@@ -169,13 +169,11 @@ pub fn intersecting_pairs(pairs: &[(Triangle, Triangle)], hits: &mut Vec<usize>)
             listed[n % filtered::BATCH] = i as u8;
             n += usize::from(boxes_overlap(t1, t2));
         }
-        let mut found = intersect_batch(n, |j| {
+        let found = intersect_batch(n, |j| {
             let (t1, t2) = &chunk[usize::from(listed[j])];
             (t1, t2)
         });
-        while found != 0 {
-            let j = found.trailing_zeros() as usize;
-            found &= found - 1;
+        for j in set_bits(found) {
             hits.push(c * filtered::BATCH + usize::from(listed[j]));
         }
     }
@@ -198,13 +196,21 @@ pub fn intersecting_pairs(pairs: &[(Triangle, Triangle)], hits: &mut Vec<usize>)
 /// ```
 pub fn intersecting_pairs_screened(pairs: &[(Triangle, Triangle)], hits: &mut Vec<usize>) {
     for (c, chunk) in pairs.chunks(filtered::BATCH).enumerate() {
-        let mut found = intersect_batch(chunk.len(), |j| (&chunk[j].0, &chunk[j].1));
-        while found != 0 {
-            let j = found.trailing_zeros() as usize;
-            found &= found - 1;
+        let found = intersect_batch(chunk.len(), |j| (&chunk[j].0, &chunk[j].1));
+        for j in set_bits(found) {
             hits.push(c * filtered::BATCH + j);
         }
     }
+}
+
+/// The positions of the set bits of a batch's answer mask, lowest first.
+#[inline]
+pub(crate) fn set_bits(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let bit = (mask != 0).then(|| mask.trailing_zeros() as usize)?;
+        mask &= mask - 1;
+        Some(bit)
+    })
 }
 
 /// Exact answers for `n <= 64` pairs (screened by their boxes, or not: the answers are
