@@ -96,50 +96,66 @@ fn bench(c: &mut Criterion) {
             g.throughput(Throughput::Elements(set.len() as u64));
             // One call per pair: `triangles_intersect` computes both boxes first;
             // `_screened` skips that, as queries do after their cached box test.
-            g.bench_with_input(
-                BenchmarkId::new(format!("exact{suffix}"), name),
+            per_pair(
+                &mut g,
+                &format!("exact{suffix}"),
+                name,
                 set,
-                |b, s| {
-                    b.iter(|| {
-                        s.iter()
-                            .filter(|(x, y)| triangles_intersect(black_box(x), black_box(y)))
-                            .count()
-                    })
-                },
+                triangles_intersect,
             );
             let id = format!("screened{suffix}");
-            g.bench_with_input(BenchmarkId::new(id, name), set, |b, s| {
-                b.iter(|| {
-                    s.iter()
-                        .filter(|(x, y)| triangles_intersect_screened(black_box(x), black_box(y)))
-                        .count()
-                })
-            });
+            per_pair(&mut g, &id, name, set, triangles_intersect_screened);
             // The batch forms: 64 pairs at a time without a branch on each outcome (the
             // form queries use on a wide flying leaf).
-            let mut found = Vec::with_capacity(set.len());
-            g.bench_with_input(
-                BenchmarkId::new(format!("batch{suffix}"), name),
+            batched(
+                &mut g,
+                &format!("batch{suffix}"),
+                name,
                 set,
-                |b, s| {
-                    b.iter(|| {
-                        found.clear();
-                        intersecting_pairs(black_box(s), &mut found);
-                        found.len()
-                    })
-                },
+                intersecting_pairs,
             );
             let id = format!("screened_batch{suffix}");
-            g.bench_with_input(BenchmarkId::new(id, name), set, |b, s| {
-                b.iter(|| {
-                    found.clear();
-                    intersecting_pairs_screened(black_box(s), &mut found);
-                    found.len()
-                })
-            });
+            batched(&mut g, &id, name, set, intersecting_pairs_screened);
         }
     }
     g.finish();
+}
+
+type Group<'a> = criterion::BenchmarkGroup<'a, criterion::measurement::WallTime>;
+
+/// Times `test` called once per pair of `set`.
+fn per_pair(
+    g: &mut Group,
+    id: &str,
+    name: &str,
+    set: &[(Triangle, Triangle)],
+    test: impl Fn(&Triangle, &Triangle) -> bool,
+) {
+    g.bench_with_input(BenchmarkId::new(id, name), set, |b, s| {
+        b.iter(|| {
+            s.iter()
+                .filter(|(x, y)| test(black_box(x), black_box(y)))
+                .count()
+        })
+    });
+}
+
+/// Times `batch` over all of `set` at once.
+fn batched(
+    g: &mut Group,
+    id: &str,
+    name: &str,
+    set: &[(Triangle, Triangle)],
+    batch: impl Fn(&[(Triangle, Triangle)], &mut Vec<usize>),
+) {
+    let mut found = Vec::with_capacity(set.len());
+    g.bench_with_input(BenchmarkId::new(id, name), set, |b, s| {
+        b.iter(|| {
+            found.clear();
+            batch(black_box(s), &mut found);
+            found.len()
+        })
+    });
 }
 
 criterion_group! {

@@ -47,35 +47,41 @@ fn main() {
     let mut found = Vec::with_capacity(n);
     let pairs = &pairs[..];
     // Each form called directly (not through a function pointer), as a user would.
-    let (best, hits) = match (batch, screened) {
-        (true, false) => best_of(reps, n, || {
-            found.clear();
-            intersecting_pairs(black_box(pairs), &mut found);
-            found.len()
-        }),
-        (true, true) => best_of(reps, n, || {
-            found.clear();
-            intersecting_pairs_screened(black_box(pairs), &mut found);
-            found.len()
-        }),
-        (false, false) => best_of(reps, n, || {
-            pairs
-                .iter()
-                .filter(|(a, b)| triangles_intersect(black_box(a), black_box(b)))
-                .count()
-        }),
-        (false, true) => best_of(reps, n, || {
-            pairs
-                .iter()
-                .filter(|(a, b)| triangles_intersect_screened(black_box(a), black_box(b)))
-                .count()
-        }),
-    };
-    let form = match (batch, screened) {
-        (true, false) => "intersecting_pairs",
-        (false, false) => "triangles_intersect",
-        (true, true) => "intersecting_pairs_screened",
-        (false, true) => "triangles_intersect_screened",
+    let (form, (best, hits)) = match (batch, screened) {
+        (true, false) => (
+            "intersecting_pairs",
+            best_of(reps, n, || {
+                found.clear();
+                intersecting_pairs(black_box(pairs), &mut found);
+                found.len()
+            }),
+        ),
+        (true, true) => (
+            "intersecting_pairs_screened",
+            best_of(reps, n, || {
+                found.clear();
+                intersecting_pairs_screened(black_box(pairs), &mut found);
+                found.len()
+            }),
+        ),
+        (false, false) => (
+            "triangles_intersect",
+            best_of(reps, n, || {
+                pairs
+                    .iter()
+                    .filter(|(a, b)| triangles_intersect(black_box(a), black_box(b)))
+                    .count()
+            }),
+        ),
+        (false, true) => (
+            "triangles_intersect_screened",
+            best_of(reps, n, || {
+                pairs
+                    .iter()
+                    .filter(|(a, b)| triangles_intersect_screened(black_box(a), black_box(b)))
+                    .count()
+            }),
+        ),
     };
     println!("{n} pairs ({hits} intersect), {form}: best {best:.1} ns per test");
 }
