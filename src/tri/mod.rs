@@ -43,8 +43,8 @@ pub type Triangle = [DVec3; 3];
 ///
 /// # Performance
 /// On pairs whose bounding boxes overlap, one unpredictable branch per test, and on the
-/// EPYC of `docs/benchmarks.md` ("Cp") 20–27 ns on random pairs and 21–26 ns on FCL's
-/// robot pairs, depending on how much of the working set the branch predictor can learn.
+/// EPYC of `docs/benchmarks.md` ("Cp") 20–28 ns on random pairs (34 ns in one noisy run)
+/// and 21–26 ns on FCL's robot pairs, depending on how much of the working set the branch predictor can learn.
 /// The box test is about an eighth of that; pairs already screened by their boxes can
 /// skip it ([`triangles_intersect_screened`]), and many pairs are faster as a batch
 /// ([`intersecting_pairs`]). Exact fallbacks run only when the floating-point filter
@@ -77,7 +77,8 @@ pub fn triangles_intersect_screened(t1: &Triangle, t2: &Triangle) -> bool {
     intersect_filtered(t1, t2)
 }
 
-/// The exact test for triangles whose boxes overlap: the two-lane filtered common case
+/// The exact test, for any pair (queries call it on pairs whose cached boxes overlap):
+/// the two-lane filtered common case
 /// ([`filtered`]: AVX's encoding or SSE2 on x86_64, scalar elsewhere), and the full case
 /// analysis with exact fallbacks when a sign it needs is not certified.
 ///
@@ -157,9 +158,10 @@ fn filtered_sse2(t1: &Triangle, t2: &Triangle) -> bool {
 ///
 /// # Performance
 /// On pairs whose bounding boxes overlap, 0.6–0.8 of the time per pair of
-/// [`triangles_intersect`] (`docs/benchmarks.md`, "Cp": 217 against 310 instructions per
-/// pair with the loop, and no branch on any pair's outcome); without the box test
-/// ([`intersecting_pairs_screened`]) 166 instructions and 9–13 ns per pair.
+/// [`triangles_intersect`] on FCL's and random pairs, 0.8–1.0 on near-parallel ones, whose
+/// single-call branch is predictable (`docs/benchmarks.md`, "Cp": 217 against 310
+/// instructions per pair with the loop, and no branch on any pair's outcome); without the
+/// box test ([`intersecting_pairs_screened`]) 166 instructions and 9–14 ns per pair.
 pub fn intersecting_pairs(pairs: &[(Triangle, Triangle)], hits: &mut Vec<usize>) {
     for (c, chunk) in pairs.chunks(filtered::BATCH).enumerate() {
         // The pairs whose boxes meet, listed without a branch per pair.
