@@ -12,7 +12,7 @@
 use glam::DVec3;
 use kdop::scene::Rng;
 use kdop::{
-    intersecting_pairs, intersecting_pairs_screened, triangles_intersect,
+    Triangle, intersecting_pairs, intersecting_pairs_screened, triangles_intersect,
     triangles_intersect_screened,
 };
 use std::hint::black_box;
@@ -44,46 +44,53 @@ fn main() {
     }
     let batch = var("BATCH", 0) != 0;
     let screened = var("SCREENED", 0) != 0;
-    let mut found = Vec::with_capacity(n);
     let pairs = &pairs[..];
-    // Each form called directly (not through a function pointer), as a user would.
+    // Each form called directly (generic helpers, not function pointers), as a user would.
     let (form, (best, hits)) = match (batch, screened) {
         (true, false) => (
             "intersecting_pairs",
-            best_of(reps, n, || {
-                found.clear();
-                intersecting_pairs(black_box(pairs), &mut found);
-                found.len()
-            }),
+            batched(reps, pairs, intersecting_pairs),
         ),
         (true, true) => (
             "intersecting_pairs_screened",
-            best_of(reps, n, || {
-                found.clear();
-                intersecting_pairs_screened(black_box(pairs), &mut found);
-                found.len()
-            }),
+            batched(reps, pairs, intersecting_pairs_screened),
         ),
         (false, false) => (
             "triangles_intersect",
-            best_of(reps, n, || {
-                pairs
-                    .iter()
-                    .filter(|(a, b)| triangles_intersect(black_box(a), black_box(b)))
-                    .count()
-            }),
+            per_pair(reps, pairs, triangles_intersect),
         ),
         (false, true) => (
             "triangles_intersect_screened",
-            best_of(reps, n, || {
-                pairs
-                    .iter()
-                    .filter(|(a, b)| triangles_intersect_screened(black_box(a), black_box(b)))
-                    .count()
-            }),
+            per_pair(reps, pairs, triangles_intersect_screened),
         ),
     };
     println!("{n} pairs ({hits} intersect), {form}: best {best:.1} ns per test");
+}
+
+type Pair = (Triangle, Triangle);
+
+/// [`best_of`] for `test` called once per pair.
+fn per_pair(
+    reps: usize,
+    pairs: &[Pair],
+    test: impl Fn(&Triangle, &Triangle) -> bool,
+) -> (f64, usize) {
+    best_of(reps, pairs.len(), || {
+        pairs
+            .iter()
+            .filter(|(a, b)| test(black_box(a), black_box(b)))
+            .count()
+    })
+}
+
+/// [`best_of`] for `batch` over all pairs at once.
+fn batched(reps: usize, pairs: &[Pair], batch: impl Fn(&[Pair], &mut Vec<usize>)) -> (f64, usize) {
+    let mut found = Vec::with_capacity(pairs.len());
+    best_of(reps, pairs.len(), || {
+        found.clear();
+        batch(black_box(pairs), &mut found);
+        found.len()
+    })
 }
 
 /// The best time per pair over `reps` passes of `pass` (over `n` pairs), and its answer.
