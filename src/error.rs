@@ -62,6 +62,34 @@ pub enum Error {
     },
     /// An operating-system I/O error (the message of [`std::io::Error`]).
     Io(String),
+    /// An error in a named input: a file, the environment or the object of a query, a
+    /// handle. [`Error::root`] gives the error inside.
+    Context {
+        /// What the error is about ("mesh part.obj", "ENV", ...).
+        context: String,
+        /// The error.
+        error: Box<Error>,
+    },
+}
+
+impl Error {
+    /// The error inside any [`Error::Context`] layers.
+    #[must_use]
+    pub fn root(&self) -> &Error {
+        match self {
+            Error::Context { error, .. } => error.root(),
+            e => e,
+        }
+    }
+
+    /// This error about `context` (a file, a role, a handle).
+    #[must_use]
+    pub fn context(self, context: impl Into<String>) -> Error {
+        Error::Context {
+            context: context.into(),
+            error: Box::new(self),
+        }
+    }
 }
 
 /// Why a saved hierarchy file was refused.
@@ -124,6 +152,7 @@ impl fmt::Display for Error {
                 reason,
             } => write!(f, "cannot read mesh {source_name}: {reason}"),
             Error::Io(e) => write!(f, "I/O error: {e}"),
+            Error::Context { context, error } => write!(f, "{context}: {error}"),
         }
     }
 }

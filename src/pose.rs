@@ -54,12 +54,12 @@ impl Pose {
             }
             if r[..3].iter().any(|v| v.abs() > MAX_POSE_LINEAR) {
                 return Err(Error::InvalidPose {
-                    reason: "linear part entry beyond MAX_POSE_LINEAR",
+                    reason: "an entry of the linear part (the 3x3 block) is beyond ±2^20 = ±1048576",
                 });
             }
             if r[3].abs() > MAX_POSE_TRANSLATION {
                 return Err(Error::InvalidPose {
-                    reason: "translation beyond MAX_POSE_TRANSLATION",
+                    reason: "a translation entry is beyond ±2^42 = ±4398046511104",
                 });
             }
         }

@@ -204,10 +204,10 @@ fn file_roundtrip_and_missing_file() {
     let back = Environment::<6>::load_from_file(&path).unwrap();
     assert_eq!(back.to_bytes(), env.to_bytes());
     std::fs::remove_file(&path).unwrap();
-    assert!(matches!(
-        Environment::<6>::load_from_file(&path),
-        Err(Error::Io(_))
-    ));
+    // A missing file is an I/O error, in a context that names the file.
+    let missing = Environment::<6>::load_from_file(&path).unwrap_err();
+    assert!(matches!(missing.root(), Error::Io(_)));
+    assert!(missing.to_string().contains(&path.display().to_string()));
 }
 
 /// Where one part's code count and code bytes lie in a version-2 file.

@@ -55,12 +55,25 @@ impl<const K: usize> Environment<K> {
         Ok(())
     }
 
-    /// [`Environment::save`] to a file.
+    /// [`Environment::save`] to a file. The bytes go to a temporary file beside it, which
+    /// then replaces it, so a failed write leaves whatever was there whole.
     ///
     /// # Errors
-    /// [`Error::Io`] if the file cannot be written.
+    /// [`Error::Context`] naming the file around [`Error::Io`] if it cannot be written.
     pub fn save_to_file(&self, path: impl AsRef<Path>) -> Result<()> {
-        std::fs::write(path, self.to_bytes())?;
+        let path = path.as_ref();
+        let named = |e: std::io::Error| {
+            Error::from(e).context(format!("hierarchy file {}", path.display()))
+        };
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(format!(".{}.tmp", std::process::id()));
+        let tmp = std::path::PathBuf::from(tmp);
+        let written =
+            std::fs::write(&tmp, self.to_bytes()).and_then(|()| std::fs::rename(&tmp, path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(named(e));
+        }
         Ok(())
     }
 
@@ -141,9 +154,13 @@ impl<const K: usize> Environment<K> {
     /// [`Environment::load`] from a file.
     ///
     /// # Errors
-    /// As [`Environment::load`].
+    /// As [`Environment::load`], inside an [`Error::Context`] that names the file.
     pub fn load_from_file(path: impl AsRef<Path>) -> Result<Self> {
-        Self::from_bytes(&std::fs::read(path)?)
+        let path = path.as_ref();
+        std::fs::read(path)
+            .map_err(Error::from)
+            .and_then(|b| Self::from_bytes(&b))
+            .map_err(|e| e.context(path.display().to_string()))
     }
 
     /// Decodes and validates the saved form.
