@@ -2,4 +2,12 @@
 
 #[cfg(feature = "formats")]
 pub mod formats;
+#[cfg(feature = "formats")]
+mod lines;
+#[cfg(feature = "formats")]
+mod obj;
+#[cfg(feature = "formats")]
+mod ply;
 pub mod saved;
+#[cfg(feature = "formats")]
+mod stl;
