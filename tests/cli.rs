@@ -445,3 +445,283 @@ fn paper_takes_real_meshes_in_scene_roles() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v[0]["rows"].as_array().unwrap().len(), 4, "one row per k");
 }
+
+/// Standard error as text.
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A floor of two triangles at z = 0 (OBJ text) and a tetrahedron through it.
+const FLOOR: &str = "v -5 -5 0\nv 5 -5 0\nv 5 5 0\nv -5 5 0\nf 1 2 3\nf 1 3 4\n";
+const TETRA: &str =
+    "v 0 0 -0.5\nv 1 0 0.5\nv 0 1 0.5\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n";
+const TWO_POSES: &str = "1 0 0 0  0 1 0 0  0 0 1 0 # through the floor\n\
+                         # lifted clear:\n\
+                         1 0 0 0  0 1 0 0  0 0 1 10\n";
+
+fn write(name: &str, content: &[u8]) -> PathBuf {
+    let p = tmp(name);
+    std::fs::write(&p, content).unwrap();
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The JSON answers to `check ENV OBJECT` at TWO_POSES, timings removed.
+fn answers(env: &Path, obj: &Path, extra: &[&str]) -> Vec<Value> {
+    let stem = env.file_stem().unwrap().to_string_lossy();
+    let poses = write(&format!("{stem}-two-poses.txt"), TWO_POSES.as_bytes());
+    let mut args = vec!["check", s(env), s(obj), "--poses", s(&poses), "--json"];
+    args.extend_from_slice(extra);
+    let mut lines = json_lines(&kdop_ok(&args));
+    for v in &mut lines {
+        v.as_object_mut().unwrap().remove("us");
+    }
+    lines
+}
+
+#[test]
+fn an_obj_with_a_byte_order_mark_clashes_as_without_it() {
+    let plain = write("floor.obj", FLOOR.as_bytes());
+    let marked = write(
+        "floor-bom.obj",
+        &[b"\xEF\xBB\xBF", FLOOR.as_bytes()].concat(),
+    );
+    let obj = write("bom-tetra.obj", TETRA.as_bytes());
+    let a = answers(&plain, &obj, &[]);
+    assert_eq!(
+        a[0]["collides"], true,
+        "the tetrahedron goes through the floor"
+    );
+    assert_eq!(a[1]["collides"], false);
+    assert_eq!(answers(&marked, &obj, &[]), a);
+}
+
+#[test]
+fn an_assembly_of_several_stl_solids_clashes_with_its_second_solid() {
+    // The first solid is far away; the second is the floor the tetrahedron goes through.
+    let solid = |name: &str, tris: &[[[f64; 3]; 3]]| {
+        let mut t = format!("solid {name}\n");
+        for tri in tris {
+            t += "facet normal 0 0 1\nouter loop\n";
+            for p in tri {
+                t += &format!("vertex {} {} {}\n", p[0], p[1], p[2]);
+            }
+            t += "endloop\nendfacet\n";
+        }
+        t + &format!("endsolid {name}\n")
+    };
+    let far = solid(
+        "far",
+        &[[[50.0, 50.0, 0.0], [51.0, 50.0, 0.0], [50.0, 51.0, 0.0]]],
+    );
+    let floor = solid(
+        "floor",
+        &[[[-5.0, -5.0, 0.0], [5.0, -5.0, 0.0], [5.0, 5.0, 0.0]]],
+    );
+    let env = write("assembly.stl", (far + &floor).as_bytes());
+    let obj = write("assembly-tetra.obj", TETRA.as_bytes());
+    let a = answers(&env, &obj, &[]);
+    assert_eq!(a[0]["collides"], true);
+    // Triangles are numbered in file order: the floor's is number 1.
+    for pair in a[0]["pairs"].as_array().unwrap() {
+        assert_eq!(pair[0], 1);
+    }
+}
+
+#[test]
+fn option_values_out_of_range_are_refused_with_the_range() {
+    for steps in ["18446744073709551615", "1000000001", "0"] {
+        let out = kdop(&["demo", "--steps", steps]);
+        assert_eq!(out.status.code(), Some(2), "--steps {steps}");
+        assert!(stderr(&out).contains("1..=1000000000"), "{}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"));
+    }
+    for leaf in ["0", "4097", "-1"] {
+        let out = kdop(&["demo", "--leaf", leaf, "--steps", "1"]);
+        assert_eq!(out.status.code(), Some(2), "--leaf {leaf}");
+        assert!(!stderr(&out).contains("panicked"));
+    }
+    assert!(stderr(&kdop(&["demo", "--leaf", "0"])).contains("1..=4096"));
+}
+
+#[test]
+fn build_never_overwrites_an_input_and_asks_before_a_mesh_extension() {
+    let mesh = write("build-input.obj", FLOOR.as_bytes());
+    let out = kdop(&["build", s(&mesh), "--out", s(&mesh), "--force"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("refusing to overwrite an input"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&mesh).unwrap(),
+        FLOOR,
+        "the input is untouched"
+    );
+    // The same file by another name.
+    let other_name = mesh.parent().unwrap().join(".").join("build-input.obj");
+    let out = kdop(&["build", s(&mesh), "--out", s(&other_name)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&mesh).unwrap(), FLOOR);
+
+    let stl = tmp("build-output.stl");
+    let _ = std::fs::remove_file(&stl);
+    let out = kdop(&["build", s(&mesh), "--out", s(&stl)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+    assert!(!stl.exists());
+    kdop_ok(&["build", s(&mesh), "--out", s(&stl), "--force"]);
+    assert!(std::fs::read(&stl).unwrap().starts_with(b"KDOPENV\0"));
+}
+
+#[test]
+fn errors_name_the_file_its_role_and_where() {
+    let floor = write("named-floor.obj", FLOOR.as_bytes());
+    let tetra = write("named-tetra.obj", TETRA.as_bytes());
+    let poses = write("named-poses.txt", TWO_POSES.as_bytes());
+    let nan = write("named-nan.obj", b"v 0 0 0\nv 1 0 0\nv 0 inf 0\n\nf 1 2 3\n");
+    // After parsing: the role, the file, the triangle and its line.
+    let e = stderr(&kdop(&["check", s(&floor), s(&nan), "--poses", s(&poses)]));
+    assert!(
+        e.contains("OBJECT") && e.contains("named-nan.obj") && e.contains("triangle 0 (line 5)"),
+        "{e}"
+    );
+    let e = stderr(&kdop(&["check", s(&nan), s(&tetra), "--poses", s(&poses)]));
+    assert!(e.contains("ENV") && e.contains("named-nan.obj"), "{e}");
+    // A missing poses file is named.
+    let e = stderr(&kdop(&[
+        "check",
+        s(&floor),
+        s(&tetra),
+        "--poses",
+        "no-such-poses.txt",
+    ]));
+    assert!(e.contains("poses file no-such-poses.txt"), "{e}");
+    // A damaged saved hierarchy is reported as one, not as an unknown mesh extension.
+    let saved = tmp("named-damaged.kdop");
+    kdop_ok(&["build", s(&floor), "--out", s(&saved)]);
+    let mut bytes = std::fs::read(&saved).unwrap();
+    bytes[0] ^= 0xff;
+    std::fs::write(&saved, &bytes).unwrap();
+    let e = stderr(&kdop(&[
+        "check",
+        s(&saved),
+        s(&tetra),
+        "--poses",
+        s(&poses),
+    ]));
+    assert!(
+        e.contains("named-damaged.kdop") && e.contains("not a kdop hierarchy file"),
+        "{e}"
+    );
+    assert!(!e.contains("unknown extension"), "{e}");
+}
+
+#[test]
+fn pose_limits_are_stated_in_numbers_and_comments_follow_poses() {
+    let floor = write("limits-floor.obj", FLOOR.as_bytes());
+    let tetra = write("limits-tetra.obj", TETRA.as_bytes());
+    let poses = write(
+        "limits-poses.txt",
+        b"1 0 0 0 0 1 0 0 0 0 1 1e13 # too far\n2e6 0 0 0 0 1 0 0 0 0 1 0\n1 0 0 0 0 1 0 0 0 0 1 10 # fine\n",
+    );
+    let out = kdop(&[
+        "check",
+        s(&floor),
+        s(&tetra),
+        "--poses",
+        s(&poses),
+        "--json",
+    ]);
+    let lines = json_lines(&out);
+    let e0 = lines[0]["error"].as_str().unwrap();
+    let e1 = lines[1]["error"].as_str().unwrap();
+    assert!(
+        e0.contains("4398046511104") && !e0.contains("MAX_POSE"),
+        "{e0}"
+    );
+    assert!(e1.contains("1048576") && !e1.contains("MAX_POSE"), "{e1}");
+    assert_eq!(
+        lines[2]["collides"], false,
+        "a trailing comment is a comment"
+    );
+}
+
+#[test]
+fn detect_mode_says_it_found_the_first_contact_not_how_many() {
+    let floor = write("detect-floor.obj", FLOOR.as_bytes());
+    let tetra = write("detect-tetra.obj", TETRA.as_bytes());
+    let poses = write("detect-poses.txt", TWO_POSES.as_bytes());
+    let out = kdop_ok(&[
+        "check",
+        s(&floor),
+        s(&tetra),
+        "--poses",
+        s(&poses),
+        "--mode",
+        "detect",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first = text.lines().next().unwrap();
+    assert!(first.contains("first contact found"), "{first}");
+    assert!(!first.contains("triangle pairs"), "{first}");
+}
+
+#[test]
+fn build_options_given_for_a_saved_hierarchy_are_reported_as_ignored() {
+    let floor = write("ignored-floor.obj", FLOOR.as_bytes());
+    let tetra = write("ignored-tetra.obj", TETRA.as_bytes());
+    let poses = write("ignored-poses.txt", TWO_POSES.as_bytes());
+    let saved = tmp("ignored.kdop");
+    kdop_ok(&["build", s(&floor), "--out", s(&saved)]);
+    let quiet = kdop_ok(&["check", s(&saved), s(&tetra), "--poses", s(&poses)]);
+    assert!(!stderr(&quiet).contains("warning"), "{}", stderr(&quiet));
+    let out = kdop_ok(&[
+        "check",
+        s(&saved),
+        s(&tetra),
+        "--poses",
+        s(&poses),
+        "--leaf",
+        "2",
+        "--rule",
+        "splatter",
+    ]);
+    let e = stderr(&out);
+    assert!(
+        e.contains("--leaf is ignored")
+            && e.contains("--rule and --split apply to the object only"),
+        "{e}"
+    );
+}
+
+#[test]
+fn reader_warnings_reach_standard_error_and_strict_makes_them_errors() {
+    let odd = write(
+        "warned.obj",
+        format!("{FLOOR}frobnicate 1\nl 1 2\n").as_bytes(),
+    );
+    let tetra = write("warned-tetra.obj", TETRA.as_bytes());
+    let poses = write("warned-poses.txt", TWO_POSES.as_bytes());
+    let out = kdop_ok(&["check", s(&odd), s(&tetra), "--poses", s(&poses)]);
+    let e = stderr(&out);
+    assert!(
+        e.contains("warning: ENV: ")
+            && e.contains("warned.obj, line 7: unknown statement 'frobnicate'"),
+        "{e}"
+    );
+    let out = kdop(&[
+        "--strict",
+        "check",
+        s(&odd),
+        s(&tetra),
+        "--poses",
+        s(&poses),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--strict"));
+}

@@ -20,10 +20,12 @@ pub struct CheckArgs {
     /// The object to place (OBJ, STL, PLY).
     pub object: PathBuf,
     /// Poses, one per line: 12 numbers, the row-major 3x4 matrix
-    /// `r00 r01 r02 tx r10 r11 r12 ty r20 r21 r22 tz`. Lines starting with `#` are comments.
+    /// `r00 r01 r02 tx r10 r11 r12 ty r20 r21 r22 tz`, separated by spaces or commas. `#`
+    /// starts a comment, on a line of its own or after the numbers.
     #[arg(long)]
     pub poses: PathBuf,
-    /// Detect (first contact only) or report (all intersecting triangle pairs).
+    /// Detect (stop at the first contact found; "pairs" holds that one) or report (all
+    /// intersecting triangle pairs).
     #[arg(long, value_enum, default_value = "report")]
     pub mode: ModeArg,
     /// One JSON object per pose and line: {"pose", "collides", "pairs", "us"}.
@@ -36,11 +38,14 @@ pub struct CheckArgs {
 /// A pose line, or why it is not one. Poses are numbered from 0 in file order, comments and
 /// blank lines skipped.
 pub fn read_poses(path: &Path) -> kdop::Result<Vec<(usize, Result<Pose, String>)>> {
-    let text = std::fs::read_to_string(path)?;
+    let text = std::fs::read(path)
+        .map_err(|e| kdop::Error::from(e).context(format!("poses file {}", path.display())))?;
+    let text = String::from_utf8_lossy(&text);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut out = Vec::new();
     for (line_no, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
             continue;
         }
         let nums: Result<Vec<f64>, _> = line
@@ -79,8 +84,12 @@ type Check<'a> = dyn FnMut(&Pose, &QueryOptions) -> kdop::Result<(bool, f64, Vec
 
 fn check<const K: usize>(a: &CheckArgs) -> kdop::Result<ExitCode> {
     let start = Instant::now();
-    let env = load_environment::<K>(&a.env, &a.hierarchy.env_options())?;
-    let obj = FlyingObject::<K>::new(load_mesh(&a.object)?, &a.hierarchy.object_options())?;
+    let env = load_environment::<K>(&a.env, "ENV", &a.hierarchy)?;
+    let obj = FlyingObject::<K>::new(
+        load_mesh(&a.object, "OBJECT")?,
+        &a.hierarchy.object_options(),
+    )
+    .map_err(|e| e.context(format!("OBJECT {}", a.object.display())))?;
     let poses = read_poses(&a.poses)?;
     eprintln!(
         "loaded and built in {:.1} ms: environment {} triangles, object {} triangles, {} poses ({}-DOP)",
@@ -107,8 +116,9 @@ fn check<const K: usize>(a: &CheckArgs) -> kdop::Result<ExitCode> {
 fn check_obb(a: &CheckArgs) -> kdop::Result<ExitCode> {
     let start = Instant::now();
     let (env_leaf, obj_leaf) = a.hierarchy.obb_leaves();
-    let (env, _) = load_obb_environment(&a.env, env_leaf)?;
-    let obj = ObbTree::from_mesh(&load_mesh(&a.object)?, obj_leaf)?;
+    let (env, _) = load_obb_environment(&a.env, "ENV", env_leaf)?;
+    let obj = ObbTree::from_mesh(&load_mesh(&a.object, "OBJECT")?, obj_leaf)
+        .map_err(|e| e.context(format!("OBJECT {}", a.object.display())))?;
     let poses = read_poses(&a.poses)?;
     eprintln!(
         "loaded and built in {:.1} ms: environment {} triangles, object {} triangles, {} poses (OBB tree)",
@@ -158,10 +168,18 @@ fn run_poses(
             let v =
                 serde_json::json!({ "pose": i, "collides": collides, "pairs": pairs, "us": us });
             writeln!(out, "{v}")?;
+        } else if collides && options.mode == kdop::Mode::Detect {
+            let first = pairs.first().map_or(String::new(), |[e, o]| {
+                format!(": ENV triangle {e} meets OBJECT triangle {o}")
+            });
+            writeln!(
+                out,
+                "pose {i}: CLASH (first contact found{first}) ({us:.1} us)"
+            )?;
         } else if collides {
             writeln!(
                 out,
-                "pose {i}: CLASH, {} triangle pairs ({us:.1} us)",
+                "pose {i}: CLASH, {} intersecting triangle pairs ({us:.1} us)",
                 pairs.len()
             )?;
         } else {

@@ -4,6 +4,7 @@ use clap::{Args, ValueEnum};
 use kdop::{AxisRule, BuildOptions, Environment, Mesh, SplitPoint};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The k of the k-DOPs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -107,15 +108,15 @@ pub struct HierarchyArgs {
     pub bv: Option<BvArg>,
     /// Axis rule for splitting: the paper's four (§3.3.4), or kdop's surface-area rule
     /// (the default), which chooses the split position itself and ignores `--split`.
-    #[arg(long, value_enum, default_value = "surface-area")]
-    pub rule: Rule,
-    /// Split at the mean or the median of the centroids.
-    #[arg(long, value_enum, default_value = "mean")]
-    pub split: Split,
-    /// Leaf threshold τ of the environment hierarchy: 4 by default for k-DOPs (whose queries
-    /// refine leaves into single triangles), 1 for OBB trees, as RAPID. The flying object
-    /// uses 4 (k-DOPs) or 1 (OBBs).
-    #[arg(long)]
+    #[arg(long, value_enum)]
+    pub rule: Option<Rule>,
+    /// Split at the mean (the default) or the median of the centroids.
+    #[arg(long, value_enum)]
+    pub split: Option<Split>,
+    /// Leaf threshold τ of the environment hierarchy, 1 to 4096: 4 by default for k-DOPs
+    /// (whose queries refine leaves into single triangles), 1 for OBB trees, as RAPID. The
+    /// flying object uses 4 (k-DOPs) or 1 (OBBs).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub leaf: Option<u32>,
 }
 
@@ -133,14 +134,14 @@ impl HierarchyArgs {
 
     pub fn env_options(&self) -> BuildOptions {
         BuildOptions {
-            rule: match self.rule {
+            rule: match self.rule.unwrap_or(Rule::SurfaceArea) {
                 Rule::LongestSide => AxisRule::LongestSide,
                 Rule::MinSum => AxisRule::MinSum,
                 Rule::MinMax => AxisRule::MinMax,
                 Rule::Splatter => AxisRule::Splatter,
                 Rule::SurfaceArea => AxisRule::SurfaceArea,
             },
-            split: match self.split {
+            split: match self.split.unwrap_or(Split::Mean) {
                 Split::Mean => SplitPoint::Mean,
                 Split::Median => SplitPoint::Median,
             },
@@ -166,37 +167,93 @@ impl HierarchyArgs {
 pub struct BuildArgs {
     /// The environment mesh (OBJ, STL or PLY).
     pub mesh: PathBuf,
-    /// Where to write the hierarchy.
+    /// Where to write the hierarchy (`.kdop` by convention). Never one of the inputs; a
+    /// mesh extension (`.obj`, `.stl`, `.ply`) is refused unless `--force` is given.
     #[arg(long, short)]
     pub out: PathBuf,
+    /// Write the hierarchy even where `--out` has a mesh file's extension.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub hierarchy: HierarchyArgs,
 }
 
-pub fn load_mesh(path: &Path) -> kdop::Result<Mesh> {
-    kdop::io::formats::load_mesh(path)
+/// Whether reader warnings are errors (`--strict`), set once from the command line.
+static STRICT: AtomicBool = AtomicBool::new(false);
+
+/// Makes reader warnings errors from now on.
+pub fn set_strict(strict: bool) {
+    STRICT.store(strict, Ordering::Relaxed);
 }
 
-/// Whether the file starts like a saved hierarchy.
+/// A mesh file in the role the command line gave it (`ENV`, `OBJECT`, `MESH`): errors name
+/// the role and the file; what the reader ignored is printed on standard error (and, with
+/// `--strict`, refused).
+pub fn load_mesh(path: &Path, role: &str) -> kdop::Result<Mesh> {
+    let loaded = kdop::io::formats::read_mesh_file(path).map_err(|e| e.context(role))?;
+    for w in &loaded.warnings {
+        eprintln!("warning: {role}: {w}");
+    }
+    if STRICT.load(Ordering::Relaxed) && !loaded.warnings.is_empty() {
+        return Err(kdop::Error::InvalidParameter {
+            name: "input",
+            reason: format!(
+                "{role} {}: {} reader warning(s) above, and --strict makes them errors",
+                path.display(),
+                loaded.warnings.len()
+            ),
+        });
+    }
+    Ok(loaded.mesh)
+}
+
+/// Whether the file is a saved hierarchy: it starts like one, or it is named `.kdop` (so a
+/// damaged one is reported as a damaged hierarchy, not as an unknown mesh format).
 pub fn is_saved_hierarchy(path: &Path) -> bool {
     use std::io::Read;
+    let named = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("kdop"));
     let mut head = [0u8; 8];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok()
-        && &head == b"KDOPENV\0"
+    named
+        || (std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut head))
+            .is_ok()
+            && &head == b"KDOPENV\0")
 }
 
-/// An environment from a mesh file (one part, where it stands) or a saved hierarchy.
+/// An environment from a mesh file (one part, where it stands) or a saved hierarchy, in the
+/// role `role`. Build options given for a saved hierarchy are reported as ignored.
 pub fn load_environment<const K: usize>(
     path: &Path,
-    options: &BuildOptions,
+    role: &str,
+    args: &HierarchyArgs,
 ) -> kdop::Result<Environment<K>> {
-    if is_saved_hierarchy(path) {
-        Environment::<K>::load_from_file(path)
-    } else {
-        Environment::<K>::from_mesh(load_mesh(path)?, options)
+    if !is_saved_hierarchy(path) {
+        return Environment::<K>::from_mesh(load_mesh(path, role)?, &args.env_options())
+            .map_err(|e| e.context(format!("{role} {}", path.display())));
     }
+    if args.leaf.is_some() {
+        eprintln!(
+            "warning: {role} {} is a saved hierarchy, built when it was saved: --leaf is ignored",
+            path.display()
+        );
+    }
+    if args.rule.is_some() || args.split.is_some() {
+        eprintln!(
+            "warning: {role} {} is a saved hierarchy: --rule and --split apply to the object only",
+            path.display()
+        );
+    }
+    Environment::<K>::load_from_file(path).map_err(|e| {
+        let hint = match e.root() {
+            kdop::Error::Format(kdop::FormatError::WrongK { found, .. }) => {
+                format!(" (saved with {found}-DOPs: run with --k {found})")
+            }
+            _ => String::new(),
+        };
+        e.context(format!("{role}{hint}"))
+    })
 }
 
 /// One mesh of placed parts, triangles numbered part after part (the OBB back-end takes one
@@ -212,20 +269,75 @@ pub fn merge_parts(parts: &[(Mesh, kdop::Pose)]) -> kdop::Result<Mesh> {
 }
 
 /// An OBB tree from a mesh file; saved hierarchies hold k-DOPs and are refused.
-pub fn load_obb_environment(path: &Path, leaf: u32) -> kdop::Result<(kdop::ObbTree, Mesh)> {
+pub fn load_obb_environment(
+    path: &Path,
+    role: &str,
+    leaf: u32,
+) -> kdop::Result<(kdop::ObbTree, Mesh)> {
     if is_saved_hierarchy(path) {
         return Err(kdop::Error::InvalidParameter {
-            name: "env",
-            reason: "a saved hierarchy holds k-DOPs; give the mesh for --bv obb".into(),
+            name: "input",
+            reason: format!(
+                "{role} {} is a saved hierarchy, which holds k-DOPs; give the mesh for --bv obb",
+                path.display()
+            ),
         });
     }
-    let mesh = load_mesh(path)?;
+    let mesh = load_mesh(path, role)?;
     Ok((kdop::ObbTree::from_mesh(&mesh, leaf)?, mesh))
 }
 
+/// Whether two paths name the same existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(ma), Ok(mb)) => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                ma.dev() == mb.dev() && ma.ino() == mb.ino()
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = (ma, mb);
+                std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Refuses an output path that is one of the inputs, or (without `force`) that has a mesh
+/// file's extension: a hierarchy written there would destroy or pass for a mesh.
+pub fn check_output(out: &Path, inputs: &[&Path], force: bool) -> kdop::Result<()> {
+    for input in inputs {
+        if same_file(out, input) {
+            return Err(kdop::Error::InvalidParameter {
+                name: "--out",
+                reason: format!(
+                    "{} is the input {}; refusing to overwrite an input (--force does not change this)",
+                    out.display(),
+                    input.display()
+                ),
+            });
+        }
+    }
+    if !force && kdop::io::formats::MeshFormat::from_path(out).is_some() {
+        return Err(kdop::Error::InvalidParameter {
+            name: "--out",
+            reason: format!(
+                "{} has a mesh file's extension, but a saved hierarchy is not a mesh; name it \
+                 .kdop, or give --force to write it there anyway",
+                out.display()
+            ),
+        });
+    }
+    Ok(())
+}
+
 pub fn run_build(a: &BuildArgs) -> kdop::Result<ExitCode> {
+    check_output(&a.out, &[&a.mesh], a.force)?;
     let start = std::time::Instant::now();
-    let mesh = load_mesh(&a.mesh)?;
+    let mesh = load_mesh(&a.mesh, "MESH")?;
     let n = mesh.triangle_count();
     let opts = a.hierarchy.env_options();
     let Bv::Dop(k) = a.hierarchy.bv() else {

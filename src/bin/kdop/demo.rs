@@ -2,7 +2,6 @@
 
 use crate::common::{
     Bv, HierarchyArgs, ModeArg, load_environment, load_mesh, load_obb_environment, merge_parts,
-    summary,
 };
 use crate::flights::{self, Check};
 use crate::with_k;
@@ -19,9 +18,10 @@ use std::time::Instant;
 pub struct DemoArgs {
     #[command(flatten)]
     pub hierarchy: HierarchyArgs,
-    /// Number of flight steps (one collision check each).
-    #[arg(long, default_value_t = 5000)]
-    pub steps: usize,
+    /// Number of flight steps (one collision check each), 1 to 10^9. Statistics are kept
+    /// in constant memory, so any count runs; 10^9 checks take hours.
+    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub steps: u64,
     /// Seed of the scene and the flight.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -63,7 +63,7 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     let env_opts = a.hierarchy.env_options();
     let obj_opts = a.hierarchy.object_options();
     let obj_mesh: Mesh = match &a.object {
-        Some(p) => load_mesh(p)?,
+        Some(p) => load_mesh(p, "OBJECT")?,
         None => demo_object()?,
     };
     let env_parts = match &a.env {
@@ -72,11 +72,11 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     };
     let start = Instant::now();
     let env = match (&a.env, env_parts) {
-        (Some(p), _) => load_environment::<K>(p, &env_opts)?,
+        (Some(p), _) => load_environment::<K>(p, "ENV", &a.hierarchy)?,
         (None, Some(parts)) => Environment::<K>::build(parts, &env_opts)?,
         (None, None) => unreachable!("one of the two is set"),
     };
-    let obj = FlyingObject::<K>::new(obj_mesh, &obj_opts)?;
+    let obj = FlyingObject::<K>::new(obj_mesh, &obj_opts).map_err(|e| e.context("OBJECT"))?;
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
 
     let bounds = env.bounds();
@@ -118,13 +118,13 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
 /// mesh where they stand.
 fn fly_obb(a: &DemoArgs) -> kdop::Result<ExitCode> {
     let obj_mesh: Mesh = match &a.object {
-        Some(p) => load_mesh(p)?,
+        Some(p) => load_mesh(p, "OBJECT")?,
         None => demo_object()?,
     };
     let start = Instant::now();
     let (env_leaf, obj_leaf) = a.hierarchy.obb_leaves();
     let (env, env_mesh) = match &a.env {
-        Some(p) => load_obb_environment(p, env_leaf)?,
+        Some(p) => load_obb_environment(p, "ENV", env_leaf)?,
         None => {
             let mesh = merge_parts(&demo_environment(a.seed)?)?;
             (ObbTree::from_mesh(&mesh, env_leaf)?, mesh)
@@ -169,14 +169,15 @@ fn flight(a: &DemoArgs, scene: &Scene, check: &mut Check) -> kdop::Result<ExitCo
         eprintln!("{}; built in {:.1} ms", scene.label, scene.build_ms);
     }
     let bar = flights::bar(a.steps, "flying");
-    let mut t = flights::fly(&path, a.steps, a.seed, 0.0, &options, check, &bar)?;
+    let t = flights::fly(&path, a.steps, false, a.seed, 0.0, &options, check, &bar)?;
     bar.finish_and_clear();
-    let (mean, p50, p99, max) = summary(&mut t.times_us);
-    let n = t.times_us.len().max(1) as f64;
+    let s = &t.stats;
+    let (mean, p50, p99, max) = (s.mean(), s.percentile(0.5), s.percentile(0.99), s.max());
+    let n = s.count().max(1) as f64;
     let (build_ms, bytes_per_triangle) = (scene.build_ms, scene.bytes_per_triangle);
     if a.json {
         let v = serde_json::json!({
-            "steps": t.times_us.len(),
+            "steps": s.count(),
             "contact_steps": t.contact_steps,
             "contacts": t.contacts,
             "mean_us": mean,
@@ -191,7 +192,7 @@ fn flight(a: &DemoArgs, scene: &Scene, check: &mut Check) -> kdop::Result<ExitCo
         });
         println!("{v}");
     } else {
-        println!("steps               {}", t.times_us.len());
+        println!("steps               {}", s.count());
         println!("steps in contact    {}", t.contact_steps);
         println!(
             "contacts            {} ({})",

@@ -1,6 +1,7 @@
 //! Flights for `demo` and `paper`: billiard paths (§5.2.2) that start in free space and
 //! reverse on contact, or given paths; any bounding volume, through a check closure.
 
+use crate::stats::TimeStats;
 use glam::{DMat3, DVec3};
 use indicatif::{ProgressBar, ProgressStyle};
 use kdop::scene::paper::Flight;
@@ -15,10 +16,15 @@ pub type Check<'a> =
 /// What a flight did.
 #[derive(Clone, Debug, Default)]
 pub struct FlightRun {
-    /// Each check's own time, in microseconds, in step order.
+    /// Count, mean and percentiles of the checks' times, in memory that does not grow.
+    pub stats: TimeStats,
+    /// Each check's own time, in microseconds, in step order (only if asked to keep steps).
     pub times_us: Vec<f64>,
-    /// The pose of each check, so that other engines can replay the flight.
+    /// The pose of each check, so that other engines can replay the flight (only if asked
+    /// to keep steps).
     pub poses: Vec<Pose>,
+    /// Whether `times_us` and `poses` are kept.
+    pub keep_steps: bool,
     pub contact_steps: usize,
     pub contacts: u64,
     pub nv: u64,
@@ -29,13 +35,13 @@ pub struct FlightRun {
 impl FlightRun {
     /// Mean time per check in microseconds.
     pub fn mean_us(&self) -> f64 {
-        self.times_us.iter().sum::<f64>() / self.times_us.len().max(1) as f64
+        self.stats.mean()
     }
 }
 
 /// A progress bar for `len` steps.
-pub fn bar(len: usize, what: &str) -> ProgressBar {
-    let bar = ProgressBar::new(len as u64);
+pub fn bar(len: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
     bar.set_style(
         ProgressStyle::with_template(&format!(
             "{{spinner}} {what} [{{bar:40}}] {{pos}}/{{len}} ({{per_sec}}, eta {{eta}})"
@@ -47,10 +53,14 @@ pub fn bar(len: usize, what: &str) -> ProgressBar {
 }
 
 /// Flies `steps` checks of `flight` (billiard flights seeded by `seed`; `object_size` sets
-/// how far in from the bounds' sides the object starts), ticking `bar`.
+/// how far in from the bounds' sides the object starts), ticking `bar`. With `keep_steps`,
+/// each step's time and pose are kept (the paper's fixed-size flights, replayed by peers);
+/// without, only streaming statistics, so any step count runs in constant memory.
+#[allow(clippy::too_many_arguments)]
 pub fn fly(
     flight: &Flight,
-    steps: usize,
+    steps: u64,
+    keep_steps: bool,
     seed: u64,
     object_size: f64,
     options: &QueryOptions,
@@ -58,13 +68,12 @@ pub fn fly(
     bar: &ProgressBar,
 ) -> kdop::Result<FlightRun> {
     let mut run = FlightRun {
-        times_us: Vec::with_capacity(steps),
-        poses: Vec::with_capacity(steps),
+        keep_steps,
         ..FlightRun::default()
     };
     match flight {
         Flight::Path(poses) => {
-            for pose in poses.iter().cycle().take(steps) {
+            for pose in poses.iter().cycle().take(steps as usize) {
                 record(&mut run, check, pose, options, bar)?;
             }
         }
@@ -117,8 +126,12 @@ fn record(
 ) -> kdop::Result<bool> {
     let t0 = Instant::now();
     let (collides, contacts, stats) = check(pose, options)?;
-    run.times_us.push(t0.elapsed().as_secs_f64() * 1e6);
-    run.poses.push(*pose);
+    let us = t0.elapsed().as_secs_f64() * 1e6;
+    run.stats.record(us);
+    if run.keep_steps {
+        run.times_us.push(us);
+        run.poses.push(*pose);
+    }
     run.nv += stats.nv;
     run.np += stats.np;
     run.nu += stats.nu;

@@ -14,6 +14,7 @@ mod paper_text;
 #[cfg(feature = "peers")]
 mod peers;
 mod plots;
+mod stats;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -25,6 +26,10 @@ use std::process::ExitCode;
     about = "Exact collision detection with k-DOP hierarchies"
 )]
 struct Cli {
+    /// Treat what a mesh reader ignored (unknown statements, a header count lower than the
+    /// data, trailing bytes; printed as warnings) as errors.
+    #[arg(long, global = true)]
+    strict: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -43,6 +48,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    common::set_strict(cli.strict);
     let result = match cli.command {
         Command::Demo(a) => demo::run(&a),
         Command::Check(a) => check::run(&a),

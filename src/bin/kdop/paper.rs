@@ -86,7 +86,7 @@ fn scenes(a: &PaperArgs) -> kdop::Result<Vec<PaperScene>> {
         if what != "object" && what != "environment" {
             return Err(bad(format!("no role '{what}' (object or environment)")));
         }
-        let mesh = crate::common::load_mesh(std::path::Path::new(file))?;
+        let mesh = crate::common::load_mesh(std::path::Path::new(file), &format!("--mesh {spec}"))?;
         let old = scenes[i].clone();
         scenes[i] = if what == "object" {
             old.with_object(&mesh)?
@@ -208,7 +208,10 @@ fn fly_scene_n(
 ) -> kdop::Result<(FlightRun, f64)> {
     let (lo, hi) = scene.object.bounds();
     let object_size = (hi - lo).length();
-    let bar = flights::bar(scene.steps, &format!("{} {}", scene.name, bv_name(bv)));
+    let bar = flights::bar(
+        scene.steps as u64,
+        &format!("{} {}", scene.name, bv_name(bv)),
+    );
     let obj_opts = BuildOptions {
         leaf_size: BuildOptions::FLYING.leaf_size,
         ..*opts
@@ -222,7 +225,7 @@ fn fly_scene_n(
             let run = repeat_flights(flights, || {
                 bar.reset();
                 let mut state = QueryState::new();
-                flights::fly(&scene.flight, scene.steps, seed, object_size, options, &mut |p, o| {
+                flights::fly(&scene.flight, scene.steps as u64, true, seed, object_size, options, &mut |p, o| {
                     let r = env.collide(&obj, p, o, &mut state)?;
                     Ok((r.collides, r.contacts.len(), r.stats))
                 }, &bar)
@@ -241,7 +244,8 @@ fn fly_scene_n(
                 let mut state = ObbQueryState::new();
                 flights::fly(
                     &scene.flight,
-                    scene.steps,
+                    scene.steps as u64,
+                    true,
                     seed,
                     object_size,
                     options,
@@ -288,6 +292,10 @@ fn keep_least(best: &mut FlightRun, again: FlightRun) -> kdop::Result<()> {
     }
     for (b, t) in best.times_us.iter_mut().zip(&again.times_us) {
         *b = b.min(*t);
+    }
+    best.stats = crate::stats::TimeStats::default();
+    for &t in &best.times_us {
+        best.stats.record(t);
     }
     Ok(())
 }
@@ -709,7 +717,7 @@ fn time_alternating(
 /// what a user gets), then parry3d's mesh-against-mesh test on the same spheres with its
 /// ratio to kdop's fastest, and a mark where parry's answer differs from kdop's exact one.
 fn sphere_times(faces: usize, budget: f64) -> kdop::Result<Table> {
-    let bar = flights::bar(ALPHAS.len(), &format!("spheres {faces}, timed"));
+    let bar = flights::bar(ALPHAS.len() as u64, &format!("spheres {faces}, timed"));
     let mut kdop_rows: Vec<Vec<f64>> = vec![Vec::new(); BVS.len()];
     let mut truth = Vec::new();
     #[cfg(feature = "peers")]
@@ -852,7 +860,7 @@ fn tables67(a: &PaperArgs) -> kdop::Result<(Vec<Table>, SphereData)> {
         let mut data = Vec::new();
         let mut js = Vec::new();
         let bar = flights::bar(
-            BVS.len() * ALPHAS.len() + 2 * ALPHAS.len(),
+            (BVS.len() * ALPHAS.len() + 2 * ALPHAS.len()) as u64,
             &format!("spheres {faces}"),
         );
         for (i, bv) in BVS.iter().enumerate() {
@@ -1188,7 +1196,10 @@ fn table2_peers(a: &PaperArgs, runs: &[SceneRuns]) -> kdop::Result<Table> {
             Ok(v)
         };
         for peer in crate::peers::both(&merged, &s.scene.object)? {
-            let bar = flights::bar(order.len(), &format!("{} {}", s.scene.name, peer.name()));
+            let bar = flights::bar(
+                order.len() as u64,
+                &format!("{} {}", s.scene.name, peer.name()),
+            );
             let mut rep_us = 0.0;
             let mut det_first = Vec::new();
             let (mut det_fp, mut det_miss, mut pair_fp, mut pair_miss) = (0u64, 0u64, 0u64, 0u64);
