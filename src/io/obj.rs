@@ -70,29 +70,40 @@ fn warning_for(keyword: &[u8], corners: usize) -> Option<String> {
 
 /// Rewrites one line for `tobj` and notes what it will not read.
 fn prepare_line(line: &mut Vec<u8>, line_no: u64, warnings: &mut Warnings) {
-    // A comment runs from '#' to the end of the line, here as in the README's pose files.
-    if let Some(hash) = line.iter().position(|&b| b == b'#') {
-        line.truncate(hash);
-        line.push(b'\n');
-    }
-    if std::str::from_utf8(line).is_err() {
-        // Names in other encodings; no number or keyword the reader uses has such bytes.
-        *line = String::from_utf8_lossy(line).into_owned().into_bytes();
+    // One pass finds what needs work: a comment, or bytes outside ASCII.
+    if let Some(at) = line.iter().position(|&b| b == b'#' || b >= 0x80) {
+        // A comment runs from '#' to the end of the line, here as in the README's pose files.
+        if let Some(hash) = line[at..].iter().position(|&b| b == b'#') {
+            line.truncate(at + hash);
+            line.push(b'\n');
+        }
+        if std::str::from_utf8(&line[at..]).is_err() {
+            // Names in other encodings; no number or keyword the reader uses has such bytes.
+            *line = String::from_utf8_lossy(line).into_owned().into_bytes();
+        }
     }
     let keyword = first_token(line);
-    if keyword.is_empty() {
-        return;
-    }
-    let corners = if matches!(keyword, b"f" | b"fo") {
-        line.split(|b| b.is_ascii_whitespace())
-            .filter(|t| !t.is_empty())
-            .count()
-            - 1
-    } else {
-        0
-    };
-    if let Some(w) = warning_for(keyword, corners) {
-        warnings.note(w, Location::Line(line_no));
+    match keyword {
+        b"" | b"v" | b"vt" | b"vn" => return,
+        b"f" | b"fo" => {
+            // Only whether there are three corners matters here.
+            let tokens = line
+                .split(|b| b.is_ascii_whitespace())
+                .filter(|t| !t.is_empty())
+                .take(4)
+                .count();
+            if tokens >= 4 && keyword == b"f" {
+                return;
+            }
+            if let Some(w) = warning_for(keyword, tokens - 1) {
+                warnings.note(w, Location::Line(line_no));
+            }
+        }
+        _ => {
+            if let Some(w) = warning_for(keyword, 0) {
+                warnings.note(w, Location::Line(line_no));
+            }
+        }
     }
     if keyword == b"fo" {
         let at = line.iter().position(|&b| b == b'f').unwrap_or(0);
