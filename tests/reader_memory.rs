@@ -3,33 +3,14 @@
 //! no other test's allocations are counted).
 
 use kdop::io::formats::{MeshFormat, read_mesh};
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Cursor;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
+#[path = "support/counting_alloc.rs"]
+mod counting;
 
 #[global_allocator]
-static A: Counting = Counting;
+static A: counting::Counting = counting::Counting;
 
 /// One test at a time: the counters are global, and a test running beside a measurement
 /// would be counted in it. Each test holds this for its whole body.
@@ -41,10 +22,9 @@ fn alone() -> std::sync::MutexGuard<'static, ()> {
 
 /// Peak heap bytes above the live bytes at the start, while reading `bytes`.
 fn peak_while_reading(bytes: &[u8], format: MeshFormat) -> (usize, bool) {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let ok = read_mesh(Cursor::new(bytes), format, "memory-test").is_ok();
-    (PEAK.load(Ordering::Relaxed) - base, ok)
+    let (read, peak) =
+        counting::peak_during(|| read_mesh(Cursor::new(bytes), format, "memory-test"));
+    (peak, read.is_ok())
 }
 
 #[test]
