@@ -127,7 +127,7 @@ impl fmt::Display for Error {
             }
             Error::CoordinateOutOfRange { vertex, value } => write!(
                 f,
-                "vertex {vertex} has coordinate {value:e}, beyond the supported magnitude {:e}",
+                "vertex {vertex} has coordinate {value:e}, beyond the supported magnitude 2^40 = {:e}",
                 crate::MAX_COORDINATE
             ),
             Error::IndexOutOfRange {

@@ -43,39 +43,16 @@ impl Mesh {
     /// [`Error::CoordinateOutOfRange`] (beyond [`MAX_COORDINATE`]),
     /// [`Error::IndexOutOfRange`], [`Error::TooLarge`].
     pub fn new(vertices: Vec<DVec3>, triangles: Vec<[u32; 3]>) -> Result<Mesh> {
-        if triangles.is_empty() || vertices.is_empty() {
-            return Err(Error::EmptyMesh);
-        }
-        if triangles.len() > MAX_ELEMENTS {
-            return Err(Error::TooLarge {
-                what: "triangles",
-                count: triangles.len(),
-            });
-        }
-        if vertices.len() > MAX_ELEMENTS {
-            return Err(Error::TooLarge {
-                what: "vertices",
-                count: vertices.len(),
-            });
-        }
-        for (i, v) in vertices.iter().enumerate() {
-            check_point(*v, i)?;
-        }
-        for (t, tri) in triangles.iter().enumerate() {
-            for &index in tri {
-                if index as usize >= vertices.len() {
-                    return Err(Error::IndexOutOfRange {
-                        triangle: t,
-                        index,
-                        vertex_count: vertices.len(),
-                    });
-                }
-            }
-        }
-        Ok(Mesh {
+        validate(&vertices, &triangles)?;
+        Ok(Mesh::from_valid(vertices, triangles))
+    }
+
+    /// Wraps vertices and triangles that [`validate`] accepted.
+    pub(crate) fn from_valid(vertices: Vec<DVec3>, triangles: Vec<[u32; 3]>) -> Mesh {
+        Mesh {
             vertices,
             triangles,
-        })
+        }
     }
 
     /// A mesh from flat `f32` positions (`x, y, z` per vertex) and flat indices (three per
@@ -204,6 +181,41 @@ impl Mesh {
     pub(crate) fn into_parts(self) -> (Vec<DVec3>, Vec<[u32; 3]>) {
         (self.vertices, self.triangles)
     }
+}
+
+/// The checks of [`Mesh::new`], on borrowed arrays, so that a caller that knows where the
+/// arrays came from (a file reader) can say where a refused vertex or triangle is.
+pub(crate) fn validate(vertices: &[DVec3], triangles: &[[u32; 3]]) -> Result<()> {
+    if triangles.is_empty() || vertices.is_empty() {
+        return Err(Error::EmptyMesh);
+    }
+    if triangles.len() > MAX_ELEMENTS {
+        return Err(Error::TooLarge {
+            what: "triangles",
+            count: triangles.len(),
+        });
+    }
+    if vertices.len() > MAX_ELEMENTS {
+        return Err(Error::TooLarge {
+            what: "vertices",
+            count: vertices.len(),
+        });
+    }
+    for (i, v) in vertices.iter().enumerate() {
+        check_point(*v, i)?;
+    }
+    for (t, tri) in triangles.iter().enumerate() {
+        for &index in tri {
+            if index as usize >= vertices.len() {
+                return Err(Error::IndexOutOfRange {
+                    triangle: t,
+                    index,
+                    vertex_count: vertices.len(),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn check_point(v: DVec3, i: usize) -> Result<()> {

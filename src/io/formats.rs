@@ -177,15 +177,14 @@ pub fn read_mesh_file(path: impl AsRef<Path>) -> Result<LoadedMesh> {
 /// ignored with a warning naming the statement.
 ///
 /// # Errors
-/// [`Error::MeshFile`] for what is refused above, with the source's name and where;
-/// [`Error::Context`] around [`Mesh::new`]'s errors for what passes the reader but not the
-/// mesh (no triangles, say).
+/// [`Error::MeshFile`] for what the reader refuses, with the source's name and where;
+/// [`Error::Context`] around [`Mesh::new`]'s errors (no triangles, a bad coordinate or
+/// index) naming the source and, where there is one, the triangle and its line or offset.
 pub fn read_mesh<R: Read + Seek>(
-    source: R,
+    mut source: R,
     format: MeshFormat,
     source_name: &str,
 ) -> Result<LoadedMesh> {
-    let mut source = source;
     let raw = match format {
         MeshFormat::Obj => super::obj::read(&mut source, source_name),
         MeshFormat::Stl => super::stl::read(&mut source, source_name),
@@ -198,13 +197,25 @@ pub fn read_mesh<R: Read + Seek>(
         }
         e => e,
     })?;
-    check_triangles(&raw, &mut source, source_name)?;
-    let mesh = Mesh::new(raw.vertices, raw.triangles).map_err(|e| Error::Context {
-        context: format!("mesh {source_name}"),
-        error: Box::new(e),
-    })?;
+    if let Err(e) = crate::mesh::validate(&raw.vertices, &raw.triangles) {
+        // Say where: the refused triangle, or the first triangle using the refused vertex.
+        let triangle = match e {
+            Error::IndexOutOfRange { triangle, .. } => Some(triangle),
+            Error::NonFiniteCoordinate { vertex } | Error::CoordinateOutOfRange { vertex, .. } => {
+                raw.triangles
+                    .iter()
+                    .position(|t| t.contains(&(vertex as u32)))
+            }
+            _ => None,
+        };
+        let context = match triangle {
+            Some(t) => format!("mesh {source_name}, {}", where_is(&raw, t, &mut source)),
+            None => format!("mesh {source_name}"),
+        };
+        return Err(e.context(context));
+    }
     Ok(LoadedMesh {
-        mesh: mesh.welded(),
+        mesh: Mesh::from_valid(raw.vertices, raw.triangles).welded(),
         warnings: raw.warnings,
         groups: raw.groups,
     })
@@ -254,46 +265,6 @@ fn where_is<R: Read + Seek>(raw: &Raw, t: usize, source: &mut R) -> String {
             }
         }
     }
-}
-
-/// Refuses, with the triangle and its place in the file, a triangle whose corners are not
-/// in the file or lie beyond what a mesh accepts.
-fn check_triangles<R: Read + Seek>(raw: &Raw, source: &mut R, name: &str) -> Result<()> {
-    let n = raw.vertices.len();
-    for (t, tri) in raw.triangles.iter().enumerate() {
-        for &i in tri {
-            let Some(p) = raw.vertices.get(i as usize) else {
-                return Err(mesh_error(
-                    name,
-                    format!(
-                        "{} uses vertex {i}, but the file has {n} vertices",
-                        where_is(raw, t, source)
-                    ),
-                ));
-            };
-            if !p.is_finite() {
-                return Err(mesh_error(
-                    name,
-                    format!(
-                        "{} has a corner with a NaN or infinite coordinate ({p})",
-                        where_is(raw, t, source)
-                    ),
-                ));
-            }
-            if p.abs().max_element() > crate::MAX_COORDINATE {
-                return Err(mesh_error(
-                    name,
-                    format!(
-                        "{} has a corner at ({p}), beyond the largest coordinate magnitude \
-                         accepted, 2^40 = {:e}",
-                        where_is(raw, t, source),
-                        crate::MAX_COORDINATE
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// An error in the named mesh file.
