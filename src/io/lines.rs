@@ -28,8 +28,8 @@ pub(crate) struct LineSource<R, F> {
     /// Bytes consumed from the source so far (so the offset of the next line).
     offset: u64,
     limit: usize,
-    /// Why reading stopped, where it was this reader's own refusal (the crates reading
-    /// through it report only that a read failed).
+    /// Why reading stopped, where it was this reader's own refusal: the error returned says
+    /// so too, but `tobj` and `ply-rs-bw`, reading through it, drop or rewrap that error.
     failure: Option<String>,
     /// Called with each line (and its number) before it is served; may rewrite it.
     hook: F,
@@ -176,14 +176,9 @@ impl<R: BufRead, F: FnMut(&mut Vec<u8>, u64)> BufRead for LineSource<R, F> {
     }
 }
 
-/// `line` without its line ending (`\n`, `\r\n`) and surrounding ASCII white space.
-pub(crate) fn trimmed(line: &[u8]) -> &[u8] {
-    line.trim_ascii()
-}
-
 /// The first white-space-separated token of a line.
 pub(crate) fn first_token(line: &[u8]) -> &[u8] {
-    let t = trimmed(line);
+    let t = line.trim_ascii();
     let end = t
         .iter()
         .position(|b| b.is_ascii_whitespace())

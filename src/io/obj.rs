@@ -83,27 +83,21 @@ fn prepare_line(line: &mut Vec<u8>, line_no: u64, warnings: &mut Warnings) {
         }
     }
     let keyword = first_token(line);
-    match keyword {
-        b"" | b"v" | b"vt" | b"vn" => return,
-        b"f" | b"fo" => {
-            // Only whether there are three corners matters here.
-            let tokens = line
-                .split(|b| b.is_ascii_whitespace())
-                .filter(|t| !t.is_empty())
-                .take(4)
-                .count();
-            if tokens >= 4 && keyword == b"f" {
-                return;
-            }
-            if let Some(w) = warning_for(keyword, tokens - 1) {
-                warnings.note(w, Location::Line(line_no));
-            }
-        }
-        _ => {
-            if let Some(w) = warning_for(keyword, 0) {
-                warnings.note(w, Location::Line(line_no));
-            }
-        }
+    if matches!(keyword, b"" | b"v" | b"vt" | b"vn") {
+        return;
+    }
+    // Whether a face has three corners is all that matters here: count at most three.
+    let corners = if matches!(keyword, b"f" | b"fo") {
+        line.split(|b| b.is_ascii_whitespace())
+            .filter(|t| !t.is_empty())
+            .skip(1)
+            .take(3)
+            .count()
+    } else {
+        0
+    };
+    if let Some(w) = warning_for(keyword, corners) {
+        warnings.note(w, Location::Line(line_no));
     }
     if keyword == b"fo" {
         let at = line.iter().position(|&b| b == b'f').unwrap_or(0);

@@ -13,7 +13,7 @@
 //! and ignored; an ignored element is named in a warning.
 
 use super::formats::{Location, Raw, TriangleAt, Warnings, mesh_error};
-use super::lines::{LineSource, MAX_LINE_BYTES, trimmed};
+use super::lines::{LineSource, MAX_LINE_BYTES};
 use crate::error::Result;
 use glam::DVec3;
 use ply_rs_bw::parser::{Parser, Reader};
@@ -129,7 +129,7 @@ pub(crate) fn read<R: Read + Seek>(mut source: R, name: &str) -> Result<Raw> {
     // The magic line is read with a limit of a few bytes: a file that is not PLY is
     // refused at once, whatever its size.
     let mut lines = LineSource::new(BufReader::new(source), 16);
-    if !matches!(lines.advance(), Ok(true)) || trimmed(lines.line()) != b"ply" {
+    if !matches!(lines.advance(), Ok(true)) || lines.line().trim_ascii() != b"ply" {
         return Err(mesh_error(
             name,
             "not a PLY file: it does not begin with the line 'ply'",
@@ -147,13 +147,10 @@ pub(crate) fn read<R: Read + Seek>(mut source: R, name: &str) -> Result<Raw> {
                 ));
             }
             Err(e) => {
-                return Err(mesh_error(
-                    name,
-                    lines.failure().map_or(e.to_string(), str::to_owned),
-                ));
+                return Err(mesh_error(name, e));
             }
         }
-        header_text.extend_from_slice(trimmed(lines.line()));
+        header_text.extend_from_slice(lines.line().trim_ascii());
         header_text.push(b'\n');
         if header_text.len() > MAX_HEADER_BYTES {
             return Err(mesh_error(
@@ -161,7 +158,7 @@ pub(crate) fn read<R: Read + Seek>(mut source: R, name: &str) -> Result<Raw> {
                 format!("the header is longer than {MAX_HEADER_BYTES} bytes (no 'end_header')"),
             ));
         }
-        if trimmed(lines.line()) == b"end_header" {
+        if lines.line().trim_ascii() == b"end_header" {
             break;
         }
     }
@@ -178,7 +175,7 @@ pub(crate) fn read<R: Read + Seek>(mut source: R, name: &str) -> Result<Raw> {
         let read = read_elements(&mut reader, &header, name, Some(header_lines));
         let text = reader.get_mut();
         let line = header_lines + text.line_no();
-        let content: String = String::from_utf8_lossy(trimmed(text.line()))
+        let content: String = String::from_utf8_lossy(text.line().trim_ascii())
             .chars()
             .take(80)
             .collect();
@@ -193,7 +190,7 @@ pub(crate) fn read<R: Read + Seek>(mut source: R, name: &str) -> Result<Raw> {
         // Data after the declared elements: the counts are wrong, and the rest cannot be
         // told from garbage.
         while text.advance()? {
-            if !trimmed(text.line()).is_empty() {
+            if !text.line().trim_ascii().is_empty() {
                 return Err(mesh_error(
                     name,
                     format!(

@@ -18,7 +18,7 @@
 //!   warning.
 
 use super::formats::{Group, Location, Raw, TriangleAt, Warnings, mesh_error};
-use super::lines::{LineSource, MAX_LINE_BYTES, first_token, trimmed};
+use super::lines::{LineSource, MAX_LINE_BYTES, first_token};
 use crate::error::Result;
 use glam::DVec3;
 use std::io::{self, BufReader, Cursor, Read, Seek, SeekFrom};
@@ -234,8 +234,7 @@ fn read_ascii<R: Read + Seek>(source: R, name: &str) -> Result<Raw> {
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => {
-                let why = lines.failure().map_or_else(|| e.to_string(), str::to_owned);
-                return Err(mesh_error(name, why));
+                return Err(mesh_error(name, e));
             }
         }
         let n = lines.line_no();
@@ -244,7 +243,7 @@ fn read_ascii<R: Read + Seek>(source: R, name: &str) -> Result<Raw> {
         match (&mut open, keyword) {
             (_, b"") => {}
             (None, b"solid") => {
-                let title = trimmed(line)[5..].trim_ascii();
+                let title = line.trim_ascii()[5..].trim_ascii();
                 let mut text = Vec::with_capacity(4096);
                 text.extend_from_slice(b"solid kdop\n");
                 open = Some(Solid {
