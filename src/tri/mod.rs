@@ -42,11 +42,10 @@ pub type Triangle = [DVec3; 3];
 /// ```
 ///
 /// # Performance
-/// On pairs whose bounding boxes overlap, one unpredictable branch per test, and on the
-/// EPYC of `docs/benchmarks.md` ("Cp") 20–28 ns on random pairs (34 ns in one noisy run)
-/// and 21–26 ns on FCL's robot pairs, depending on how much of the working set the branch predictor can learn.
-/// The box test is about an eighth of that; pairs already screened by their boxes can
-/// skip it ([`triangles_intersect_screened`]), and many pairs are faster as a batch
+/// On pairs whose bounding boxes overlap, one unpredictable branch per test, so the time
+/// depends on how much of the working set the branch predictor can learn (figures:
+/// `docs/benchmarks.md`, "Cp"). The box test is a small share of it; pairs already
+/// screened by their boxes can skip it ([`triangles_intersect_screened`]), and many pairs are faster as a batch
 /// ([`intersecting_pairs`]). Exact fallbacks run only when the floating-point filter
 /// cannot certify a sign.
 #[must_use]
@@ -157,11 +156,11 @@ fn filtered_sse2(t1: &Triangle, t2: &Triangle) -> bool {
 /// ```
 ///
 /// # Performance
-/// On pairs whose bounding boxes overlap, 0.6–0.8 of the time per pair of
-/// [`triangles_intersect`] on FCL's and random pairs, 0.8–1.0 on near-parallel ones, whose
-/// single-call branch is predictable (`docs/benchmarks.md`, "Cp": 217 against 310
-/// instructions per pair with the loop, and no branch on any pair's outcome); without the
-/// box test ([`intersecting_pairs_screened`]) 166 instructions and 9–14 ns per pair.
+/// No branch on any pair's outcome, so on pairs whose bounding boxes overlap it beats
+/// [`triangles_intersect`] one at a time where that call's branch is unpredictable (FCL's
+/// and random pairs), and gains little where a plane rejects nearly every pair
+/// (near-parallel ones); without the box test ([`intersecting_pairs_screened`]) it is
+/// faster still. Figures: `docs/benchmarks.md`, "Cp".
 pub fn intersecting_pairs(pairs: &[(Triangle, Triangle)], hits: &mut Vec<usize>) {
     for (c, chunk) in pairs.chunks(filtered::BATCH).enumerate() {
         // The pairs whose boxes meet, listed without a branch per pair.

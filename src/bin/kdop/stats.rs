@@ -1,5 +1,5 @@
 //! Streaming statistics of check times: a fixed-size histogram, so that a flight of any
-//! length keeps the same few kilobytes (a vector per step made `demo --steps 10^9` abort).
+//! length keeps the same few kilobytes instead of a value per step.
 
 /// Buckets per doubling: percentiles are read to within 2^(1/16) - 1, about 4.4 %.
 const PER_OCTAVE: f64 = 16.0;
