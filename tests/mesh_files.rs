@@ -566,6 +566,8 @@ fn files_on_disk_name_themselves_in_errors() {
     // A directory with a mesh extension gets past the extension check to the file check.
     let folder = dir.join("folder.obj");
     std::fs::create_dir_all(&folder).unwrap();
-    let e = kdop::io::formats::load_mesh(&folder).unwrap_err().to_string();
+    let e = kdop::io::formats::load_mesh(&folder)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("folder.obj") && e.contains("directory"), "{e}");
 }

@@ -179,12 +179,16 @@ pub(crate) fn read<R: Read + Seek>(mut source: R, name: &str) -> Result<Raw> {
             .chars()
             .take(80)
             .collect();
+        let content = if content.is_empty() {
+            content
+        } else {
+            format!(" ('{content}')")
+        };
         let read = read.map_err(|e| match (text.failure(), e) {
             (Some(why), _) => mesh_error(name, format!("line {}: {why}", line + 1)),
-            (None, crate::Error::MeshFile { reason, .. }) => mesh_error(
-                name,
-                format!("line {line}: {} ('{content}')", first_line(&reason)),
-            ),
+            (None, crate::Error::MeshFile { reason, .. }) => {
+                mesh_error(name, format!("line {line}: {reason}{content}"))
+            }
             (None, e) => e,
         })?;
         // Data after the declared elements: the counts are wrong, and the rest cannot be
@@ -222,13 +226,10 @@ pub(crate) fn read<R: Read + Seek>(mut source: R, name: &str) -> Result<Raw> {
 /// The first line of a parser's message, without its own (payload-relative) line number.
 fn first_line(message: &str) -> String {
     let first = message.lines().next().unwrap_or("");
-    let first = match first.split_once(": Line ") {
-        Some((element, rest)) => match rest.split_once(": ") {
-            Some((_, what)) => format!("{element}: {what}"),
-            None => first.to_owned(),
-        },
-        None => first.to_owned(),
-    };
+    let first = first
+        .strip_prefix("Line ")
+        .and_then(|rest| rest.split_once(": "))
+        .map_or(first, |(_, what)| what);
     first.trim_end_matches(['.', ' ']).to_owned()
 }
 
@@ -276,8 +277,12 @@ fn read_elements<B: BufRead>(
     let mut face_line = None;
     let mut lines_before = header_lines;
     for (key, def) in &header.elements {
-        let failed =
-            |e: ply_rs_bw::parser::ParseError| mesh_error(name, format!("element '{key}': {e}"));
+        let failed = |e: ply_rs_bw::parser::ParseError| {
+            mesh_error(
+                name,
+                format!("element '{key}': {}", first_line(&e.to_string())),
+            )
+        };
         match key.as_str() {
             "vertex" => {
                 let v: Vec<Vertex> = Parser::<Vertex>::new()
