@@ -15,7 +15,10 @@ use crate::env::{Environment, PartId};
 use crate::error::{Error, Result};
 use crate::hierarchy::{Bvh, END, codes};
 use crate::pose::Pose;
-use crate::tri::{BATCH, TriBox, intersect_batch, intersect_filtered, set_bits, triangle_distance};
+use crate::tri::{
+    BATCH, TriBox, intersect_batch, intersect_filtered, set_bits, triangle_distance,
+    triangle_meets_dop,
+};
 use crate::tumble::{Climber, FlyingObject, PoseFrame, Rebound, root_dop, tumble_node};
 use glam::DVec3;
 
@@ -24,6 +27,9 @@ const TOP: u32 = u32::MAX;
 /// Marks an environment entry that is one triangle of a refined leaf: the other bits index
 /// `QueryState::tri_dops`.
 const TRI: u32 = 1 << 31;
+/// Marks a flying entry that is one triangle of a flying leaf: the other bits are its leaf
+/// position.
+const FTRI: u32 = 1 << 31;
 
 /// Stop at the first contact, or find them all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -494,6 +500,12 @@ impl<const K: usize> Environment<K> {
         let roots = form.overlaps(&state.fly[0].dop, &self.top[0].dop);
         state.stack.push_if([0, TOP, 0], roots);
         while let Some([f, p, e]) = state.stack.pop() {
+            if f & FTRI != 0 {
+                if self.one_flying_triangle(walk, (f & !FTRI) as usize, p, e, state, stats) {
+                    break;
+                }
+                continue;
+            }
             // Borrowed, not copied: a copy moves 80 bytes per popped pair.
             let fd = &state.fly[f as usize].dop;
             let fnode = FlyLink(state.fly[f as usize].link);
@@ -518,8 +530,25 @@ impl<const K: usize> Environment<K> {
                         break;
                     }
                 } else {
-                    let dop = state.tri_dops[slot].0;
-                    state.descend_fly(form, object, fnode.first_child(), p, e, &dop, eps, stats);
+                    let (dop, pos) = state.tri_dops[slot];
+                    let c = fnode.first_child();
+                    if size(&dop) > fsize {
+                        // A triangle larger than the flying node: its plane and edges
+                        // prune what its k-DOP cannot (`tri::node`). Flying k-DOPs are
+                        // enlarged by eps already.
+                        let et = self.parts[p as usize].bvh.tri_at(pos as usize);
+                        let eb = TriBox::new(&et);
+                        stats.nv += 2;
+                        let mut meets = |state: &mut QueryState<K>, c: u32| {
+                            let fd = state.fly_dop(object, c, eps, stats);
+                            form.overlaps(fd, &dop) && triangle_meets_dop(&et, &eb, fd, 0.0)
+                        };
+                        let right = meets(state, c + 1);
+                        let left = meets(state, c);
+                        state.stack.push_two([c + 1, p, e], right, [c, p, e], left);
+                    } else {
+                        state.descend_fly(form, object, c, p, e, &dop, eps, stats);
+                    }
                 }
                 continue;
             }
@@ -533,6 +562,23 @@ impl<const K: usize> Environment<K> {
                 _ => (p, e, &self.parts[p as usize].bvh.nodes[e as usize]),
             };
             if !env.is_leaf() {
+                if fnode.is_leaf() && fsize > size(&env.dop) {
+                    // A flying leaf larger than the environment node goes on as its
+                    // triangles, each kept only where it may meet the node (`tri::node`):
+                    // large triangles at an angle have k-DOPs far larger than themselves.
+                    let mut pos = fnode.first_triangle() as usize;
+                    loop {
+                        let ft = state.placed(object, pose, pos);
+                        stats.nv += 1;
+                        let keep = triangle_meets_dop(&ft.corners, &ft.bbox, &env.dop, eps);
+                        state.stack.push_if([FTRI | pos as u32, p, e], keep);
+                        if object.bvh.ids[pos] & END != 0 {
+                            break;
+                        }
+                        pos += 1;
+                    }
+                    continue;
+                }
                 // The environment node splits unless the Larger rule splits the flying one
                 // (which the shared branch below does).
                 if !(larger_first && !fnode.is_leaf() && fsize > size(&env.dop)) {
@@ -620,6 +666,97 @@ impl<const K: usize> Environment<K> {
                 break;
             }
         }
+    }
+
+    /// One triangle of a flying leaf (leaf position `fpos`) against environment entry
+    /// `(p, e)`: the triangle pairs at environment leaves, else the environment node splits
+    /// and each child is kept where the triangle may meet it. Returns true when a detect
+    /// query can stop.
+    #[inline(never)]
+    fn one_flying_triangle(
+        &self,
+        walk: &Walk<'_, K>,
+        fpos: usize,
+        p: u32,
+        e: u32,
+        state: &mut QueryState<K>,
+        stats: &mut QueryStats,
+    ) -> bool {
+        let &Walk {
+            object,
+            pose,
+            eps,
+            detect,
+            ..
+        } = walk;
+        // Flying triangles are only ever paired with nodes, never with refined leaves.
+        let (p, env) = match p {
+            TOP if self.top[e as usize].is_leaf() => {
+                let part = self.top[e as usize].first_triangle();
+                (part, &self.parts[part as usize].bvh.nodes[0])
+            }
+            TOP => (p, &self.top[e as usize]),
+            _ => (p, &self.parts[p as usize].bvh.nodes[e as usize]),
+        };
+        if env.is_leaf() {
+            let bvh = &self.parts[p as usize].bvh;
+            let mut epos = env.first_triangle() as usize;
+            loop {
+                if self.test_pair(object, pose, eps, detect, p, epos, fpos, state, stats) {
+                    return true;
+                }
+                if bvh.ids[epos] & END != 0 {
+                    return false;
+                }
+                epos += 1;
+            }
+        }
+        let c = env.first_child();
+        let kids = if p == TOP {
+            [&self.top[c as usize], &self.top[c as usize + 1]]
+        } else {
+            let nodes = &self.parts[p as usize].bvh.nodes;
+            [&nodes[c as usize], &nodes[c as usize + 1]]
+        };
+        let ft = state.placed(object, pose, fpos);
+        let (corners, bbox) = (ft.corners, ft.bbox);
+        stats.nv += 2;
+        let right = triangle_meets_dop(&corners, &bbox, &kids[1].dop, eps);
+        let left = triangle_meets_dop(&corners, &bbox, &kids[0].dop, eps);
+        let f = FTRI | fpos as u32;
+        state.stack.push_two([f, p, c + 1], right, [f, p, c], left);
+        false
+    }
+
+    /// One triangle pair: environment leaf position `epos` of `part`, object leaf position
+    /// `fpos`. Returns true when a detect query can stop.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn test_pair(
+        &self,
+        object: &FlyingObject<K>,
+        pose: &Pose,
+        eps: f64,
+        detect: bool,
+        part: u32,
+        epos: usize,
+        fpos: usize,
+        state: &mut QueryState<K>,
+        stats: &mut QueryStats,
+    ) -> bool {
+        let bvh = &self.parts[part as usize].bvh;
+        let et = bvh.tri_at(epos);
+        stats.np += 1;
+        if pair_hit(
+            &et,
+            &TriBox::new(&et),
+            state.placed(object, pose, fpos),
+            eps,
+        ) {
+            state.record(part, bvh, epos, object, fpos);
+            return detect;
+        }
+        false
     }
 
     /// Sorts the raw contacts of a query into the state's contact list and answers.

@@ -16,8 +16,10 @@
 
 mod filtered;
 mod lanes;
+mod node;
 
 pub(crate) use filtered::BATCH;
+pub(crate) use node::triangle_meets_dop;
 
 use crate::exact::{Plane, max3, min3, orient2d, orient3d, project};
 use glam::{DVec2, DVec3};
@@ -317,8 +319,8 @@ fn boxes_overlap_sse2(t1: &Triangle, t2: &Triangle) -> bool {
 /// triangles (an environment triangle against the triangles of a flying leaf).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TriBox {
-    lo: [f64; 3],
-    hi: [f64; 3],
+    pub(crate) lo: [f64; 3],
+    pub(crate) hi: [f64; 3],
 }
 
 impl TriBox {

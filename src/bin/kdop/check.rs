@@ -7,7 +7,7 @@ use crate::common::{
 use crate::with_k;
 use clap::Args;
 use indicatif::ProgressBar;
-use kdop::{FlyingObject, ObbQueryState, ObbTree, Pose, QueryOptions, QueryState};
+use kdop::{FlyingObject, ObbQueryState, ObbTree, Pose, QueryOptions, QueryState, QueryStats};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,7 +28,8 @@ pub struct CheckArgs {
     /// intersecting triangle pairs).
     #[arg(long, value_enum, default_value = "report")]
     pub mode: ModeArg,
-    /// One JSON object per pose and line: {"pose", "collides", "pairs", "us"}.
+    /// One JSON object per pose and line: {"pose", "collides", "pairs", "us", "nv", "np",
+    /// "nu"} (the last three: bounding-volume tests, triangle tests, volumes re-bounded).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -79,8 +80,9 @@ pub fn run(a: &CheckArgs) -> kdop::Result<ExitCode> {
 }
 
 /// One check: whether it collides, the query's own time in microseconds (collecting the
-/// pairs excluded), and the sorted `[env, object]` triangle pairs.
-type Check<'a> = dyn FnMut(&Pose, &QueryOptions) -> kdop::Result<(bool, f64, Vec<[u32; 2]>)> + 'a;
+/// pairs excluded), the sorted `[env, object]` triangle pairs and the query's counts.
+type Check<'a> =
+    dyn FnMut(&Pose, &QueryOptions) -> kdop::Result<(bool, f64, Vec<[u32; 2]>, QueryStats)> + 'a;
 
 fn check<const K: usize>(a: &CheckArgs) -> kdop::Result<ExitCode> {
     let start = Instant::now();
@@ -109,7 +111,7 @@ fn check<const K: usize>(a: &CheckArgs) -> kdop::Result<ExitCode> {
             .iter()
             .map(|c| [c.env_triangle, c.object_triangle])
             .collect();
-        Ok((r.collides, us, pairs))
+        Ok((r.collides, us, pairs, r.stats))
     })
 }
 
@@ -132,7 +134,7 @@ fn check_obb(a: &CheckArgs) -> kdop::Result<ExitCode> {
         let t0 = Instant::now();
         let r = env.collide(&obj, pose, options, &mut state)?;
         let us = t0.elapsed().as_secs_f64() * 1e6;
-        Ok((r.collides, us, r.contacts.to_vec()))
+        Ok((r.collides, us, r.contacts.to_vec(), r.stats))
     })
 }
 
@@ -162,11 +164,11 @@ fn run_poses(
                 continue;
             }
         };
-        let (collides, us, pairs) = check(pose, &options)?;
+        let (collides, us, pairs, stats) = check(pose, &options)?;
         colliding += collides as usize;
         if a.json {
-            let v =
-                serde_json::json!({ "pose": i, "collides": collides, "pairs": pairs, "us": us });
+            let v = serde_json::json!({ "pose": i, "collides": collides, "pairs": pairs, "us": us,
+                    "nv": stats.nv, "np": stats.np, "nu": stats.nu });
             writeln!(out, "{v}")?;
         } else if collides && options.mode == kdop::Mode::Detect {
             let first = pairs.first().map_or(String::new(), |[e, o]| {
