@@ -188,6 +188,30 @@ impl<const K: usize> QueryState<K> {
         Self::default()
     }
 
+    /// Sizes everything a query of `object` against `env` uses: the per-node and
+    /// per-triangle records of the object, the refinement memo of every part, the pose
+    /// frame and a traversal stack. Queries do this themselves as they first need it;
+    /// calling it up front (as `kdop check` does before its timer starts) makes the first
+    /// query cost what the next ones do. Only the stack and the contact lists grow later,
+    /// to the deepest descent and the largest report.
+    pub fn prepare(&mut self, env: &Environment<K>, object: &FlyingObject<K>) {
+        self.bind(object);
+        if self.frame.is_none() {
+            self.frame = Some(PoseFrame::new(&Pose::IDENTITY, object.magnitude));
+        }
+        self.start_query(env.parts.len());
+        for (memo, part) in self.refined.iter_mut().zip(&env.parts) {
+            if memo.len() < part.bvh.nodes.len() {
+                memo.resize(part.bvh.nodes.len(), 0);
+            }
+        }
+        // Deep enough for both hierarchies' depths several times over.
+        let depth = env.parts.iter().map(|p| p.bvh.depth()).max().unwrap_or(0)
+            + env.top.len().ilog2() as usize
+            + object.bvh.depth();
+        self.stack.reserve(16 * (depth + 8));
+    }
+
     fn bind(&mut self, obj: &FlyingObject<K>) {
         if self.object == obj.id {
             return;
@@ -914,6 +938,12 @@ struct PairStack {
 impl PairStack {
     fn clear(&mut self) {
         self.top = 0;
+    }
+
+    fn reserve(&mut self, slots: usize) {
+        if self.slots.len() < slots {
+            self.slots.resize(slots, [0; 3]);
+        }
     }
 
     /// Room for two more entries (a branch that is taken only while the stack grows).

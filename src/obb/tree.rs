@@ -279,6 +279,14 @@ impl ObbQueryState {
         Self::default()
     }
 
+    /// Sizes the per-node and per-triangle records for `object`, so that the first query
+    /// costs what the next ones do (queries do it themselves otherwise).
+    pub fn prepare(&mut self, object: &ObbTree) {
+        self.bind(object);
+        self.stack
+            .reserve(64 * (object.nodes.len().max(1).ilog2() as usize + 8));
+    }
+
     /// Binds to `object` (resetting what belongs to another) and starts a new stamp.
     fn bind(&mut self, object: &ObbTree) {
         if self.object != object.id {

@@ -29,7 +29,8 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value = "report")]
     pub mode: ModeArg,
     /// One JSON object per pose and line: {"pose", "collides", "pairs", "us", "nv", "np",
-    /// "nu"} (the last three: bounding-volume tests, triangle tests, volumes re-bounded).
+    /// "nu", "climb"} (bounding-volume tests, triangle tests, volumes re-bounded, hill-climbing
+    /// moves for the root k-DOP).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -102,6 +103,7 @@ fn check<const K: usize>(a: &CheckArgs) -> kdop::Result<ExitCode> {
         K
     );
     let mut state = QueryState::new();
+    state.prepare(&env, &obj);
     run_poses(a, &poses, &mut |pose, options| {
         let t0 = Instant::now();
         let r = env.collide(&obj, pose, options, &mut state)?;
@@ -130,6 +132,7 @@ fn check_obb(a: &CheckArgs) -> kdop::Result<ExitCode> {
         poses.len(),
     );
     let mut state = ObbQueryState::new();
+    state.prepare(&obj);
     run_poses(a, &poses, &mut |pose, options| {
         let t0 = Instant::now();
         let r = env.collide(&obj, pose, options, &mut state)?;
@@ -168,7 +171,8 @@ fn run_poses(
         colliding += collides as usize;
         if a.json {
             let v = serde_json::json!({ "pose": i, "collides": collides, "pairs": pairs, "us": us,
-                    "nv": stats.nv, "np": stats.np, "nu": stats.nu });
+                    "nv": stats.nv, "np": stats.np, "nu": stats.nu,
+                    "climb": stats.climb_steps });
             writeln!(out, "{v}")?;
         } else if collides && options.mode == kdop::Mode::Detect {
             let first = pairs.first().map_or(String::new(), |[e, o]| {
