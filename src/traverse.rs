@@ -540,6 +540,10 @@ impl<const K: usize> Environment<K> {
                 // at k = 26); the common one reads the position alone.
                 let slot = (e & !TRI) as usize;
                 if fnode.is_leaf() {
+                    let (dop, pos) = state.tri_dops[slot];
+                    if self.misses_leaf(p, pos as usize, &dop, fd, fsize, stats) {
+                        continue;
+                    }
                     if self.test_pairs(
                         object,
                         pose,
@@ -676,6 +680,9 @@ impl<const K: usize> Environment<K> {
             }
             // A flying leaf against a one-triangle environment leaf: the triangle pairs.
             let first = env.first_triangle() as usize;
+            if self.misses_leaf(p, first, &env.dop, fd, fsize, stats) {
+                continue;
+            }
             if self.test_pairs(
                 object,
                 pose,
@@ -750,6 +757,28 @@ impl<const K: usize> Environment<K> {
         let f = FTRI | fpos as u32;
         state.stack.push_two([f, p, c + 1], right, [f, p, c], left);
         false
+    }
+
+    /// Whether environment triangle `pos` of part `p` (bound `dop`), when larger than the
+    /// flying leaf (bound `fd`, size `fsize`), misses that leaf by a separating axis: one
+    /// test instead of one per flying triangle, whose boxes a large triangle at an angle
+    /// mostly overlaps. Flying k-DOPs are enlarged by epsilon already.
+    #[inline]
+    fn misses_leaf(
+        &self,
+        p: u32,
+        pos: usize,
+        dop: &Dop<K>,
+        fd: &Dop<K>,
+        fsize: f32,
+        stats: &mut QueryStats,
+    ) -> bool {
+        if size(dop) <= fsize {
+            return false;
+        }
+        let et = self.parts[p as usize].bvh.tri_at(pos);
+        stats.nv += 1;
+        !triangle_meets_dop(&et, &TriBox::new(&et), fd, 0.0)
     }
 
     /// One triangle pair: environment leaf position `epos` of `part`, object leaf position
