@@ -218,7 +218,7 @@ impl<const K: usize> FlyingObject<K> {
         out.clear();
         let mut climber = Climber::default();
         climber.reset(self.hull_pts.len(), K);
-        out.push(root_dop(self, &frame, &mut climber));
+        out.push(root_exact(self, &frame, &mut climber));
         for i in 1..self.bvh.nodes.len() {
             out.push(tumble_node(self, i, &mut frame, method));
         }
@@ -1050,6 +1050,8 @@ pub(crate) struct Climber {
     queue: Vec<u32>,
     /// Hill-climbing moves made (for statistics).
     pub steps: u64,
+    /// The first pulled-back direction of the last pose, to tell a flight from a jump.
+    last_pull: Option<DVec3>,
 }
 
 impl Climber {
@@ -1061,6 +1063,7 @@ impl Climber {
         self.mark.clear();
         self.mark.resize(hull_len, 0);
         self.round = 0;
+        self.last_pull = None;
     }
 
     /// The hull slot maximising `c . p` for direction slot `slot`: the slot's previous
@@ -1257,19 +1260,44 @@ fn climb_starts(pts: &[DVec3]) -> Vec<(DVec3, u32)> {
 /// The exact k-DOP of the placed object (up to outward rounding): the stored root bound
 /// shifted under a pure translation, else the extremes of the hull's vertices, by a scan
 /// of a small hull ([`root_scanned`]) or hill-climbing on a larger one ([`root_climbed`]).
+///
+/// A pose that turned far from the previous one (random poses rather than a flight) is
+/// not climbed for: the climb would cross much of the hull for one bound, so the root is
+/// re-bounded as any node is (looser, never wrong), and climbing resumes once poses move
+/// coherently again.
 pub(crate) fn root_dop<const K: usize>(
+    obj: &FlyingObject<K>,
+    frame: &mut PoseFrame<K>,
+    climber: &mut Climber,
+) -> Dop<K> {
+    if obj.hull_pts.len() <= SCAN_HULL || frame.translation_only {
+        return root_exact(obj, frame, climber);
+    }
+    let c = frame.pull(0);
+    let jumped = climber
+        .last_pull
+        .replace(c)
+        .is_none_or(|p| (c - p).abs().max_element() > FAR_TURN * c.abs().max_element());
+    if jumped {
+        tumble_node(obj, 0, frame, Rebound::Slabs)
+    } else {
+        root_exact(obj, frame, climber)
+    }
+}
+
+/// The exact k-DOP of the placed object, however far the pose turned: [`root_dop`]
+/// without its shortcut for jumps.
+pub(crate) fn root_exact<const K: usize>(
     obj: &FlyingObject<K>,
     frame: &PoseFrame<K>,
     climber: &mut Climber,
 ) -> Dop<K> {
     if obj.hull_pts.is_empty() {
-        return Dop::EMPTY;
-    }
-    if frame.translation_only {
+        Dop::EMPTY
+    } else if frame.translation_only {
         // The stored root bound is already the exact k-DOP of the object.
-        return shifted_root(&obj.bvh.nodes[0].dop, frame);
-    }
-    if obj.hull_pts.len() <= SCAN_HULL {
+        shifted_root(&obj.bvh.nodes[0].dop, frame)
+    } else if obj.hull_pts.len() <= SCAN_HULL {
         root_scanned(obj, frame)
     } else {
         root_climbed(obj, frame, climber)
@@ -1447,8 +1475,17 @@ mod tests {
                 .collect();
             let brute = Dop::<K>::from_points(&placed);
             let width = brute.box_extent().max_element();
+            // The dispatching form re-bounds the root approximately after a jump: it
+            // must contain every vertex, and is tight when it climbed or scanned.
+            let dispatched = root_dop(&obj, &mut frame, &mut climber);
+            for v in &placed {
+                assert!(
+                    dispatched.contains_point(*v),
+                    "dispatched root misses a vertex"
+                );
+            }
             for (how, root) in [
-                ("dispatch", root_dop(&obj, &frame, &mut climber)),
+                ("exact", root_exact(&obj, &frame, &mut climber)),
                 ("climbed", root_climbed(&obj, &frame, &mut climber)),
                 ("scanned", root_scanned(&obj, &frame)),
             ] {
