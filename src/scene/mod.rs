@@ -86,6 +86,35 @@ impl Rng {
     }
 }
 
+/// `n` seeded "near" poses of `object` about `environment`, as a user trying two meshes
+/// against each other would place them: the centre of the object's bounding box at a
+/// random corner of a random environment triangle, moved by up to 10 % of the object's
+/// box diagonal along each axis, and turned by a uniformly random rotation. Both meshes
+/// as stored, no rescaling.
+///
+/// # Errors
+/// [`crate::Error::EmptyMesh`] if either mesh has no triangle; pose errors only for
+/// coordinates near the limits.
+pub fn near_poses(environment: &Mesh, object: &Mesh, n: usize, seed: u64) -> Result<Vec<Pose>> {
+    if environment.triangle_count() == 0 || object.triangle_count() == 0 {
+        return Err(crate::Error::EmptyMesh);
+    }
+    let (lo, hi) = object.bounds();
+    let centre = (lo + hi) * 0.5;
+    let reach = (hi - lo).length() * 0.1;
+    let mut rng = Rng::new(seed);
+    (0..n)
+        .map(|_| {
+            let tri = environment.triangles()
+                [(rng.next_u64() % environment.triangle_count() as u64) as usize];
+            let corner = environment.vertices()[tri[(rng.next_u64() % 3) as usize] as usize];
+            let target = corner + rng.in_box(DVec3::splat(-reach), DVec3::splat(reach));
+            let turn = DMat3::from_quat(rng.rotation());
+            Pose::new(turn, target - turn * centre)
+        })
+        .collect()
+}
+
 /// A part of a scene: a mesh and where it stands.
 pub type PlacedMesh = (Mesh, Pose);
 
