@@ -4,11 +4,13 @@
 //! - `kdop check ENV OBJECT --poses FILE`: the clash check a CAD user runs, one answer per pose.
 //! - `kdop build MESH --out FILE.kdop`: build and save an environment hierarchy.
 //! - `kdop paper table1|table2|table3|table45|table67|fig3|all`: the paper's experiments.
+//! - `kdop bench matrix`: every real mesh against every other, kdop against FCL.
 
 mod check;
 mod common;
 mod demo;
 mod flights;
+mod matrix;
 mod paper;
 mod paper_text;
 #[cfg(feature = "peers")]
@@ -44,6 +46,17 @@ enum Command {
     Build(common::BuildArgs),
     /// Re-make the paper's experiments (Tables 1-7, Figure 3); `all` writes docs/paper.md.
     Paper(paper::PaperArgs),
+    /// Benchmarks against peers.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// Every mesh of a folder as environment against every one as flying object, on seeded
+    /// near poses: kdop (each k, OBB) against FCL, reports checked; writes
+    /// docs/benchmarks.md's matrix section and heat maps.
+    Matrix(matrix::MatrixArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +67,7 @@ fn main() -> ExitCode {
         Command::Check(a) => check::run(&a),
         Command::Build(a) => common::run_build(&a),
         Command::Paper(a) => paper::run(&a),
+        Command::Bench(BenchCommand::Matrix(a)) => matrix::run(&a),
     };
     match result {
         Ok(code) => code,

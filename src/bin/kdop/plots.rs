@@ -128,3 +128,73 @@ pub fn flight_times(path: &Path, runs: &[(String, Vec<f64>)]) -> kdop::Result<()
         .map_err(err)?;
     root.present().map_err(err)
 }
+
+/// A square heat map of ratios (`cells[row * n + col]`, rows down), each cell coloured on a
+/// log scale (green below 1, red above) and labelled with its value.
+pub fn heat_map(path: &Path, title: &str, names: &[String], cells: &[f64]) -> kdop::Result<()> {
+    let n = names.len();
+    let side = 70 * n as u32 + 200;
+    let root = SVGBackend::new(path, (side, side)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(15)
+        .x_label_area_size(90)
+        .y_label_area_size(90)
+        .build_cartesian_2d(0.0..n as f64, n as f64..0.0)
+        .map_err(err)?;
+    let label = |v: &f64| {
+        let i = v.floor() as usize;
+        if (v - v.floor() - 0.5).abs() < 1e-9 && i < n {
+            names[i].clone()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(2 * n + 1)
+        .y_labels(2 * n + 1)
+        .x_label_formatter(&label)
+        .y_label_formatter(&label)
+        .x_desc("flying object")
+        .y_desc("environment")
+        .draw()
+        .map_err(err)?;
+    let colour = |r: f64| -> RGBColor {
+        if !r.is_finite() {
+            return RGBColor(220, 220, 220);
+        }
+        // log2 of the ratio, clamped: -4 (16x faster) deep green .. +4 deep red.
+        let t = (r.log2() / 4.0).clamp(-1.0, 1.0);
+        let mix = |a: u8, b: u8, t: f64| (f64::from(a) + (f64::from(b) - f64::from(a)) * t) as u8;
+        if t <= 0.0 {
+            let t = -t;
+            RGBColor(mix(255, 26, t), mix(255, 152, t), mix(255, 80, t))
+        } else {
+            RGBColor(mix(255, 215, t), mix(255, 48, t), mix(255, 39, t))
+        }
+    };
+    chart
+        .draw_series((0..n * n).map(|i| {
+            let (row, col) = ((i / n) as f64, (i % n) as f64);
+            Rectangle::new(
+                [(col, row), (col + 1.0, row + 1.0)],
+                colour(cells[i]).filled(),
+            )
+        }))
+        .map_err(err)?;
+    chart
+        .draw_series((0..n * n).map(|i| {
+            let (row, col) = ((i / n) as f64, (i % n) as f64);
+            let text = if cells[i].is_finite() {
+                format!("{:.2}", cells[i])
+            } else {
+                "-".into()
+            };
+            Text::new(text, (col + 0.22, row + 0.4), ("sans-serif", 14))
+        }))
+        .map_err(err)?;
+    root.present().map_err(err)
+}
