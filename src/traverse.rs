@@ -13,7 +13,7 @@
 use crate::dop::{Dop, Narrow, OverlapForm, Wide};
 use crate::env::{Environment, PartId};
 use crate::error::{Error, Result};
-use crate::hierarchy::{Bvh, END, codes};
+use crate::hierarchy::{Bvh, END, Node, codes};
 use crate::pose::Pose;
 use crate::tri::{
     BATCH, TriBox, intersect_batch, intersect_filtered, set_bits, triangle_distance,
@@ -30,6 +30,14 @@ const TRI: u32 = 1 << 31;
 /// Marks a flying entry that is one triangle of a flying leaf: the other bits are its leaf
 /// position.
 const FTRI: u32 = 1 << 31;
+/// A flying leaf goes on as its triangles (`tri::node`) only when it is this many times
+/// larger than the environment node (sum of box extents); nearer in size the k-DOP test
+/// alone is cheaper on the paper's flights.
+const LARGE: f32 = 4.0;
+/// An environment triangle screens flying nodes by `tri::node` only when it is this many
+/// times larger than them: on Pipes' long triangles a smaller factor costs more than it
+/// prunes.
+const LARGE_ENV: f32 = 64.0;
 
 /// Stop at the first contact, or find them all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -560,7 +568,7 @@ impl<const K: usize> Environment<K> {
                 } else {
                     let (dop, pos) = state.tri_dops[slot];
                     let c = fnode.first_child();
-                    if size(&dop) > fsize {
+                    if size(&dop) > LARGE_ENV * fsize {
                         // A triangle larger than the flying node: its plane and edges
                         // prune what its k-DOP cannot (`tri::node`). Flying k-DOPs are
                         // enlarged by eps already.
@@ -580,17 +588,9 @@ impl<const K: usize> Environment<K> {
                 }
                 continue;
             }
-            // A part-tree leaf has the part root's bound: enter the root without retesting.
-            let (p, e, env) = match p {
-                TOP if self.top[e as usize].is_leaf() => {
-                    let part = self.top[e as usize].first_triangle();
-                    (part, 0, &self.parts[part as usize].bvh.nodes[0])
-                }
-                TOP => (p, e, &self.top[e as usize]),
-                _ => (p, e, &self.parts[p as usize].bvh.nodes[e as usize]),
-            };
+            let (p, e, env) = self.entry(p, e);
             if !env.is_leaf() {
-                if fnode.is_leaf() && fsize > size(&env.dop) {
+                if fnode.is_leaf() && fsize > LARGE * size(&env.dop) {
                     // A flying leaf larger than the environment node goes on as its
                     // triangles, each kept only where it may meet the node (`tri::node`):
                     // large triangles at an angle have k-DOPs far larger than themselves.
@@ -611,12 +611,7 @@ impl<const K: usize> Environment<K> {
                 // (which the shared branch below does).
                 if !(larger_first && !fnode.is_leaf() && fsize > size(&env.dop)) {
                     let c = env.first_child();
-                    let kids = if p == TOP {
-                        [&self.top[c as usize], &self.top[c as usize + 1]]
-                    } else {
-                        let nodes = &self.parts[p as usize].bvh.nodes;
-                        [&nodes[c as usize], &nodes[c as usize + 1]]
-                    };
+                    let kids = self.children(p, c);
                     stats.nv += 2;
                     // Right first, so the left child is processed first.
                     let right = form.overlaps(fd, &kids[1].dop);
@@ -714,26 +709,15 @@ impl<const K: usize> Environment<K> {
         stats: &mut QueryStats,
     ) -> bool {
         let &Walk {
-            object,
-            pose,
-            eps,
-            detect,
-            ..
+            object, pose, eps, ..
         } = walk;
         // Flying triangles are only ever paired with nodes, never with refined leaves.
-        let (p, env) = match p {
-            TOP if self.top[e as usize].is_leaf() => {
-                let part = self.top[e as usize].first_triangle();
-                (part, &self.parts[part as usize].bvh.nodes[0])
-            }
-            TOP => (p, &self.top[e as usize]),
-            _ => (p, &self.parts[p as usize].bvh.nodes[e as usize]),
-        };
+        let (p, _, env) = self.entry(p, e);
         if env.is_leaf() {
             let bvh = &self.parts[p as usize].bvh;
             let mut epos = env.first_triangle() as usize;
             loop {
-                if self.test_pair(object, pose, eps, detect, p, epos, fpos, state, stats) {
+                if self.test_pair(walk, p, epos, fpos, state, stats) {
                     return true;
                 }
                 if bvh.ids[epos] & END != 0 {
@@ -743,12 +727,7 @@ impl<const K: usize> Environment<K> {
             }
         }
         let c = env.first_child();
-        let kids = if p == TOP {
-            [&self.top[c as usize], &self.top[c as usize + 1]]
-        } else {
-            let nodes = &self.parts[p as usize].bvh.nodes;
-            [&nodes[c as usize], &nodes[c as usize + 1]]
-        };
+        let kids = self.children(p, c);
         let ft = state.placed(object, pose, fpos);
         let (corners, bbox) = (ft.corners, ft.bbox);
         stats.nv += 2;
@@ -757,6 +736,32 @@ impl<const K: usize> Environment<K> {
         let f = FTRI | fpos as u32;
         state.stack.push_two([f, p, c + 1], right, [f, p, c], left);
         false
+    }
+
+    /// The environment node of stack entry `(p, e)` (not a refined triangle), as
+    /// `(part, node, node record)`. A part-tree leaf has the part root's bound: it is
+    /// entered as that root, without a test of its own.
+    #[inline(always)]
+    fn entry(&self, p: u32, e: u32) -> (u32, u32, &Node<K>) {
+        match p {
+            TOP if self.top[e as usize].is_leaf() => {
+                let part = self.top[e as usize].first_triangle();
+                (part, 0, &self.parts[part as usize].bvh.nodes[0])
+            }
+            TOP => (p, e, &self.top[e as usize]),
+            _ => (p, e, &self.parts[p as usize].bvh.nodes[e as usize]),
+        }
+    }
+
+    /// The children `c`, `c + 1` of an internal node of part `p` (or of the part tree).
+    #[inline(always)]
+    fn children(&self, p: u32, c: u32) -> [&Node<K>; 2] {
+        let nodes = if p == TOP {
+            &self.top
+        } else {
+            &self.parts[p as usize].bvh.nodes
+        };
+        [&nodes[c as usize], &nodes[c as usize + 1]]
     }
 
     /// Whether environment triangle `pos` of part `p` (bound `dop`), when larger than the
@@ -773,7 +778,7 @@ impl<const K: usize> Environment<K> {
         fsize: f32,
         stats: &mut QueryStats,
     ) -> bool {
-        if size(dop) <= fsize {
+        if size(dop) <= LARGE_ENV * fsize {
             return false;
         }
         let et = self.parts[p as usize].bvh.tri_at(pos);
@@ -783,20 +788,23 @@ impl<const K: usize> Environment<K> {
 
     /// One triangle pair: environment leaf position `epos` of `part`, object leaf position
     /// `fpos`. Returns true when a detect query can stop.
-    #[allow(clippy::too_many_arguments)]
     #[inline]
     fn test_pair(
         &self,
-        object: &FlyingObject<K>,
-        pose: &Pose,
-        eps: f64,
-        detect: bool,
+        walk: &Walk<'_, K>,
         part: u32,
         epos: usize,
         fpos: usize,
         state: &mut QueryState<K>,
         stats: &mut QueryStats,
     ) -> bool {
+        let &Walk {
+            object,
+            pose,
+            eps,
+            detect,
+            ..
+        } = walk;
         let bvh = &self.parts[part as usize].bvh;
         let et = bvh.tri_at(epos);
         stats.np += 1;

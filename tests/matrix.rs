@@ -26,30 +26,37 @@ const POSES: usize = 3;
 
 type Pairs = Vec<[u32; 2]>;
 
-/// The k-DOP back-end's reports, checking that a detect query collides exactly when the
-/// report is not empty.
+/// Reports at every pose from `query(pose, options) -> (collides, pairs)`, checking that a
+/// detect query collides exactly when the report is not empty.
+fn reports(
+    name: &str,
+    poses: &[Pose],
+    mut query: impl FnMut(&Pose, &QueryOptions) -> (bool, Pairs),
+) -> Vec<Pairs> {
+    poses
+        .iter()
+        .map(|pose| {
+            let (collides, _) = query(pose, &QueryOptions::DETECT);
+            let (reported, pairs) = query(pose, &QueryOptions::REPORT);
+            assert_eq!(collides, reported, "{name}: detect and report disagree");
+            pairs
+        })
+        .collect()
+}
+
 fn dop_reports<const K: usize>(env: &Mesh, obj: &Mesh, poses: &[Pose]) -> Vec<Pairs> {
     let env = Environment::<K>::from_mesh(env.clone(), &BuildOptions::ENVIRONMENT).unwrap();
     let obj = FlyingObject::<K>::new(obj.clone(), &BuildOptions::FLYING).unwrap();
     let mut state = QueryState::new();
     state.prepare(&env, &obj);
-    poses
-        .iter()
-        .map(|pose| {
-            let collides = env
-                .collide(&obj, pose, &QueryOptions::DETECT, &mut state)
-                .unwrap()
-                .collides;
-            let r = env
-                .collide(&obj, pose, &QueryOptions::REPORT, &mut state)
-                .unwrap();
-            assert_eq!(collides, r.collides, "{K}-DOP: detect and report disagree");
-            r.contacts
-                .iter()
-                .map(|c| [c.env_triangle, c.object_triangle])
-                .collect()
-        })
-        .collect()
+    reports(&format!("{K}-DOP"), poses, |pose, o| {
+        let r = env.collide(&obj, pose, o, &mut state).unwrap();
+        let pairs = r
+            .contacts
+            .iter()
+            .map(|c| [c.env_triangle, c.object_triangle]);
+        (r.collides, pairs.collect())
+    })
 }
 
 fn obb_reports(env: &Mesh, obj: &Mesh, poses: &[Pose]) -> Vec<Pairs> {
@@ -57,20 +64,10 @@ fn obb_reports(env: &Mesh, obj: &Mesh, poses: &[Pose]) -> Vec<Pairs> {
     let obj = ObbTree::from_mesh(obj, 1).unwrap();
     let mut state = ObbQueryState::new();
     state.prepare(&obj);
-    poses
-        .iter()
-        .map(|pose| {
-            let collides = env
-                .collide(&obj, pose, &QueryOptions::DETECT, &mut state)
-                .unwrap()
-                .collides;
-            let r = env
-                .collide(&obj, pose, &QueryOptions::REPORT, &mut state)
-                .unwrap();
-            assert_eq!(collides, r.collides, "OBB: detect and report disagree");
-            r.contacts.to_vec()
-        })
-        .collect()
+    reports("OBB", poses, |pose, o| {
+        let r = env.collide(&obj, pose, o, &mut state).unwrap();
+        (r.collides, r.contacts.to_vec())
+    })
 }
 
 #[test]

@@ -183,35 +183,20 @@ pub fn run(a: &MatrixArgs) -> kdop::Result<ExitCode> {
                     let (env, obj) = (&envs[c.env], &objects[c.object]);
                     let mut state = QueryState::new();
                     state.prepare(env, obj);
-                    let mut pairs = Vec::new();
-                    let modes = [QueryOptions::DETECT, QueryOptions::REPORT].map(|o| {
-                        let mut run = Run::default();
-                        for pass in 0.. {
-                            for pose in &c.poses {
-                                let t0 = Instant::now();
-                                let r = env.collide(obj, pose, &o, &mut state)?;
-                                run.add(t0.elapsed().as_secs_f64() * 1e6);
-                                if pass > 0 {
-                                    continue;
-                                }
-                                run.answer(r.collides, r.stats);
-                                if o.mode == kdop::Mode::Report {
-                                    pairs.push(
-                                        r.contacts
-                                            .iter()
-                                            .map(|x| [x.env_triangle, x.object_triangle])
-                                            .collect(),
-                                    );
-                                }
-                            }
-                            if run.done(a.min_ms, c.poses.len()) {
-                                break;
-                            }
-                        }
-                        Ok::<_, kdop::Error>(run)
-                    });
-                    let [d, r] = modes;
-                    let (d, r) = (d?, r?);
+                    let ([d, r], pairs) = time_cell(c, a.min_ms, |pose, o, keep| {
+                        let t0 = Instant::now();
+                        let r = env.collide(obj, pose, o, &mut state)?;
+                        let us = t0.elapsed().as_secs_f64() * 1e6;
+                        let pairs = if keep {
+                            r.contacts
+                                .iter()
+                                .map(|x| [x.env_triangle, x.object_triangle])
+                                .collect()
+                        } else {
+                            Vec::new()
+                        };
+                        Ok((us, r.collides, r.stats, pairs))
+                    })?;
                     if bi == 0 {
                         oracle_cells += oracle_check(a, &meshes, c, env, obj, &pairs, &mut problems);
                     }
@@ -228,30 +213,17 @@ pub fn run(a: &MatrixArgs) -> kdop::Result<ExitCode> {
                     let (env, obj) = (&envs[c.env], &objects[c.object]);
                     let mut state = ObbQueryState::new();
                     state.prepare(obj);
-                    let mut pairs = Vec::new();
-                    let modes = [QueryOptions::DETECT, QueryOptions::REPORT].map(|o| {
-                        let mut run = Run::default();
-                        for pass in 0.. {
-                            for pose in &c.poses {
-                                let t0 = Instant::now();
-                                let r = env.collide(obj, pose, &o, &mut state)?;
-                                run.add(t0.elapsed().as_secs_f64() * 1e6);
-                                if pass > 0 {
-                                    continue;
-                                }
-                                run.answer(r.collides, r.stats);
-                                if o.mode == kdop::Mode::Report {
-                                    pairs.push(r.contacts.to_vec());
-                                }
-                            }
-                            if run.done(a.min_ms, c.poses.len()) {
-                                break;
-                            }
-                        }
-                        Ok::<_, kdop::Error>(run)
-                    });
-                    let [d, r] = modes;
-                    let (d, r) = (d?, r?);
+                    let ([d, r], pairs) = time_cell(c, a.min_ms, |pose, o, keep| {
+                        let t0 = Instant::now();
+                        let r = env.collide(obj, pose, o, &mut state)?;
+                        let us = t0.elapsed().as_secs_f64() * 1e6;
+                        let pairs = if keep {
+                            r.contacts.to_vec()
+                        } else {
+                            Vec::new()
+                        };
+                        Ok((us, r.collides, r.stats, pairs))
+                    })?;
                     consistent(&backend, &meshes, c, &d, &r, &mut problems);
                     check(ci, pairs, &mut problems);
                     per_cell.push([d, r]);
@@ -330,6 +302,44 @@ fn k_arg(k: usize) -> crate::common::KArg {
         26 => KArg::K26,
         _ => KArg::K18,
     }
+}
+
+/// One back-end on one cell: detect, then report, over the poses in order and again until
+/// a mode has taken `min_ms`. `query(pose, options, keep)` answers one query with its time
+/// in microseconds, and its pairs when `keep` (report mode, first pass).
+fn time_cell(
+    c: &Cell,
+    min_ms: f64,
+    mut query: impl FnMut(
+        &Pose,
+        &QueryOptions,
+        bool,
+    ) -> kdop::Result<(f64, bool, kdop::QueryStats, Vec<[u32; 2]>)>,
+) -> kdop::Result<([Run; 2], Pairs)> {
+    let mut pairs = Vec::new();
+    let mut runs = [Run::default(), Run::default()];
+    for (run, o) in runs
+        .iter_mut()
+        .zip([QueryOptions::DETECT, QueryOptions::REPORT])
+    {
+        for pass in 0.. {
+            for pose in &c.poses {
+                let keep = pass == 0 && o.mode == kdop::Mode::Report;
+                let (us, collides, stats, found) = query(pose, &o, keep)?;
+                run.add(us);
+                if pass == 0 {
+                    run.answer(collides, stats);
+                }
+                if keep {
+                    pairs.push(found);
+                }
+            }
+            if run.done(min_ms, c.poses.len()) {
+                break;
+            }
+        }
+    }
+    Ok((runs, pairs))
 }
 
 fn bar(len: u64, what: &str) -> ProgressBar {
