@@ -208,10 +208,8 @@ impl<const K: usize> QueryState<K> {
             self.frame = Some(PoseFrame::new(&Pose::IDENTITY, object.magnitude));
         }
         self.start_query(env.parts.len());
-        for (memo, part) in self.refined.iter_mut().zip(&env.parts) {
-            if memo.len() < part.bvh.nodes.len() {
-                memo.resize(part.bvh.nodes.len(), 0);
-            }
+        for (p, part) in env.parts.iter().enumerate() {
+            memo_entry(&mut self.refined, p as u32, 0, part.bvh.nodes.len());
         }
         // Deep enough for both hierarchies' depths several times over.
         let depth = env.parts.iter().map(|p| p.bvh.depth()).max().unwrap_or(0)
@@ -342,7 +340,9 @@ impl<const K: usize> QueryState<K> {
     }
 
     /// Pushes the children `c`, `c + 1` of a flying node paired with environment entry
-    /// `(p, e)` whose bound is `env`, each if its (re-bounded) k-DOP overlaps `env`.
+    /// `(p, e)` whose bound is `env`, each if its (re-bounded) k-DOP overlaps `env` and, when
+    /// the entry is one large triangle given as `screen`, may meet that triangle
+    /// (`tri::node`; flying k-DOPs are enlarged by eps already).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn descend_fly(
@@ -353,12 +353,18 @@ impl<const K: usize> QueryState<K> {
         p: u32,
         e: u32,
         env: &Dop<K>,
+        screen: Option<(&[DVec3; 3], &TriBox)>,
         eps: f64,
         stats: &mut QueryStats,
     ) {
         stats.nv += 2;
-        let right = form.overlaps(self.fly_dop(obj, c + 1, eps, stats), env);
-        let left = form.overlaps(self.fly_dop(obj, c, eps, stats), env);
+        let mut keep = |state: &mut Self, f: u32| {
+            let fd = state.fly_dop(obj, f, eps, stats);
+            form.overlaps(fd, env)
+                && screen.is_none_or(|(t, tb)| triangle_meets_dop(t, tb, fd, 0.0))
+        };
+        let right = keep(self, c + 1);
+        let left = keep(self, c);
         self.stack.push_two([c + 1, p, e], right, [c, p, e], left);
     }
 
@@ -569,21 +575,14 @@ impl<const K: usize> Environment<K> {
                     let (dop, pos) = state.tri_dops[slot];
                     let c = fnode.first_child();
                     if size(&dop) > LARGE_ENV * fsize {
-                        // A triangle larger than the flying node: its plane and edges
-                        // prune what its k-DOP cannot (`tri::node`). Flying k-DOPs are
-                        // enlarged by eps already.
+                        // A triangle much larger than the flying node: its plane and edges
+                        // prune what its k-DOP cannot.
                         let et = self.parts[p as usize].bvh.tri_at(pos as usize);
                         let eb = TriBox::new(&et);
-                        stats.nv += 2;
-                        let mut meets = |state: &mut QueryState<K>, c: u32| {
-                            let fd = state.fly_dop(object, c, eps, stats);
-                            form.overlaps(fd, &dop) && triangle_meets_dop(&et, &eb, fd, 0.0)
-                        };
-                        let right = meets(state, c + 1);
-                        let left = meets(state, c);
-                        state.stack.push_two([c + 1, p, e], right, [c, p, e], left);
+                        let screen = Some((&et, &eb));
+                        state.descend_fly(form, object, c, p, e, &dop, screen, eps, stats);
                     } else {
-                        state.descend_fly(form, object, c, p, e, &dop, eps, stats);
+                        state.descend_fly(form, object, c, p, e, &dop, None, eps, stats);
                     }
                 }
                 continue;
@@ -668,6 +667,7 @@ impl<const K: usize> Environment<K> {
                     p,
                     e,
                     &env.dop,
+                    None,
                     eps,
                     stats,
                 );
@@ -805,16 +805,9 @@ impl<const K: usize> Environment<K> {
             detect,
             ..
         } = walk;
-        let bvh = &self.parts[part as usize].bvh;
-        let et = bvh.tri_at(epos);
-        stats.np += 1;
-        if pair_hit(
-            &et,
-            &TriBox::new(&et),
-            state.placed(object, pose, fpos),
-            eps,
-        ) {
-            state.record(part, bvh, epos, object, fpos);
+        let at = [part, epos as u32, fpos as u32];
+        if self.retest(object, pose, eps, at, state, stats) {
+            state.record(part, &self.parts[part as usize].bvh, epos, object, fpos);
             return detect;
         }
         false
@@ -839,9 +832,10 @@ impl<const K: usize> Environment<K> {
         }
     }
 
-    /// Whether the witness `[part, environment position, object position]` is still a
-    /// contact under `pose` (one triangle test, counted in `stats.np`). Out-of-range
-    /// positions (a witness from another environment) are not, and cost no test.
+    /// Whether `[part, environment position, object position]` is a contact under `pose`
+    /// (one triangle test, counted in `stats.np`): the witness re-test, and the single
+    /// pairs of a flying triangle's descent. Out-of-range positions (a witness from
+    /// another environment) are not, and cost no test.
     fn retest(
         &self,
         object: &FlyingObject<K>,
