@@ -62,10 +62,6 @@ pub struct FlyingObject<const K: usize> {
     pub(crate) hull: Hull,
     /// Positions of the hull vertices (same order as `hull.vertices`).
     pub(crate) hull_pts: Vec<DVec3>,
-    /// Where climbs for a direction far from the last one start: fixed directions spread
-    /// over the sphere, each with its extreme hull slot (empty for hulls small enough to
-    /// scan).
-    pub(crate) starts: Vec<(DVec3, u32)>,
     /// Largest coordinate magnitude of the object.
     pub(crate) magnitude: f64,
     /// Whether some leaf holds more than [`SMALL_LEAF`] triangles: queries then decide a
@@ -176,12 +172,7 @@ impl<const K: usize> FlyingObject<K> {
         used.dedup();
         let pts: Vec<DVec3> = used.iter().map(|&v| bvh.vertices[v as usize]).collect();
         let hull = convex_hull(&pts);
-        let hull_pts: Vec<DVec3> = hull.vertices.iter().map(|&i| pts[i as usize]).collect();
-        let starts = if hull_pts.len() > SCAN_HULL {
-            climb_starts(&hull_pts)
-        } else {
-            Vec::new()
-        };
+        let hull_pts = hull.vertices.iter().map(|&i| pts[i as usize]).collect();
         let magnitude = pts.iter().fold(0.0f64, |a, p| a.max(p.abs().max_element()));
         let links = bvh.nodes.iter().map(|n| n.link).collect();
         let longest_leaf = bvh
@@ -202,7 +193,6 @@ impl<const K: usize> FlyingObject<K> {
             own_pts,
             hull,
             hull_pts,
-            starts,
             magnitude,
             wide_leaves: longest_leaf > SMALL_LEAF,
             id: NEXT_ID.fetch_add(1, AtomicOrdering::Relaxed),
@@ -257,7 +247,6 @@ impl<const K: usize> FlyingObject<K> {
             + self.hull.adjacency.len() * 4
             + self.hull.adj_start.len() * 4
             + self.hull_pts.len() * 24
-            + self.starts.len() * 32
             + self.hull.vertices.len() * 4
     }
 }
@@ -1077,39 +1066,14 @@ impl Climber {
     /// for every neighbour, so `v` is again a strict local maximum, hence the maximum (as
     /// for a climb ending without ties). Between poses of a flight the directions turn
     /// little, and most climbs end here after a handful of operations.
-    ///
-    /// A direction that turned far from the slot's last one (random poses rather than a
-    /// flight) climbs from whichever is higher along `c`: the last extreme or the extreme
-    /// of the nearest of the object's fixed `starts`; a long climb across the hull becomes
-    /// a short one.
-    pub(crate) fn extreme(
-        &mut self,
-        hull: &Hull,
-        pts: &[DVec3],
-        starts: &[(DVec3, u32)],
-        c: DVec3,
-        slot: usize,
-    ) -> u32 {
+    pub(crate) fn extreme(&mut self, hull: &Hull, pts: &[DVec3], c: DVec3, slot: usize) -> u32 {
         let (c0, s) = self.certs[slot];
         let moved = (c - c0).abs().max_element();
         if moved * (1.0 + 1e-12) < s {
             self.certified += 1;
             return self.extremes[slot];
         }
-        let mut start = self.extremes[slot];
-        if !starts.is_empty() && moved > FAR_TURN * c.abs().max_element() {
-            let (mut near, mut best) = (start, f64::NEG_INFINITY);
-            for &(d, v) in starts {
-                let x = c.dot(d);
-                if x > best {
-                    (near, best) = (v, x);
-                }
-            }
-            if c.dot(pts[near as usize]) > c.dot(pts[start as usize]) {
-                start = near;
-            }
-        }
-        let (v, radius) = self.climb_certified(hull, pts, c, start);
+        let (v, radius) = self.climb_certified(hull, pts, c, self.extremes[slot]);
         self.extremes[slot] = v;
         self.certs[slot] = (c, radius);
         v
@@ -1231,31 +1195,11 @@ impl Climber {
 /// not; 64 stays well below that break-even.
 const SCAN_HULL: usize = 64;
 
-/// Number of fixed directions in [`FlyingObject::starts`].
-const STARTS: usize = 128;
-
-/// A climb direction that moved by more than this share of its largest component since
-/// the slot's last climb starts from the nearest fixed direction's extreme if that is
-/// higher (about 6 degrees: flights turn less between poses, random poses more).
+/// A pose whose first pulled-back direction moved by more than this share of its largest
+/// component since the last pose is a jump (see [`root_dop`]): a climb that far crosses
+/// much of the hull, while a flight's steps stay well below it (`docs/benchmarks.md`,
+/// "Root bound on random poses").
 const FAR_TURN: f64 = 0.1;
-
-/// The extreme hull slot of each of [`STARTS`] directions spread evenly over the sphere
-/// (a Fibonacci lattice): starting points for climbs in any direction.
-fn climb_starts(pts: &[DVec3]) -> Vec<(DVec3, u32)> {
-    let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
-    (0..STARTS)
-        .map(|i| {
-            let z = 1.0 - (2.0 * i as f64 + 1.0) / STARTS as f64;
-            let r = (1.0 - z * z).sqrt();
-            let a = golden * i as f64;
-            let d = DVec3::new(r * a.cos(), r * a.sin(), z);
-            let best = (0..pts.len())
-                .max_by(|&x, &y| d.dot(pts[x]).total_cmp(&d.dot(pts[y])))
-                .unwrap_or(0);
-            (d, best as u32)
-        })
-        .collect()
-}
 
 /// The exact k-DOP of the placed object (up to outward rounding): the stored root bound
 /// shifted under a pure translation, else the extremes of the hull's vertices, by a scan
@@ -1315,8 +1259,8 @@ pub(crate) fn root_climbed<const K: usize>(
     let mut hi = [0.0; 13];
     for i in 0..K / 2 {
         let c = frame.pull(i);
-        let hi_v = climber.extreme(&obj.hull, &obj.hull_pts, &obj.starts, c, 2 * i);
-        let lo_v = climber.extreme(&obj.hull, &obj.hull_pts, &obj.starts, -c, 2 * i + 1);
+        let hi_v = climber.extreme(&obj.hull, &obj.hull_pts, c, 2 * i);
+        let lo_v = climber.extreme(&obj.hull, &obj.hull_pts, -c, 2 * i + 1);
         hi[i] = c.dot(obj.hull_pts[hi_v as usize]);
         lo[i] = c.dot(obj.hull_pts[lo_v as usize]);
     }
@@ -1840,7 +1784,7 @@ mod tests {
                 let c = DVec3::new(a.cos() * b.cos(), a.sin() * b.cos(), b.sin());
                 for (slot, dir) in [(0, c), (1, -c)] {
                     let before = climber.certified;
-                    let got = climber.extreme(&obj.hull, pts, &obj.starts, dir, slot);
+                    let got = climber.extreme(&obj.hull, pts, dir, slot);
                     if climber.certified > before {
                         certified += 1;
                     } else {
