@@ -56,12 +56,9 @@ def main():
     min_ms = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
     base = os.path.dirname(os.path.abspath(sys.argv[1]))
     models = {}
-    built_s = {}
     for m in plan["meshes"]:
         verts, tris = load(os.path.join(base, m["file"]))
-        t0 = time.perf_counter()
         models[m["name"]] = model(verts, tris)
-        built_s[m["name"]] = time.perf_counter() - t0
     detect = dict(num_max_contacts=1, enable_contact=False)
     report = dict(num_max_contacts=1 << 30, enable_contact=False)
 
@@ -115,7 +112,6 @@ def main():
         {
             "fcl_version": fcl.__version__ if hasattr(fcl, "__version__") else "?",
             "call_overhead_us": overhead_us,
-            "build_s": built_s,
             "cells": cells,
         },
         open(os.path.join(out_dir, "fcl.json"), "w"),

@@ -19,6 +19,18 @@ pub enum KArg {
     K26,
 }
 
+impl KArg {
+    /// The k it names.
+    pub fn k(self) -> usize {
+        match self {
+            KArg::K6 => 6,
+            KArg::K14 => 14,
+            KArg::K18 => 18,
+            KArg::K26 => 26,
+        }
+    }
+}
+
 /// Runs `$body` with `const $k: usize` set to the chosen k.
 #[macro_export]
 macro_rules! with_k {
