@@ -31,12 +31,13 @@ const TRI: u32 = 1 << 31;
 /// position.
 const FTRI: u32 = 1 << 31;
 /// A flying leaf goes on as its triangles (`tri::node`) only when it is this many times
-/// larger than the environment node (sum of box extents); nearer in size the k-DOP test
-/// alone is cheaper on the paper's flights.
+/// larger than the environment node (sum of box extents): nearer in size its k-DOP prunes
+/// as well and the per-triangle tests cost more than they save.
 const LARGE: f32 = 4.0;
 /// An environment triangle screens flying nodes by `tri::node` only when it is this many
-/// times larger than them: on Pipes' long triangles a smaller factor costs more than it
-/// prunes.
+/// times larger than them: long triangles of parts of similar size pass most screens, so
+/// below this the test costs more than it prunes. Both factors were chosen by measurement
+/// (`docs/benchmarks.md`, "Triangle tests in the descent").
 const LARGE_ENV: f32 = 64.0;
 
 /// Stop at the first contact, or find them all.

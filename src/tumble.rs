@@ -1198,7 +1198,7 @@ const SCAN_HULL: usize = 64;
 /// A pose whose first pulled-back direction moved by more than this share of its largest
 /// component since the last pose is a jump (see [`root_dop`]): a climb that far crosses
 /// much of the hull, while a flight's steps stay well below it (`docs/benchmarks.md`,
-/// "Root bound on random poses").
+/// "Triangle tests in the descent and the root on random poses").
 const FAR_TURN: f64 = 0.1;
 
 /// The exact k-DOP of the placed object (up to outward rounding): the stored root bound

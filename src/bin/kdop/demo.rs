@@ -19,7 +19,7 @@ pub struct DemoArgs {
     #[command(flatten)]
     pub hierarchy: HierarchyArgs,
     /// Number of flight steps (one collision check each), 1 to 10^9. Statistics are kept
-    /// in constant memory, so any count runs; 10^9 checks take hours.
+    /// in constant memory, so any count runs.
     #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub steps: u64,
     /// Seed of the scene and the flight.
