@@ -6,7 +6,7 @@
 //! on which they differ decided by the exact triangle test; and every back-end against the
 //! others. Writes a section of `docs/benchmarks.md` and two heat maps.
 
-use crate::common::{KArg, OBB_LEAF, load_mesh};
+use crate::common::{Bv, KArg, OBB_LEAF, load_mesh};
 use crate::with_k;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -61,27 +61,19 @@ pub struct MatrixArgs {
 }
 
 /// The back-ends measured, default first: its reports are the ones the others must equal.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Backend {
-    Dop(KArg),
-    Obb,
-}
-
-const BACKENDS: [Backend; 5] = [
-    Backend::Dop(KArg::K18),
-    Backend::Dop(KArg::K6),
-    Backend::Dop(KArg::K14),
-    Backend::Dop(KArg::K26),
-    Backend::Obb,
+const BACKENDS: [Bv; 5] = [
+    Bv::Dop(KArg::K18),
+    Bv::Dop(KArg::K6),
+    Bv::Dop(KArg::K14),
+    Bv::Dop(KArg::K26),
+    Bv::Obb,
 ];
 
-impl Backend {
-    fn name(self) -> String {
-        match self {
-            Backend::Dop(KArg::K18) => "kdop 18-DOP (default)".into(),
-            Backend::Dop(k) => format!("kdop {}-DOP", k.k()),
-            Backend::Obb => "kdop OBB".into(),
-        }
+fn backend_name(bv: Bv) -> String {
+    match bv {
+        Bv::Dop(KArg::K18) => "kdop 18-DOP (default)".into(),
+        Bv::Dop(k) => format!("kdop {}-DOP", k.k()),
+        Bv::Obb => "kdop OBB".into(),
     }
 }
 
@@ -158,7 +150,7 @@ pub fn run(a: &MatrixArgs) -> kdop::Result<ExitCode> {
     let mut fcl_notes: Vec<String> = Vec::new();
     let mut oracle_cells = 0;
     for (bi, &backend) in BACKENDS.iter().enumerate() {
-        let bar = bar(cells.len() as u64, &backend.name());
+        let bar = bar(cells.len() as u64, &backend_name(backend));
         let mut per_cell = Vec::with_capacity(cells.len());
         let mut check = |ci: usize, pairs: Pairs, problems: &mut Vec<String>| {
             if bi == 0 {
@@ -167,14 +159,14 @@ pub fn run(a: &MatrixArgs) -> kdop::Result<ExitCode> {
                 let c = &cells[ci];
                 problems.push(format!(
                     "{} disagrees with the default on {} x {}",
-                    backend.name(),
+                    backend_name(backend),
                     meshes[c.env].0,
                     meshes[c.object].0
                 ));
             }
         };
         match backend {
-            Backend::Dop(k) => with_k!(k, KK => {
+            Bv::Dop(k) => with_k!(k, KK => {
                 let envs: Vec<Environment<KK>> = build(&meshes, "environments", |m| {
                     Environment::<KK>::from_mesh(m.clone(), &BuildOptions::ENVIRONMENT)
                 })?;
@@ -202,13 +194,13 @@ pub fn run(a: &MatrixArgs) -> kdop::Result<ExitCode> {
                     if bi == 0 {
                         oracle_cells += oracle_check(a, &meshes, c, env, obj, &pairs, &mut problems);
                     }
-                    consistent(&backend, &meshes, c, &d, &r, &mut problems);
+                    consistent(backend, &meshes, c, &d, &r, &mut problems);
                     check(ci, pairs, &mut problems);
                     per_cell.push([d, r]);
                     bar.inc(1);
                 }
             }),
-            Backend::Obb => {
+            Bv::Obb => {
                 let envs = build(&meshes, "environments", |m| ObbTree::from_mesh(m, OBB_LEAF))?;
                 let objects = build(&meshes, "objects", |m| ObbTree::from_mesh(m, OBB_LEAF))?;
                 for (ci, c) in cells.iter().enumerate() {
@@ -226,7 +218,7 @@ pub fn run(a: &MatrixArgs) -> kdop::Result<ExitCode> {
                         };
                         Ok((us, r.collides, r.stats, pairs))
                     })?;
-                    consistent(&backend, &meshes, c, &d, &r, &mut problems);
+                    consistent(backend, &meshes, c, &d, &r, &mut problems);
                     check(ci, pairs, &mut problems);
                     per_cell.push([d, r]);
                     bar.inc(1);
@@ -399,7 +391,7 @@ fn build<T: Send>(
 
 /// Whether detect and report agree on which poses collide.
 fn consistent(
-    backend: &Backend,
+    backend: Bv,
     meshes: &[(String, Mesh)],
     c: &Cell,
     detect: &Run,
@@ -409,7 +401,7 @@ fn consistent(
     if detect.collides != report.collides {
         problems.push(format!(
             "{}: detect and report disagree on {} x {}",
-            backend.name(),
+            backend_name(backend),
             meshes[c.env].0,
             meshes[c.object].0
         ));
@@ -742,7 +734,7 @@ fn render(
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {:.2} / {:.2} | {} / {} / {} |",
-            b.name(),
+            backend_name(*b),
             cols[0],
             cols[1],
             cols[2],
@@ -917,7 +909,7 @@ fn save_raw(
             for (bi, b) in BACKENDS.iter().enumerate() {
                 for (m, mode) in [(0, "detect"), (1, "report")] {
                     let r = &runs[bi][ci][m];
-                    row[format!("{} {mode}", b.name())] = serde_json::json!({
+                    row[format!("{} {mode}", backend_name(*b))] = serde_json::json!({
                         "mean_us": r.mean(), "nv": r.nv, "np": r.np, "nu": r.nu,
                     });
                 }
