@@ -719,8 +719,13 @@ fn render(
             let mut r: Vec<f64> = (0..cells.len()).map(|ci| ratio(bi, ci, m)).collect();
             let over = r.iter().filter(|&&x| x > 1.0).count();
             let worst = r.iter().copied().fold(f64::NAN, f64::max);
-            cols.push(format!("{worst:.2} / {:.2}", median(&mut r)));
-            cols.push(format!("{over}"));
+            if fcl.is_some() {
+                cols.push(format!("{worst:.2} / {:.2}", median(&mut r)));
+                cols.push(format!("{over}"));
+            } else {
+                // Without FCL (`--no-fcl`) there is no ratio to show.
+                cols.extend(["-".to_string(), "-".to_string()]);
+            }
         }
         let wo = |m: usize| {
             (0..cells.len())
