@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::{MAX_POSE_LINEAR, MAX_POSE_TRANSLATION};
-use glam::{DAffine3, DMat3, DVec3};
+use glam::{DAffine3, DMat3, DQuat, DVec3, Quat, Vec3};
 
 /// An affine placement `x -> A x + t`, usually a rotation and a translation.
 ///
@@ -93,6 +93,85 @@ impl Pose {
         Pose::new(a.matrix3, a.translation)
     }
 
+    /// A rigid pose from a rotation quaternion and a translation, as engines keep them.
+    ///
+    /// The quaternion must be a unit quaternion to within `1e-6`: a non-unit one would
+    /// scale and shear the object rather than turn it, so it is refused, not silently
+    /// used. Within that tolerance it is normalised.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPose`] for a non-finite or non-unit quaternion, or as
+    /// [`Pose::from_rows`].
+    pub fn from_rotation_translation(rotation: DQuat, translation: DVec3) -> Result<Pose> {
+        if !rotation.is_finite() {
+            return Err(Error::InvalidPose {
+                reason: "NaN or infinite quaternion entry",
+            });
+        }
+        if (rotation.length_squared() - 1.0).abs() > 2e-6 {
+            return Err(Error::InvalidPose {
+                reason: "the rotation quaternion is not of unit length (it would scale and shear)",
+            });
+        }
+        Pose::new(DMat3::from_quat(rotation.normalize()), translation)
+    }
+
+    /// [`Pose::from_rotation_translation`] from `f32` (glam's `Quat` and `Vec3`): the
+    /// quaternion must be a unit one to within `1e-4`, about what `f32` arithmetic keeps.
+    ///
+    /// # Errors
+    /// As [`Pose::from_rotation_translation`].
+    pub fn from_rotation_translation_f32(rotation: Quat, translation: Vec3) -> Result<Pose> {
+        if rotation.is_finite() && (rotation.length_squared() - 1.0).abs() > 2e-4 {
+            return Err(Error::InvalidPose {
+                reason: "the rotation quaternion is not of unit length (it would scale and shear)",
+            });
+        }
+        let q = rotation.as_dquat();
+        let q = if q.is_finite() { q.normalize() } else { q };
+        Pose::from_rotation_translation(q, translation.as_dvec3())
+    }
+
+    /// The inverse placement `x -> A^-1 (x - t)`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPose`] when the linear part is singular (or so near it that the
+    /// inverse leaves the pose limits).
+    pub fn inverse(&self) -> Result<Pose> {
+        let a = self.linear();
+        let det = a.determinant();
+        let scale = self.linear_inf_norm();
+        // Relative to the entries' size: a flattening pose has no inverse.
+        if !det.is_finite() || det.abs() <= 1e-12 * scale * scale * scale {
+            return Err(Error::InvalidPose {
+                reason: "the linear part is singular, so the pose has no inverse",
+            });
+        }
+        let inv = a.inverse();
+        Pose::new(inv, -(inv * self.translation()))
+    }
+
+    /// `self` after `first`: the pose `x -> self(first(x))`.
+    ///
+    /// # Errors
+    /// As [`Pose::from_rows`], when the product leaves the pose limits.
+    pub fn after(&self, first: &Pose) -> Result<Pose> {
+        Pose::new(
+            self.linear() * first.linear(),
+            self.linear() * first.translation() + self.translation(),
+        )
+    }
+
+    /// The placement of an object posed by `other` as seen from the frame of an object
+    /// posed by `self`: `self^-1 ∘ other`. Object-against-object queries use it to bring
+    /// one object into the other's frame.
+    ///
+    /// # Errors
+    /// As [`Pose::inverse`] and [`Pose::after`].
+    pub fn relative(&self, other: &Pose) -> Result<Pose> {
+        self.inverse()?.after(other)
+    }
+
     /// The row-major 3×4 entries.
     #[must_use]
     pub fn to_rows(&self) -> [f64; 12] {
@@ -130,6 +209,58 @@ impl Pose {
             ((r[1][0] * p.x + r[1][1] * p.y) + r[1][2] * p.z) + r[1][3],
             ((r[2][0] * p.x + r[2][1] * p.y) + r[2][2] * p.z) + r[2][3],
         )
+    }
+
+    /// A bound (Euclidean) on how far apart, seen in this pose's frame, a point can lie
+    /// from the triangles a descent bounds there, when answers are exact elsewhere: the
+    /// static side's triangles placed by `self` (magnitude `m_fixed` in its own frame), the
+    /// flying object's by `flying` (magnitude `m_flying`), and bounds computed for the
+    /// flying object under `relative`, the computed `self^-1 ∘ flying`. It covers the
+    /// rounding of both placements pulled back through `self^-1`, and the difference
+    /// between `relative` and the exact composition, measured by its residual. `None` when
+    /// the computed inverse of `self` is too poor for the bound (a residual of 1/2 or more).
+    pub(crate) fn twin_margin(
+        &self,
+        flying: &Pose,
+        relative: &Pose,
+        m_fixed: f64,
+        m_flying: f64,
+    ) -> Option<f64> {
+        // Generous multiples of the unit roundoff: each placement is three products and
+        // three sums per coordinate.
+        const U: f64 = 4.0 * f64::EPSILON;
+        let norm = |m: &DMat3| {
+            (0..3)
+                .map(|r| m.row(r).abs().element_sum())
+                .fold(0.0, f64::max)
+        };
+        let vnorm = |v: DVec3| v.abs().max_element();
+        let (ls, ts) = (self.linear(), self.translation());
+        let (lf, tf) = (flying.linear(), flying.translation());
+        let (lr, tr) = (relative.linear(), relative.translation());
+        let inv = ls.inverse();
+        let rho = norm(&(DMat3::IDENTITY - ls * inv)) + U * norm(&ls) * norm(&inv);
+        if !rho.is_finite() || rho >= 0.5 {
+            return None;
+        }
+        // ||ls^-1|| from the computed inverse and its residual (a Neumann series).
+        let n_inv = norm(&inv) / (1.0 - rho);
+        let place_fixed = U * (norm(&ls) * m_fixed + vnorm(ts));
+        let place_flying = U * (norm(&lf) * m_flying + vnorm(tf));
+        let place_relative = U * (norm(&lr) * m_flying + vnorm(tr));
+        // flying(q) - self(relative(q)), whose pull-back is how far the computed relative
+        // pose is from the exact one at q, and the rounding of computing it.
+        let resid = norm(&(lf - ls * lr)) * m_flying
+            + vnorm(tf - (ls * tr + ts))
+            + U * (norm(&ls) * (norm(&lr) * m_flying + vnorm(tr))
+                + vnorm(ts)
+                + norm(&lf) * m_flying
+                + vnorm(tf));
+        let linf = n_inv * (place_fixed + place_flying + resid) + place_relative;
+        // From the ∞-norm to Euclidean (√3 < 2), and twice that again for the rounding of
+        // this bound itself.
+        let margin = 4.0 * linf + f64::MIN_POSITIVE;
+        margin.is_finite().then_some(margin)
     }
 
     /// Largest row sum of absolute values of the linear part (the ∞-norm).
@@ -180,5 +311,56 @@ mod tests {
         bad[4] = 1.0;
         bad[11] = 1e13;
         assert!(Pose::from_rows(bad).is_err());
+    }
+
+    #[test]
+    fn inverse_and_relative_poses() {
+        let q = DQuat::from_axis_angle(DVec3::new(1.0, 2.0, -0.5).normalize(), 0.7);
+        let a = Pose::from_rotation_translation(q, DVec3::new(3.0, -1.0, 2.0)).unwrap();
+        let b = Pose::new(
+            DMat3::from_cols_array(&[2.0, 0.1, 0.0, 0.0, 1.0, 0.3, 0.2, 0.0, 0.5]),
+            DVec3::new(-4.0, 0.5, 1.0),
+        )
+        .unwrap();
+        let r = a.relative(&b).unwrap();
+        for p in [DVec3::ZERO, DVec3::X, DVec3::new(-2.0, 5.0, 0.25)] {
+            // a(r(p)) is b(p) up to rounding.
+            let back = a.transform_point(r.transform_point(p));
+            assert!(
+                (back - b.transform_point(p)).length() < 1e-12,
+                "{back} vs {p}"
+            );
+            let id = b.inverse().unwrap().transform_point(b.transform_point(p));
+            assert!((id - p).length() < 1e-12);
+        }
+        let flat = Pose::new(DMat3::from_diagonal(DVec3::new(1.0, 1.0, 0.0)), DVec3::ZERO);
+        assert!(flat.unwrap().inverse().is_err());
+    }
+
+    #[test]
+    fn quaternions_must_be_rotations() {
+        let q = Quat::from_rotation_z(0.5);
+        let p = Pose::from_rotation_translation_f32(q, Vec3::new(1.0, 2.0, 3.0)).unwrap();
+        let m = p.linear();
+        // Rigid: the columns are orthonormal.
+        assert!(
+            (m.transpose() * m - DMat3::IDENTITY)
+                .abs()
+                .to_cols_array()
+                .iter()
+                .all(|e| *e < 1e-12)
+        );
+        assert!(Pose::from_rotation_translation_f32(q * 1.1, Vec3::ZERO).is_err());
+        assert!(
+            Pose::from_rotation_translation_f32(
+                Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0),
+                Vec3::ZERO
+            )
+            .is_err()
+        );
+        assert!(
+            Pose::from_rotation_translation(DQuat::from_xyzw(0.0, 0.0, 0.0, 2.0), DVec3::ZERO)
+                .is_err()
+        );
     }
 }
