@@ -13,6 +13,7 @@ pub mod io;
 mod mesh;
 mod obb;
 pub mod oracle;
+mod pair;
 mod pose;
 pub mod scene;
 #[cfg(test)]
@@ -27,6 +28,7 @@ pub use error::{Error, FormatError, Result};
 pub use hierarchy::{AxisRule, BuildOptions, Bvh, SplitPoint};
 pub use mesh::Mesh;
 pub use obb::{ObbOutcome, ObbQueryState, ObbTree};
+pub use pair::{ObjectContact, PairOutcome, Reference};
 pub use pose::Pose;
 pub use traverse::{Contact, Descent, Mode, Outcome, QueryOptions, QueryState, QueryStats};
 pub use tri::{

@@ -10,8 +10,8 @@
 //! Every query returns its statistics, the terms of the paper's cost model
 //! `T = Nv·Cv + Np·Cp + Nu·Cu` (§3.1, equation 2).
 
-use crate::dop::{Dop, Narrow, OverlapForm, Wide};
-use crate::env::{Environment, PartId};
+use crate::dop::{Dop, Growth, Narrow, OverlapForm, Wide};
+use crate::env::{Environment, Part, PartId};
 use crate::error::{Error, Result};
 use crate::hierarchy::{Bvh, END, Node, codes};
 use crate::pose::Pose;
@@ -163,6 +163,8 @@ pub struct QueryState<const K: usize> {
     /// The current pose, epsilon (bits) and re-bounding method: the key of the stamped
     /// re-bounded nodes.
     last: Option<(Pose, u64, Rebound)>,
+    /// The margins of that epsilon, per direction.
+    growth: Growth,
     frame: Option<PoseFrame<K>>,
     /// Per flying node: its re-bounded k-DOP, the stamp of the pose it is for, its link.
     /// One record, so a node costs one cache miss, not three.
@@ -184,6 +186,8 @@ pub struct QueryState<const K: usize> {
     query: u32,
     raw: Vec<[u32; 3]>,
     contacts: Vec<Contact>,
+    /// The contacts of the last object-against-object query.
+    pair_contacts: Vec<crate::pair::ObjectContact>,
     /// The last contact found, as (dense part index, environment leaf position, object
     /// leaf position), for [`QueryOptions::witness`]. Positions are checked against the
     /// environment before use: a state may meet another environment.
@@ -204,18 +208,39 @@ impl<const K: usize> QueryState<K> {
     /// query cost what the next ones do. Only the stack and the contact lists grow later,
     /// to the deepest descent and the largest report.
     pub fn prepare(&mut self, env: &Environment<K>, object: &FlyingObject<K>) {
+        match env.flying_for(object) {
+            Some(part) => self.prepare_for(object.statics(), part),
+            None => self.prepare_for(env.statics(), object),
+        }
+    }
+
+    /// [`QueryState::prepare`] for object-against-object queries between `a` and `b`
+    /// ([`FlyingObject::collide_with`]), in either order.
+    pub fn prepare_objects(&mut self, a: &FlyingObject<K>, b: &FlyingObject<K>) {
+        match crate::pair::Reference::of(a, b) {
+            crate::pair::Reference::A => self.prepare_for(a.statics(), b),
+            crate::pair::Reference::B => self.prepare_for(b.statics(), a),
+        }
+    }
+
+    fn prepare_for(&mut self, statics: Statics<'_, K>, object: &FlyingObject<K>) {
         self.bind(object);
         if self.frame.is_none() {
             self.frame = Some(PoseFrame::new(&Pose::IDENTITY, object.magnitude));
         }
-        self.start_query(env.parts.len());
-        for (p, part) in env.parts.iter().enumerate() {
+        self.start_query(statics.parts.len());
+        for (p, part) in statics.parts.iter().enumerate() {
             memo_entry(&mut self.refined, p as u32, 0, part.bvh.nodes.len());
         }
         // Deep enough for both hierarchies' depths several times over.
-        let depth = env.parts.iter().map(|p| p.bvh.depth()).max().unwrap_or(0)
-            + env.top.len().ilog2() as usize
-            + object.bvh.depth();
+        let depth = statics
+            .parts
+            .iter()
+            .map(|p| p.bvh.depth())
+            .max()
+            .unwrap_or(0)
+            + statics.top.len().ilog2() as usize
+            + object.part.bvh.depth();
         self.stack.reserve(16 * (depth + 8));
     }
 
@@ -236,7 +261,7 @@ impl<const K: usize> QueryState<K> {
         }));
         self.placed.clear();
         self.placed.resize(
-            obj.bvh.tris.len(),
+            obj.part.bvh.tris.len(),
             PlacedTri {
                 stamp: 0,
                 corners: [DVec3::ZERO; 3],
@@ -260,6 +285,7 @@ impl<const K: usize> QueryState<K> {
             return None;
         }
         self.last = Some(key);
+        self.growth = Growth::new::<K>(eps);
         self.next_stamp();
         // In place: the frame holds a matrix of up to 3 KB for `Rebound::Slabs`.
         let frame = match &mut self.frame {
@@ -271,7 +297,11 @@ impl<const K: usize> QueryState<K> {
         };
         let before = self.climber.steps;
         let root = root_dop(obj, frame, &mut self.climber);
-        self.fly[0].dop = root.enlarged(eps);
+        self.fly[0].dop = if eps > 0.0 {
+            root.grown(&self.growth)
+        } else {
+            root
+        };
         self.fly[0].size = size(&self.fly[0].dop);
         self.fly[0].stamp = self.stamp;
         Some(self.climber.steps - before)
@@ -322,7 +352,7 @@ impl<const K: usize> QueryState<K> {
         if let (Some((_, _, method)), Some(frame)) = (self.last, self.frame.as_mut()) {
             let mut dop = tumble_node(obj, fi, frame, method);
             if eps > 0.0 {
-                dop = dop.enlarged(eps);
+                dop = dop.grown(&self.growth);
             }
             if !frame.translation_only && obj.corners[fi] == crate::tumble::CornerSet::Dop {
                 // The parent was reached first, so its bound is current; both contain
@@ -391,8 +421,8 @@ impl<const K: usize> QueryState<K> {
         if rec.stamp != self.stamp {
             rec.stamp = self.stamp;
             // Explicit indexing: `[T; 3]::map` costs dozens of instructions per call here.
-            let [a, b, c] = obj.bvh.tris[pos];
-            let v = &obj.bvh.vertices;
+            let [a, b, c] = obj.part.bvh.tris[pos];
+            let v = &obj.part.bvh.vertices;
             rec.corners = [
                 pose.transform_point(v[a as usize]),
                 pose.transform_point(v[b as usize]),
@@ -407,8 +437,14 @@ impl<const K: usize> QueryState<K> {
     /// with object leaf position `fpos`; it is also the next detect query's witness.
     #[inline]
     fn record(&mut self, part: u32, bvh: &Bvh<K>, epos: usize, obj: &FlyingObject<K>, fpos: usize) {
-        self.raw.push([part, bvh.id_at(epos), obj.bvh.id_at(fpos)]);
+        self.raw
+            .push([part, bvh.id_at(epos), obj.part.bvh.id_at(fpos)]);
         self.witness = Some([part, epos as u32, fpos as u32]);
+    }
+
+    /// The object-against-object contact list to fill, and the raw contacts to fill it from.
+    pub(crate) fn pair_lists(&mut self) -> (&mut Vec<crate::pair::ObjectContact>, &[[u32; 3]]) {
+        (&mut self.pair_contacts, &self.raw)
     }
 
     /// The contacts of the last query.
@@ -420,6 +456,12 @@ impl<const K: usize> QueryState<K> {
 
 impl<const K: usize> Environment<K> {
     /// Checks `object` placed by `pose` against the environment.
+    ///
+    /// Answers are exact for the environment's triangles as stored (world coordinates) and
+    /// the object's placed by [`Pose::transform_point`]. When the environment is one part
+    /// whose box is more than four times smaller than the object's (both in their own
+    /// frames, as [`crate::Reference::of`] compares objects), the descent runs in the
+    /// object's frame with the part re-bounded, not the large object; the answer is the same.
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] for a negative or non-finite epsilon.
@@ -449,6 +491,78 @@ impl<const K: usize> Environment<K> {
         state: &'s mut QueryState<K>,
         wide: Option<Wide>,
     ) -> Result<Outcome<'s>> {
+        if let Some(part) = self.flying_for(object) {
+            // The object is the static side and the part flies in its frame; answers stay
+            // exact in world coordinates. Without a usable inverse of `pose` the object
+            // cannot be seen from, and the environment stays the static side.
+            if let Some((twin, inverse)) = Twin::new(pose, &Pose::IDENTITY, object.magnitude, part)
+            {
+                let stats =
+                    object
+                        .statics()
+                        .run(part, &inverse, options, state, wide, Some(&twin))?;
+                // [0, object triangle, part triangle] as the environment's contacts are.
+                state.raw.iter_mut().for_each(|r| r.swap(1, 2));
+                return Ok(self.finish(state, stats));
+            }
+        }
+        let stats = self
+            .statics()
+            .run(object, pose, options, state, wide, None)?;
+        Ok(self.finish(state, stats))
+    }
+
+    /// The environment as the static side of a descent.
+    pub(crate) fn statics(&self) -> Statics<'_, K> {
+        Statics {
+            top: &self.top,
+            parts: &self.parts,
+        }
+    }
+
+    /// Sorts the raw contacts of a query into the state's contact list and answers.
+    fn finish<'s>(&self, state: &'s mut QueryState<K>, mut stats: QueryStats) -> Outcome<'s> {
+        state.raw.sort_unstable();
+        state.contacts.clear();
+        state
+            .contacts
+            .extend(state.raw.iter().map(|&[p, e, o]| Contact {
+                part: self.ids[p as usize],
+                env_triangle: e,
+                object_triangle: o,
+            }));
+        stats.contacts = state.contacts.len() as u64;
+        Outcome {
+            collides: !state.contacts.is_empty(),
+            contacts: &state.contacts,
+            stats,
+        }
+    }
+}
+
+/// The static side of a descent: a tree over parts whose leaves name parts, and the parts,
+/// each a hierarchy in the frame where queries compare bounds (an environment's parts in
+/// world coordinates, or one object's hierarchy in its own frame).
+#[derive(Clone, Copy)]
+pub(crate) struct Statics<'a, const K: usize> {
+    pub(crate) top: &'a [Node<K>],
+    pub(crate) parts: &'a [Part<K>],
+}
+
+impl<const K: usize> Statics<'_, K> {
+    /// One query of `object` placed by `pose` (in the static side's frame): the witness
+    /// re-test, then the descent, with its k-DOP tests in AVX form when `wide` is given and
+    /// k is 18 or 26. Leaves the contacts in `state.raw` as `[part, static triangle,
+    /// object triangle]`.
+    pub(crate) fn run(
+        &self,
+        object: &FlyingObject<K>,
+        pose: &Pose,
+        options: &QueryOptions,
+        state: &mut QueryState<K>,
+        wide: Option<Wide>,
+        twin: Option<&Twin>,
+    ) -> Result<QueryStats> {
         let eps = options.epsilon;
         if eps.is_nan() || eps < 0.0 || !eps.is_finite() {
             return Err(Error::InvalidParameter {
@@ -459,23 +573,32 @@ impl<const K: usize> Environment<K> {
         state.bind(object);
         let mut stats = QueryStats::default();
         let detect = options.mode == Mode::Detect;
+        let walk = Walk {
+            object,
+            pose,
+            eps,
+            prune: eps + twin.map_or(0.0, |t| t.margin),
+            twin,
+            detect,
+            larger_first: options.descent == Descent::Larger,
+        };
         if detect && options.witness {
             if let Some(w) = state.witness {
-                state.place_only(pose, eps, options.rebound);
-                if self.retest(object, pose, eps, w, state, &mut stats) {
+                state.place_only(pose, walk.prune, options.rebound);
+                if self.retest(&walk, w, state, &mut stats) {
                     stats.witness_hits = 1;
                     state.raw.clear();
                     state.raw.push([
                         w[0],
                         self.parts[w[0] as usize].bvh.id_at(w[1] as usize),
-                        object.bvh.id_at(w[2] as usize),
+                        object.part.bvh.id_at(w[2] as usize),
                     ]);
-                    return Ok(self.finish(state, stats));
+                    return Ok(stats);
                 }
                 state.witness = None;
             }
         }
-        if let Some(steps) = state.set_pose(object, pose, eps, options.rebound) {
+        if let Some(steps) = state.set_pose(object, pose, walk.prune, options.rebound) {
             // The root, re-bounded exactly.
             stats.climb_steps = steps;
             stats.nu += 1;
@@ -484,23 +607,16 @@ impl<const K: usize> Environment<K> {
         state.stack.clear();
         state.tri_dops.clear();
         state.start_query(self.parts.len());
-        let walk = Walk {
-            object,
-            pose,
-            eps,
-            detect,
-            larger_first: options.descent == Descent::Larger,
-        };
         match wide {
             // SAFETY: `wide` exists, so the CPU supports AVX.
             #[cfg(target_arch = "x86_64")]
             Some(wide) if K >= 16 => unsafe { self.descend_avx(wide, &walk, state, &mut stats) },
             _ => self.descend(Narrow, &walk, state, &mut stats),
         }
-        Ok(self.finish(state, stats))
+        Ok(stats)
     }
 
-    /// [`Environment::descend`] compiled with AVX: the k-DOP tests inlined into it take
+    /// [`Statics::descend`] compiled with AVX: the k-DOP tests inlined into it take
     /// eight intervals per comparison (k = 18 and 26). `wide` proves AVX is there, but a
     /// function compiled for a CPU feature is still `unsafe` to call from code that is not.
     #[cfg(target_arch = "x86_64")]
@@ -529,9 +645,9 @@ impl<const K: usize> Environment<K> {
         let &Walk {
             object,
             pose,
-            eps,
-            detect,
+            prune,
             larger_first,
+            ..
         } = walk;
         // Pairs on the stack are known to overlap: children are tested before they are
         // pushed, so a disjoint pair costs one test and no stack traffic.
@@ -560,10 +676,7 @@ impl<const K: usize> Environment<K> {
                         continue;
                     }
                     if self.test_pairs(
-                        object,
-                        pose,
-                        eps,
-                        detect,
+                        walk,
                         p,
                         state.tri_dops[slot].1 as usize,
                         fnode.first_triangle() as usize,
@@ -581,9 +694,9 @@ impl<const K: usize> Environment<K> {
                         let et = self.parts[p as usize].bvh.tri_at(pos as usize);
                         let eb = TriBox::new(&et);
                         let screen = Some((&et, &eb));
-                        state.descend_fly(form, object, c, p, e, &dop, screen, eps, stats);
+                        state.descend_fly(form, object, c, p, e, &dop, screen, prune, stats);
                     } else {
-                        state.descend_fly(form, object, c, p, e, &dop, None, eps, stats);
+                        state.descend_fly(form, object, c, p, e, &dop, None, prune, stats);
                     }
                 }
                 continue;
@@ -598,9 +711,9 @@ impl<const K: usize> Environment<K> {
                     loop {
                         let ft = state.placed(object, pose, pos);
                         stats.nv += 1;
-                        let keep = triangle_meets_dop(&ft.corners, &ft.bbox, &env.dop, eps);
+                        let keep = triangle_meets_dop(&ft.corners, &ft.bbox, &env.dop, prune);
                         state.stack.push_if([FTRI | pos as u32, p, e], keep);
-                        if object.bvh.ids[pos] & END != 0 {
+                        if object.part.bvh.ids[pos] & END != 0 {
                             break;
                         }
                         pos += 1;
@@ -669,7 +782,7 @@ impl<const K: usize> Environment<K> {
                     e,
                     &env.dop,
                     None,
-                    eps,
+                    prune,
                     stats,
                 );
                 continue;
@@ -680,10 +793,7 @@ impl<const K: usize> Environment<K> {
                 continue;
             }
             if self.test_pairs(
-                object,
-                pose,
-                eps,
-                detect,
+                walk,
                 p,
                 first,
                 fnode.first_triangle() as usize,
@@ -710,7 +820,10 @@ impl<const K: usize> Environment<K> {
         stats: &mut QueryStats,
     ) -> bool {
         let &Walk {
-            object, pose, eps, ..
+            object,
+            pose,
+            prune,
+            ..
         } = walk;
         // Flying triangles are only ever paired with nodes, never with refined leaves.
         let (p, _, env) = self.entry(p, e);
@@ -732,8 +845,8 @@ impl<const K: usize> Environment<K> {
         let ft = state.placed(object, pose, fpos);
         let (corners, bbox) = (ft.corners, ft.bbox);
         stats.nv += 2;
-        let right = triangle_meets_dop(&corners, &bbox, &kids[1].dop, eps);
-        let left = triangle_meets_dop(&corners, &bbox, &kids[0].dop, eps);
+        let right = triangle_meets_dop(&corners, &bbox, &kids[1].dop, prune);
+        let left = triangle_meets_dop(&corners, &bbox, &kids[0].dop, prune);
         let f = FTRI | fpos as u32;
         state.stack.push_two([f, p, c + 1], right, [f, p, c], left);
         false
@@ -758,7 +871,7 @@ impl<const K: usize> Environment<K> {
     #[inline(always)]
     fn children(&self, p: u32, c: u32) -> [&Node<K>; 2] {
         let nodes = if p == TOP {
-            &self.top
+            self.top
         } else {
             &self.parts[p as usize].bvh.nodes
         };
@@ -799,38 +912,13 @@ impl<const K: usize> Environment<K> {
         state: &mut QueryState<K>,
         stats: &mut QueryStats,
     ) -> bool {
-        let &Walk {
-            object,
-            pose,
-            eps,
-            detect,
-            ..
-        } = walk;
         let at = [part, epos as u32, fpos as u32];
-        if self.retest(object, pose, eps, at, state, stats) {
-            state.record(part, &self.parts[part as usize].bvh, epos, object, fpos);
-            return detect;
+        if self.retest(walk, at, state, stats) {
+            let bvh = &self.parts[part as usize].bvh;
+            state.record(part, bvh, epos, walk.object, fpos);
+            return walk.detect;
         }
         false
-    }
-
-    /// Sorts the raw contacts of a query into the state's contact list and answers.
-    fn finish<'s>(&self, state: &'s mut QueryState<K>, mut stats: QueryStats) -> Outcome<'s> {
-        state.raw.sort_unstable();
-        state.contacts.clear();
-        state
-            .contacts
-            .extend(state.raw.iter().map(|&[p, e, o]| Contact {
-                part: self.ids[p as usize],
-                env_triangle: e,
-                object_triangle: o,
-            }));
-        stats.contacts = state.contacts.len() as u64;
-        Outcome {
-            collides: !state.contacts.is_empty(),
-            contacts: &state.contacts,
-            stats,
-        }
     }
 
     /// Whether `[part, environment position, object position]` is a contact under `pose`
@@ -839,45 +927,66 @@ impl<const K: usize> Environment<K> {
     /// another environment) are not, and cost no test.
     fn retest(
         &self,
-        object: &FlyingObject<K>,
-        pose: &Pose,
-        eps: f64,
+        walk: &Walk<'_, K>,
         [part, epos, fpos]: [u32; 3],
         state: &mut QueryState<K>,
         stats: &mut QueryStats,
     ) -> bool {
+        let &Walk {
+            object, pose, eps, ..
+        } = walk;
         let Some(p) = self.parts.get(part as usize) else {
             return false;
         };
         let (epos, fpos) = (epos as usize, fpos as usize);
-        if epos >= p.bvh.triangle_count() || fpos >= object.bvh.triangle_count() {
+        if epos >= p.bvh.triangle_count() || fpos >= object.part.bvh.triangle_count() {
             return false;
+        }
+        stats.np += 1;
+        if let Some(twin) = walk.twin {
+            return twin.hit(&p.bvh, epos, object, fpos, eps);
         }
         let et = p.bvh.tri_at(epos);
         let ft = state.placed(object, pose, fpos);
-        stats.np += 1;
         pair_hit(&et, &TriBox::new(&et), ft, eps)
     }
-}
 
-impl<const K: usize> Environment<K> {
     /// Tests the environment triangle at leaf position `epos` against the flying leaf
     /// starting at `fpos`. Returns true when a detect query can stop.
-    #[allow(clippy::too_many_arguments)]
     #[inline]
     fn test_pairs(
         &self,
-        object: &FlyingObject<K>,
-        pose: &Pose,
-        eps: f64,
-        detect: bool,
+        walk: &Walk<'_, K>,
         part: u32,
         epos: usize,
         fpos0: usize,
         state: &mut QueryState<K>,
         stats: &mut QueryStats,
     ) -> bool {
+        let &Walk {
+            object,
+            pose,
+            eps,
+            detect,
+            ..
+        } = walk;
         let bvh = &self.parts[part as usize].bvh;
+        if let Some(twin) = walk.twin {
+            let mut fpos = fpos0;
+            loop {
+                stats.np += 1;
+                if twin.hit(bvh, epos, object, fpos, eps) {
+                    state.record(part, bvh, epos, object, fpos);
+                    if detect {
+                        return true;
+                    }
+                }
+                if object.part.bvh.ids[fpos] & END != 0 {
+                    return false;
+                }
+                fpos += 1;
+            }
+        }
         let et = bvh.tri_at(epos);
         // The environment triangle's box serves every flying triangle of the leaf.
         let ebox = TriBox::new(&et);
@@ -891,7 +1000,7 @@ impl<const K: usize> Environment<K> {
                         return true;
                     }
                 }
-                if object.bvh.ids[fpos] & END != 0 {
+                if object.part.bvh.ids[fpos] & END != 0 {
                     return false;
                 }
                 fpos += 1;
@@ -911,7 +1020,7 @@ impl<const K: usize> Environment<K> {
                 let ft = state.placed(object, pose, fpos);
                 listed[n % BATCH] = (fpos - start) as u8;
                 n += usize::from(ebox.overlaps_box(&ft.bbox));
-                let end = object.bvh.ids[fpos] & END != 0;
+                let end = object.part.bvh.ids[fpos] & END != 0;
                 fpos += 1;
                 if end || fpos - start == BATCH {
                     break end;
@@ -950,10 +1059,73 @@ fn memo_entry(refined: &mut [Vec<u64>], p: u32, e: u32, nodes: usize) -> &mut u6
 /// What a descent needs besides the state: the object, its pose and the query's options.
 struct Walk<'a, const K: usize> {
     object: &'a FlyingObject<K>,
+    /// The object's pose in the static side's frame, where bounds are compared.
     pose: &'a Pose,
+    /// The user's epsilon: triangle pairs closer than this are contacts.
     eps: f64,
+    /// What bounds are enlarged by: `eps`, plus the twin frames' margin.
+    prune: f64,
+    twin: Option<&'a Twin>,
     detect: bool,
     larger_first: bool,
+}
+
+/// Where answers are exact when that is not the frame bounds are compared in: the static
+/// side's triangles placed by `fixed`, the flying object's by `flying` (each by
+/// [`Pose::transform_point`]). `margin` bounds how far a point shared by two triangles
+/// there can lie, seen in the static side's frame, from both triangles as the descent
+/// bounds them ([`Pose::twin_margin`]); bounds are enlarged by it so that no contact is
+/// pruned.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Twin {
+    pub(crate) fixed: Pose,
+    pub(crate) flying: Pose,
+    pub(crate) margin: f64,
+}
+
+impl Twin {
+    /// The frames of a static side posed by `fixed` and a flying object posed by `flying`,
+    /// with the flying object's pose in the static side's frame; `None` where `fixed` has
+    /// no inverse that can be trusted.
+    pub(crate) fn new<const K: usize>(
+        fixed: &Pose,
+        flying: &Pose,
+        fixed_magnitude: f64,
+        object: &FlyingObject<K>,
+    ) -> Option<(Twin, Pose)> {
+        let relative = fixed.relative(flying).ok()?;
+        let margin = fixed.twin_margin(flying, &relative, fixed_magnitude, object.magnitude)?;
+        let twin = Twin {
+            fixed: *fixed,
+            flying: *flying,
+            margin,
+        };
+        Some((twin, relative))
+    }
+
+    /// Whether static triangle `epos` of `bvh` and flying triangle `fpos` of `object`,
+    /// each placed into the exact frame, are a contact.
+    #[inline]
+    fn hit<const K: usize>(
+        &self,
+        bvh: &Bvh<K>,
+        epos: usize,
+        object: &FlyingObject<K>,
+        fpos: usize,
+        eps: f64,
+    ) -> bool {
+        let et = bvh.tri_at(epos).map(|v| self.fixed.transform_point(v));
+        let ft = object
+            .part
+            .bvh
+            .tri_at(fpos)
+            .map(|v| self.flying.transform_point(v));
+        if eps == 0.0 {
+            TriBox::new(&et).overlaps_box(&TriBox::new(&ft)) && intersect_filtered(&ft, &et)
+        } else {
+            within(&et, &ft, eps)
+        }
+    }
 }
 
 /// The traversal stack of `(flying node, part, environment entry)` triples. Pushes do not
@@ -1055,7 +1227,7 @@ impl FlyLink {
 
 /// Size of a k-DOP for the descent rule: the sum of its box extents.
 #[inline]
-fn size<const K: usize>(d: &Dop<K>) -> f32 {
+pub(crate) fn size<const K: usize>(d: &Dop<K>) -> f32 {
     (d.hi(0) - d.lo(0)) + (d.hi(1) - d.lo(1)) + (d.hi(2) - d.lo(2))
 }
 

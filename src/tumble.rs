@@ -20,9 +20,10 @@
 
 use crate::dop::{Dop, axes, f32_down, f32_up, widen_down, widen_up};
 
+use crate::env::Part;
 use crate::error::Result;
 use crate::exact::{DotKey, EPS, cmp_dot, cmp_dot_keyed};
-use crate::hierarchy::{BuildOptions, Bvh};
+use crate::hierarchy::{BuildOptions, Bvh, Node};
 use crate::hull::{Hull, convex_hull};
 use crate::mesh::Mesh;
 use crate::pose::Pose;
@@ -38,9 +39,13 @@ const U32: f64 = 1.0 / (1u64 << 24) as f64;
 /// A rigid (or affinely moving) object with its hierarchy, ready to fly.
 ///
 /// Build once; query with a [`QueryState`](crate::QueryState) per thread.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct FlyingObject<const K: usize> {
-    pub(crate) bvh: Bvh<K>,
+    /// The hierarchy in the object's own frame, with its leaves' codes, so the object can
+    /// also be the static side of a descent (object against object).
+    pub(crate) part: Part<K>,
+    /// A part tree of one leaf (this part), for the same purpose.
+    pub(crate) top: [Node<K>; 1],
     pub(crate) parent: Vec<u32>,
     /// Copy of every node's link, compact: the traversal reads it on every step.
     pub(crate) links: Vec<u32>,
@@ -83,11 +88,11 @@ impl<const K: usize> FlyingObject<K> {
     /// As [`Bvh::build`].
     pub fn new(mesh: Mesh, options: &BuildOptions) -> Result<Self> {
         zone!("FlyingObject::new");
-        let bvh = Bvh::<K>::build(mesh, options)?;
-        Ok(Self::from_bvh(bvh))
+        let (bvh, codes) = Bvh::<K>::build_with_codes(mesh, options)?;
+        Ok(Self::from_bvh(bvh, codes))
     }
 
-    pub(crate) fn from_bvh(bvh: Bvh<K>) -> Self {
+    pub(crate) fn from_bvh(bvh: Bvh<K>, codes: Vec<[u8; K]>) -> Self {
         let n = bvh.nodes.len();
         let mut parent = vec![u32::MAX; n];
         for (i, node) in bvh.nodes.iter().enumerate() {
@@ -181,8 +186,17 @@ impl<const K: usize> FlyingObject<K> {
             .map(<[u32]>::len)
             .max()
             .unwrap_or(0);
+        let top = [Node {
+            dop: bvh.root_dop(),
+            link: crate::hierarchy::LEAF,
+        }];
         FlyingObject {
-            bvh,
+            part: Part {
+                bvh,
+                placement: Pose::IDENTITY,
+                codes,
+            },
+            top,
             parent,
             links,
             vstart,
@@ -209,7 +223,7 @@ impl<const K: usize> FlyingObject<K> {
         let mut climber = Climber::default();
         climber.reset(self.hull_pts.len(), K);
         out.push(root_exact(self, &frame, &mut climber));
-        for i in 1..self.bvh.nodes.len() {
+        for i in 1..self.part.bvh.nodes.len() {
             out.push(tumble_node(self, i, &mut frame, method));
         }
     }
@@ -217,7 +231,7 @@ impl<const K: usize> FlyingObject<K> {
     /// The object's hierarchy (in its own frame).
     #[must_use]
     pub fn bvh(&self) -> &Bvh<K> {
-        &self.bvh
+        &self.part.bvh
     }
 
     /// Dimension of the object's convex hull: 3 for a solid, 2 for a flat object, 1 for
@@ -236,7 +250,8 @@ impl<const K: usize> FlyingObject<K> {
     /// Bytes of the hierarchy, the stored k-DOP vertices and the hull.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
-        self.bvh.memory_bytes()
+        self.part.bvh.memory_bytes()
+            + self.part.codes.len() * K
             + self.parent.len() * 4
             + self.links.len() * 4
             + self.vstart.len() * 4
@@ -723,7 +738,7 @@ pub(crate) fn tumble_node<const K: usize>(
     method: Rebound,
 ) -> Dop<K> {
     if frame.translation_only {
-        return shifted(&obj.bvh.nodes[node].dop, frame);
+        return shifted(&obj.part.bvh.nodes[node].dop, frame);
     }
     let set = obj.corners[node];
     if set == CornerSet::OwnLanes {
@@ -736,7 +751,7 @@ pub(crate) fn tumble_node<const K: usize>(
     }
     if method == Rebound::Slabs && set == CornerSet::Dop {
         frame.prepare_dual();
-        return tumble_dual(&obj.bvh.nodes[node].dop, frame);
+        return tumble_dual(&obj.part.bvh.nodes[node].dop, frame);
     }
     #[cfg(target_arch = "x86_64")]
     if K > 6 && std::arch::is_x86_feature_detected!("avx") {
@@ -1240,7 +1255,7 @@ pub(crate) fn root_exact<const K: usize>(
         Dop::EMPTY
     } else if frame.translation_only {
         // The stored root bound is already the exact k-DOP of the object.
-        shifted_root(&obj.bvh.nodes[0].dop, frame)
+        shifted_root(&obj.part.bvh.nodes[0].dop, frame)
     } else if obj.hull_pts.len() <= SCAN_HULL {
         root_scanned(obj, frame)
     } else {
@@ -1413,8 +1428,8 @@ mod tests {
             // Exactness of the root: brute force over every vertex gives the same bounds,
             // whichever way the root is found (the dispatching form, and both of its
             // methods whatever the hull's size).
-            let placed: Vec<DVec3> = (0..obj.bvh.tris.len())
-                .flat_map(|p| obj.bvh.tri_at(p))
+            let placed: Vec<DVec3> = (0..obj.part.bvh.tris.len())
+                .flat_map(|p| obj.part.bvh.tri_at(p))
                 .map(|v| pose.transform_point(v))
                 .collect();
             let brute = Dop::<K>::from_points(&placed);
@@ -1445,23 +1460,23 @@ mod tests {
                 }
             }
             // Every node's tumbled k-DOP contains its placed triangles, by either method.
-            for (ni, method) in (0..obj.bvh.nodes.len())
+            for (ni, method) in (0..obj.part.bvh.nodes.len())
                 .flat_map(|ni| [(ni, Rebound::Corners), (ni, Rebound::Slabs)])
             {
                 let d = tumble_node(&obj, ni, &mut frame, method);
                 let mut stack = vec![ni];
                 while let Some(x) = stack.pop() {
-                    let nd = &obj.bvh.nodes[x];
+                    let nd = &obj.part.bvh.nodes[x];
                     if nd.is_leaf() {
                         let mut pos = nd.first_triangle() as usize;
                         loop {
-                            for v in obj.bvh.tri_at(pos) {
+                            for v in obj.part.bvh.tri_at(pos) {
                                 assert!(
                                     d.contains_point(pose.transform_point(v)),
                                     "tumbled node misses a vertex"
                                 );
                             }
-                            if obj.bvh.ids[pos] & crate::hierarchy::END != 0 {
+                            if obj.part.bvh.ids[pos] & crate::hierarchy::END != 0 {
                                 break;
                             }
                             pos += 1;
@@ -1506,7 +1521,7 @@ mod tests {
                         bits(root_bounds(&frame, &lo, &hi)),
                         "k={K} root scan"
                     );
-                    for i in 0..obj.bvh.nodes.len() {
+                    for i in 0..obj.part.bvh.nodes.len() {
                         let corners = tumble_node(&obj, i, &mut frame, Rebound::Corners);
                         let portable = if obj.corners[i] == CornerSet::OwnLanes {
                             own_portable(&obj, i, &frame)
@@ -1514,7 +1529,7 @@ mod tests {
                             tumble_lanes(&obj, i, &frame)
                         };
                         assert_eq!(bits(corners), bits(portable), "k={K} node {i}");
-                        let dop = &obj.bvh.nodes[i].dop;
+                        let dop = &obj.part.bvh.nodes[i].dop;
                         assert_eq!(
                             bits(tumble_dual(dop, &frame)),
                             bits(dual_lanes(dop, &frame)),

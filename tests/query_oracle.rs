@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::Rng;
+use common::{Rng, cluster, random_pose};
 use glam::{DMat3, DVec3};
 use kdop::oracle::brute_force_contacts;
 use kdop::{
@@ -11,43 +11,10 @@ use kdop::{
     SplitPoint,
 };
 
-/// A cluster of random triangles (sizes vary), some degenerate, some duplicated.
-fn cluster(rng: &mut Rng, n: usize, radius: f64, size: f64) -> Mesh {
-    let mut tris = Vec::new();
-    for i in 0..n {
-        let c = rng.vec(-radius, radius);
-        let s = size * (0.2 + rng.f64());
-        let t = [c, c + rng.vec(-s, s), c + rng.vec(-s, s)];
-        let t = match i % 29 {
-            0 => [t[0], t[1], t[1]],                // repeated corner
-            1 => [t[0], t[1], (t[0] + t[1]) * 0.5], // collinear
-            2 => [t[0], t[0], t[0]],                // a point
-            _ => t,
-        };
-        tris.push(t);
-        if i % 31 == 0 {
-            tris.push(t); // duplicate
-        }
-    }
-    Mesh::from_triangles(&tris).unwrap()
-}
-
 struct Scene {
     parts: Vec<(Mesh, Pose)>,
     object: Mesh,
     poses: Vec<Pose>,
-}
-
-fn random_pose(rng: &mut Rng, spread: f64, affine: bool) -> Pose {
-    let mut m = rng.rotation();
-    if affine {
-        m *= DMat3::from_diagonal(DVec3::new(
-            rng.range(0.5, 1.5),
-            rng.range(0.5, 1.5),
-            rng.range(0.5, 1.5),
-        ));
-    }
-    Pose::new(m, rng.vec(-spread, spread)).unwrap()
 }
 
 fn scene(seed: u64) -> Scene {

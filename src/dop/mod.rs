@@ -59,6 +59,29 @@ const AXES_26: [[i8; 3]; 13] = [
     [0, 1, -1],
 ];
 
+/// `sqrt(n)` for the squared lengths `n` of the directions.
+const NORMS: [f64; 4] = [0.0, 1.0, std::f64::consts::SQRT_2, 1.732_050_807_568_877_2];
+
+/// Per direction, the margin of [`Dop::enlarged`] for one distance, rounded up to `f32`:
+/// queries that enlarge every node they re-bound compute it once per pose.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Growth([f32; 13]);
+
+impl Growth {
+    /// The margins that grow a k-DOP by Euclidean distance `margin` (none for a margin
+    /// that is not positive).
+    pub(crate) fn new<const K: usize>(margin: f64) -> Self {
+        let mut g = [0.0; 13];
+        if margin > 0.0 {
+            for (m, d) in g.iter_mut().zip(axes(K)) {
+                let len = NORMS[(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) as usize];
+                *m = f32_up(margin * len * (1.0 + 4.0 * EPS));
+            }
+        }
+        Growth(g)
+    }
+}
+
 /// The fixed directions of the k-DOP with `k` faces; `k` must be 6, 14, 18 or 26.
 #[must_use]
 pub const fn axes(k: usize) -> &'static [[i8; 3]] {
@@ -389,10 +412,29 @@ impl<const K: usize> Dop<K> {
         }
         let mut out = *self;
         for (i, d) in axes(K).iter().enumerate() {
-            let len = f64::from(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            // Entries are -1, 0 or 1: the length is the square root of 1, 2 or 3, from a
+            // table (the same correctly rounded values) since queries enlarge every node.
+            let len = NORMS[(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) as usize];
             let m = margin * len * (1.0 + 4.0 * EPS);
             out.b[i] = f32_down(f64::from(self.b[i]) - m);
             out.b[K / 2 + i] = f32_up(f64::from(self.b[K / 2 + i]) + m);
+        }
+        out
+    }
+
+    /// [`Dop::enlarged`] by margins computed once ([`Growth`]) for many k-DOPs: each bound
+    /// moved by its margin in `f32` and then at least one more `f32` step outward, so it
+    /// contains what `enlarged` does without a rounding test per bound.
+    #[must_use]
+    #[inline]
+    pub(crate) fn grown(&self, g: &Growth) -> Self {
+        if self.is_empty() {
+            return *self;
+        }
+        let mut out = *self;
+        for i in 0..K / 2 {
+            out.b[i] = widen_down(self.b[i] - g.0[i]);
+            out.b[K / 2 + i] = widen_up(self.b[K / 2 + i] + g.0[i]);
         }
         out
     }
@@ -420,6 +462,32 @@ impl<const K: usize> Dop<K> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn grown_contains_enlarged() {
+        let d = Dop::<18>::from_points(&[DVec3::new(1.0, -2.0, 3.5), DVec3::new(-0.25, 4.0, 1e-3)]);
+        for m in [1e-15, 1e-6, 0.5, 3.0] {
+            let (e, g) = (d.enlarged(m), d.grown(&Growth::new::<18>(m)));
+            for i in 0..9 {
+                assert!(
+                    g.lo(i) <= e.lo(i) && g.hi(i) >= e.hi(i),
+                    "margin {m}, axis {i}"
+                );
+                // Looser by a few f32 steps at most.
+                assert!(
+                    f64::from(e.lo(i) - g.lo(i))
+                        <= 4.0 * f64::from(f32::EPSILON) * (1.0 + f64::from(e.lo(i).abs()))
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn direction_norms_are_the_square_roots() {
+        for n in 1..4 {
+            assert_eq!(super::NORMS[n], (n as f64).sqrt());
+        }
+    }
+
     use super::*;
 
     use crate::testing::lcg;

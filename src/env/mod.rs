@@ -13,14 +13,22 @@ use crate::error::{Error, Result};
 use crate::hierarchy::{BuildOptions, Bvh, Node, build_over_boxes};
 use crate::mesh::Mesh;
 use crate::pose::Pose;
+use crate::tumble::FlyingObject;
 use glam::DVec3;
 use rayon::prelude::*;
 use slotmap::SlotMap;
+use std::sync::OnceLock;
 
 slotmap::new_key_type! {
     /// A stable handle to a part of an [`Environment`].
     pub struct PartId;
 }
+
+/// A one-part environment is re-bounded in the object's frame, instead of the object in
+/// the environment's, only when the object's box is this many times larger: near in size,
+/// re-bounding a thin part at an angle can cost more than re-bounding the object
+/// (measured over the real-mesh matrix, `docs/benchmarks.md`).
+const SWAP: f32 = 4.0;
 
 /// One part: its placed mesh (owned by the hierarchy) and its placement.
 #[derive(Clone, Debug, PartialEq)]
@@ -86,6 +94,10 @@ pub struct Environment<const K: usize> {
     /// Tree over the parts; a leaf's link is `LEAF | dense part index`.
     pub(crate) top: Vec<Node<K>>,
     pub(crate) options: BuildOptions,
+    /// A one-part environment as a flying object, made on first need: queries of an
+    /// object larger than the part descend the object and re-bound the part
+    /// ([`Environment::collide`]'s reference frame).
+    pub(crate) flying: OnceLock<FlyingObject<K>>,
 }
 
 impl<const K: usize> Environment<K> {
@@ -140,7 +152,26 @@ impl<const K: usize> Environment<K> {
             handles,
             top,
             options,
+            flying: OnceLock::new(),
         }
+    }
+
+    /// The environment as a flying object when it is one part more than [`SWAP`] times
+    /// smaller than `object` (own-frame boxes, compared as [`crate::Reference::of`] does),
+    /// else `None`. Made on
+    /// first need (a copy of the part's hierarchy with its corners and hull).
+    pub(crate) fn flying_for(&self, object: &FlyingObject<K>) -> Option<&FlyingObject<K>> {
+        if self.parts.len() != 1
+            || crate::traverse::size(&object.part.bvh.root_dop())
+                <= SWAP * crate::traverse::size(&self.top[0].dop)
+        {
+            return None;
+        }
+        let part = &self.parts[0];
+        Some(
+            self.flying
+                .get_or_init(|| FlyingObject::from_bvh(part.bvh.clone(), part.codes.clone())),
+        )
     }
 
     /// Handles of the parts, in the order they were given.

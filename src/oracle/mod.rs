@@ -8,6 +8,7 @@
 mod reference;
 
 use crate::env::Environment;
+use crate::pair::ObjectContact;
 use crate::pose::Pose;
 use crate::traverse::Contact;
 use crate::tri::{triangle_distance, triangles_intersect};
@@ -31,39 +32,16 @@ pub fn brute_force_contacts<const K: usize>(
     pose: &Pose,
     epsilon: f64,
 ) -> Vec<Contact> {
-    let ob = object.bvh();
-    let placed: Vec<(u32, [DVec3; 3], DVec3, DVec3)> = (0..ob.triangle_count())
-        .map(|pos| {
-            let t = ob.tri_at(pos).map(|v| pose.transform_point(v));
-            let lo = t[0].min(t[1]).min(t[2]) - DVec3::splat(epsilon);
-            let hi = t[0].max(t[1]).max(t[2]) + DVec3::splat(epsilon);
-            (ob.id_at(pos), t, lo, hi)
-        })
-        .collect();
+    let placed = placed_triangles(object.bvh(), pose);
     let mut out: Vec<(usize, u32, u32)> = env
         .parts
         .par_iter()
         .enumerate()
         .flat_map_iter(|(pi, part)| {
-            let b = &part.bvh;
-            let placed = &placed;
-            (0..b.triangle_count()).flat_map(move |pos| {
-                let et = b.tri_at(pos);
-                let lo = et[0].min(et[1]).min(et[2]);
-                let hi = et[0].max(et[1]).max(et[2]);
-                let eid = b.id_at(pos);
-                placed.iter().filter_map(move |(oid, ot, olo, ohi)| {
-                    if !(lo.cmple(*ohi).all() && olo.cmple(hi).all()) {
-                        return None;
-                    }
-                    let hit = if epsilon == 0.0 {
-                        triangles_intersect(&et, ot)
-                    } else {
-                        triangle_distance(&et, ot) <= epsilon
-                    };
-                    hit.then_some((pi, eid, *oid))
-                })
-            })
+            let stored = placed_triangles(&part.bvh, &Pose::IDENTITY);
+            all_pairs(&stored, &placed, epsilon)
+                .into_iter()
+                .map(move |(e, o)| (pi, e, o))
         })
         .collect();
     out.sort_unstable();
@@ -72,6 +50,68 @@ pub fn brute_force_contacts<const K: usize>(
             part: env.ids[p],
             env_triangle: e,
             object_triangle: o,
+        })
+        .collect()
+}
+
+/// Every contact between object `a` posed by `pose_a` and `b` posed by `pose_b`: both
+/// placed into world coordinates by [`Pose::transform_point`], every triangle pair tested.
+/// Sorted as [`FlyingObject::collide_with`] reports them.
+#[must_use]
+pub fn brute_force_object_contacts<const K: usize>(
+    a: &FlyingObject<K>,
+    pose_a: &Pose,
+    b: &FlyingObject<K>,
+    pose_b: &Pose,
+    epsilon: f64,
+) -> Vec<ObjectContact> {
+    let first = placed_triangles(a.bvh(), pose_a);
+    let second = placed_triangles(b.bvh(), pose_b);
+    let mut out: Vec<ObjectContact> = all_pairs(&first, &second, epsilon)
+        .into_iter()
+        .map(|(a_triangle, b_triangle)| ObjectContact {
+            a_triangle,
+            b_triangle,
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// A triangle of [`placed_triangles`]: original index, corners, box.
+type Placed = (u32, [DVec3; 3], DVec3, DVec3);
+
+/// Every triangle of `bvh` placed by `pose` (by [`Pose::transform_point`]) with its box.
+fn placed_triangles<const K: usize>(bvh: &crate::Bvh<K>, pose: &Pose) -> Vec<Placed> {
+    (0..bvh.triangle_count())
+        .map(|pos| {
+            let t = bvh.tri_at(pos).map(|v| pose.transform_point(v));
+            let lo = t[0].min(t[1]).min(t[2]);
+            let hi = t[0].max(t[1]).max(t[2]);
+            (bvh.id_at(pos), t, lo, hi)
+        })
+        .collect()
+}
+
+/// Every pair `(first index, second index)` of triangles that intersect (or, with
+/// `epsilon > 0`, are at most `epsilon` apart), in parallel; unsorted.
+fn all_pairs(first: &[Placed], second: &[Placed], epsilon: f64) -> Vec<(u32, u32)> {
+    let grow = DVec3::splat(epsilon);
+    first
+        .par_iter()
+        .flat_map_iter(|(fid, ft, flo, fhi)| {
+            let (lo, hi) = (*flo - grow, *fhi + grow);
+            second.iter().filter_map(move |(sid, st, slo, shi)| {
+                if !(lo.cmple(*shi).all() && slo.cmple(hi).all()) {
+                    return None;
+                }
+                let hit = if epsilon == 0.0 {
+                    triangles_intersect(ft, st)
+                } else {
+                    triangle_distance(ft, st) <= epsilon
+                };
+                hit.then_some((*fid, *sid))
+            })
         })
         .collect()
 }

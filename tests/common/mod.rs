@@ -111,3 +111,38 @@ pub const CONFIGS: [(kdop::Descent, kdop::Rebound); 3] = [
     (kdop::Descent::Larger, kdop::Rebound::Slabs),
     (kdop::Descent::Larger, kdop::Rebound::Corners),
 ];
+
+/// A cluster of random triangles (sizes vary), some degenerate, some duplicated.
+pub fn cluster(rng: &mut Rng, n: usize, radius: f64, size: f64) -> kdop::Mesh {
+    let mut tris = Vec::new();
+    for i in 0..n {
+        let c = rng.vec(-radius, radius);
+        let s = size * (0.2 + rng.f64());
+        let t = [c, c + rng.vec(-s, s), c + rng.vec(-s, s)];
+        let t = match i % 29 {
+            0 => [t[0], t[1], t[1]],                // repeated corner
+            1 => [t[0], t[1], (t[0] + t[1]) * 0.5], // collinear
+            2 => [t[0], t[0], t[0]],                // a point
+            _ => t,
+        };
+        tris.push(t);
+        if i % 31 == 0 {
+            tris.push(t); // duplicate
+        }
+    }
+    kdop::Mesh::from_triangles(&tris).unwrap()
+}
+
+/// A random rotation (times a random axis scaling when `affine`) and a translation in
+/// `[-spread, spread]^3`.
+pub fn random_pose(rng: &mut Rng, spread: f64, affine: bool) -> kdop::Pose {
+    let mut m = rng.rotation();
+    if affine {
+        m *= glam::DMat3::from_diagonal(DVec3::new(
+            rng.range(0.5, 1.5),
+            rng.range(0.5, 1.5),
+            rng.range(0.5, 1.5),
+        ));
+    }
+    kdop::Pose::new(m, rng.vec(-spread, spread)).unwrap()
+}

@@ -1,0 +1,183 @@
+//! Object against object: two flying objects, each with its hierarchy in its own frame
+//! (Klosowski et al. 1998, §6.1, "Multiple flying objects": the same simultaneous descent
+//! of §4.2, with one object's hierarchy standing where the environment's does).
+//!
+//! One of the two objects is the *reference*: the descent compares bounds in its frame,
+//! its hierarchy as stored, and re-bounds the other under the relative pose
+//! ([`Pose::relative`]) as a flying object is re-bounded against an environment. The
+//! reference is the object with the larger bounding box in its own frame, so the smaller
+//! one is re-bounded: a small object's few nodes cost little to re-bound, where re-bounding
+//! a large one at an angle loosens every node the descent meets.
+//!
+//! # The exactness contract between two objects
+//! The same as against an environment: reported pairs are exact for both objects'
+//! triangles placed into world coordinates by [`Pose::transform_point`] of their own poses.
+//! The reference frame only decides the work; bounds there are enlarged by a margin that
+//! covers the difference between the frames (`Pose::twin_margin`), so no contact is lost.
+
+use crate::dop::Wide;
+use crate::error::{Error, Result};
+use crate::pose::Pose;
+use crate::traverse::{QueryOptions, QueryState, QueryStats, Statics, Twin, size};
+use crate::tumble::FlyingObject;
+
+/// A contact between two objects: a triangle of each, as indices in their meshes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectContact {
+    /// Triangle of the first object (`self` of [`FlyingObject::collide_with`]).
+    pub a_triangle: u32,
+    /// Triangle of the second object.
+    pub b_triangle: u32,
+}
+
+/// In which object's frame a pair query compares bounds (the other is re-bounded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reference {
+    /// The first object (`self`): the second is placed into its frame.
+    A,
+    /// The second object: the first is placed into its frame.
+    B,
+}
+
+impl Reference {
+    /// The reference object of a pair: the one whose bounding box in its own frame is larger
+    /// (the sum of its x, y and z extents), the second one on a tie.
+    #[must_use]
+    pub fn of<const K: usize>(a: &FlyingObject<K>, b: &FlyingObject<K>) -> Reference {
+        if size(&a.part.bvh.root_dop()) > size(&b.part.bvh.root_dop()) {
+            Reference::A
+        } else {
+            Reference::B
+        }
+    }
+}
+
+/// The answer of an object-against-object query; contacts borrow the [`QueryState`].
+#[derive(Debug)]
+pub struct PairOutcome<'a> {
+    /// Whether any contact was found.
+    pub collides: bool,
+    /// The contacts, sorted by the first object's triangle, then the second's. In detect
+    /// mode at most one.
+    pub contacts: &'a [ObjectContact],
+    /// The object in whose frame bounds were compared: [`Reference::of`], or the other one
+    /// when the reference's pose has no usable inverse.
+    pub reference: Reference,
+    /// Work done (the re-bounded nodes are the non-reference object's).
+    pub stats: QueryStats,
+}
+
+impl<const K: usize> FlyingObject<K> {
+    /// This object, placed by `pose`, against `other` placed by `other_pose`.
+    ///
+    /// The state re-bounds the non-reference object ([`Reference::of`]); keeping one state
+    /// per pair keeps its re-bounded nodes and its witness (detect mode) from one query to
+    /// the next.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a bad epsilon; [`Error::InvalidPose`] when neither
+    /// pose has an inverse (both objects flattened), or the relative pose leaves the pose
+    /// limits.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::DVec3;
+    /// use kdop::{BuildOptions, FlyingObject, Mesh, Pose, QueryOptions, QueryState};
+    ///
+    /// let tri = |z: f64| {
+    ///     let v = vec![DVec3::new(-1.0, -1.0, z), DVec3::new(1.0, -1.0, z), DVec3::new(0.0, 1.0, z)];
+    ///     Mesh::new(v, vec![[0, 1, 2]])
+    /// };
+    /// let plate = FlyingObject::<18>::new(tri(0.0)?, &BuildOptions::FLYING)?;
+    /// let pin = FlyingObject::<18>::new(
+    ///     Mesh::new(vec![DVec3::ZERO, DVec3::Z, DVec3::new(0.0, 0.1, 1.0)], vec![[0, 1, 2]])?,
+    ///     &BuildOptions::FLYING,
+    /// )?;
+    /// let mut state = QueryState::new();
+    /// let down = Pose::from_translation(DVec3::new(0.2, 0.0, -0.5))?;
+    /// let hit = pin.collide_with(&down, &plate, &Pose::IDENTITY, &QueryOptions::REPORT, &mut state)?;
+    /// assert_eq!(hit.contacts.len(), 1);
+    /// # Ok::<(), kdop::Error>(())
+    /// ```
+    pub fn collide_with<'s>(
+        &self,
+        pose: &Pose,
+        other: &FlyingObject<K>,
+        other_pose: &Pose,
+        options: &QueryOptions,
+        state: &'s mut QueryState<K>,
+    ) -> Result<PairOutcome<'s>> {
+        zone!("FlyingObject::collide_with");
+        self.query_pair(pose, other, other_pose, options, state, Wide::detect())
+    }
+
+    /// [`FlyingObject::collide_with`] with a chosen k-DOP test form (tests run both).
+    pub(crate) fn query_pair<'s>(
+        &self,
+        pose: &Pose,
+        other: &FlyingObject<K>,
+        other_pose: &Pose,
+        options: &QueryOptions,
+        state: &'s mut QueryState<K>,
+        wide: Option<Wide>,
+    ) -> Result<PairOutcome<'s>> {
+        let mut reference = Reference::of(self, other);
+        let poses = [(self, pose), (other, other_pose)];
+        let mut order = match reference {
+            Reference::A => [poses[0], poses[1]],
+            Reference::B => [poses[1], poses[0]],
+        };
+        let mut frames = Twin::new(order[0].1, order[1].1, order[0].0.magnitude, order[1].0);
+        if frames.is_none() {
+            // The reference's pose has no usable inverse: compare bounds in the other's frame.
+            order.swap(0, 1);
+            reference = match reference {
+                Reference::A => Reference::B,
+                Reference::B => Reference::A,
+            };
+            frames = Twin::new(order[0].1, order[1].1, order[0].0.magnitude, order[1].0);
+        }
+        let Some((twin, relative)) = frames else {
+            return Err(Error::InvalidPose {
+                reason: "neither object's pose has an inverse to compare the two in",
+            });
+        };
+        let [(fixed, _), (flying, _)] = order;
+        let stats = fixed
+            .statics()
+            .run(flying, &relative, options, state, wide, Some(&twin))?;
+        let (contacts, raw) = state.pair_lists();
+        contacts.clear();
+        // `raw` holds [part 0, reference triangle, other triangle].
+        contacts.extend(raw.iter().map(|&[_, r, o]| match reference {
+            Reference::A => ObjectContact {
+                a_triangle: r,
+                b_triangle: o,
+            },
+            Reference::B => ObjectContact {
+                a_triangle: o,
+                b_triangle: r,
+            },
+        }));
+        contacts.sort_unstable();
+        let contacts = &*contacts;
+        Ok(PairOutcome {
+            collides: !contacts.is_empty(),
+            contacts,
+            reference,
+            stats: QueryStats {
+                contacts: contacts.len() as u64,
+                ..stats
+            },
+        })
+    }
+
+    /// The object as the static side of a descent: its hierarchy in its own frame under a
+    /// part tree of one leaf.
+    pub(crate) fn statics(&self) -> Statics<'_, K> {
+        Statics {
+            top: &self.top,
+            parts: std::slice::from_ref(&self.part),
+        }
+    }
+}

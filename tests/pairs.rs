@@ -1,0 +1,200 @@
+//! Object against object (`FlyingObject::collide_with`) against brute force: seeded random
+//! soups of very different sizes (so either object is the reference), turning and affine
+//! poses for both, and the smaller real meshes at near poses. Report must equal the
+//! oracle's set; detect must agree with it.
+
+mod common;
+
+use common::{CONFIGS, Rng, cluster, meshes_dir, random_pose, report_and_detect};
+use glam::DVec3;
+use kdop::oracle::brute_force_object_contacts;
+use kdop::{
+    BuildOptions, Error, FlyingObject, Mesh, ObjectContact, Pose, QueryOptions, QueryState,
+    Reference,
+};
+
+/// Checks report and detect for `a` at `pa` against `b` at `pb` with a fresh state and with
+/// `state` (which has seen other poses); returns the number of contacts.
+fn check<const K: usize>(
+    a: &FlyingObject<K>,
+    pa: &Pose,
+    b: &FlyingObject<K>,
+    pb: &Pose,
+    state: &mut QueryState<K>,
+    what: &str,
+) -> usize {
+    let want = brute_force_object_contacts(a, pa, b, pb, 0.0);
+    for config in CONFIGS {
+        let (report, detect) = report_and_detect(config);
+        let got = a.collide_with(pa, b, pb, &report, state).unwrap();
+        assert_eq!(got.reference, Reference::of(a, b));
+        assert_eq!(got.contacts, &want[..], "{what}: report, {config:?}");
+        let found = a.collide_with(pa, b, pb, &detect, state).unwrap();
+        assert_eq!(
+            found.collides,
+            !want.is_empty(),
+            "{what}: detect, {config:?}"
+        );
+        if let Some(c) = found.contacts.first() {
+            assert!(
+                want.contains(c),
+                "{what}: detect found {c:?}, not a contact"
+            );
+        }
+    }
+    want.len()
+}
+
+fn random_pairs<const K: usize>(seed: u64) -> usize {
+    let mut rng = Rng::new(seed);
+    let mut state = QueryState::new();
+    let mut total = 0;
+    for round in 0..6 {
+        // Radii 0.2 to 4 against 1: either object may be the larger one.
+        let r = [0.2, 0.5, 1.0, 2.0, 4.0, 1.0][round];
+        let a = FlyingObject::<K>::new(cluster(&mut rng, 120, r, 0.5 * r), &BuildOptions::FLYING)
+            .unwrap();
+        let b =
+            FlyingObject::<K>::new(cluster(&mut rng, 90, 1.0, 0.5), &BuildOptions::FLYING).unwrap();
+        for i in 0..8 {
+            let pb = random_pose(&mut rng, 1.0, i % 4 == 3);
+            let pa = random_pose(&mut rng, 1.0, i % 3 == 2);
+            total += check(
+                &a,
+                &pa,
+                &b,
+                &pb,
+                &mut state,
+                &format!("seed {seed} round {round} pose {i}"),
+            );
+        }
+    }
+    total
+}
+
+#[test]
+fn random_soups_equal_brute_force() {
+    let contacts = random_pairs::<6>(1) + random_pairs::<18>(2) + random_pairs::<26>(3);
+    // Overlapping clusters must make contacts, or the comparison proves little.
+    assert!(contacts > 500, "only {contacts} contacts");
+}
+
+#[test]
+fn either_order_gives_the_same_pairs() {
+    let mut rng = Rng::new(7);
+    let big =
+        FlyingObject::<18>::new(cluster(&mut rng, 200, 3.0, 1.5), &BuildOptions::FLYING).unwrap();
+    let small =
+        FlyingObject::<18>::new(cluster(&mut rng, 80, 0.6, 0.3), &BuildOptions::FLYING).unwrap();
+    assert_eq!(Reference::of(&big, &small), Reference::A);
+    assert_eq!(Reference::of(&small, &big), Reference::B);
+    let (mut s1, mut s2) = (QueryState::new(), QueryState::new());
+    let mut seen = 0;
+    for _ in 0..20 {
+        let (pa, pb) = (
+            random_pose(&mut rng, 1.0, false),
+            random_pose(&mut rng, 1.0, false),
+        );
+        let ab = big
+            .collide_with(&pa, &small, &pb, &QueryOptions::REPORT, &mut s1)
+            .unwrap();
+        let ba = small
+            .collide_with(&pb, &big, &pa, &QueryOptions::REPORT, &mut s2)
+            .unwrap();
+        let flipped: Vec<ObjectContact> = ba
+            .contacts
+            .iter()
+            .map(|c| ObjectContact {
+                a_triangle: c.b_triangle,
+                b_triangle: c.a_triangle,
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert_eq!(ab.contacts, &flipped[..]);
+        seen += ab.contacts.len();
+    }
+    assert!(seen > 0);
+}
+
+#[test]
+fn flattening_poses_compare_in_the_other_frame() {
+    let tri = Mesh::new(vec![DVec3::ZERO, DVec3::X, DVec3::Y], vec![[0, 1, 2]]).unwrap();
+    let big = Mesh::new(
+        vec![
+            DVec3::new(0.2, 0.2, -4.0),
+            DVec3::new(0.2, 0.2, 4.0),
+            DVec3::new(0.2, 9.0, 0.0),
+        ],
+        vec![[0, 1, 2]],
+    )
+    .unwrap();
+    let a = FlyingObject::<18>::new(tri, &BuildOptions::FLYING).unwrap();
+    let b = FlyingObject::<18>::new(big, &BuildOptions::FLYING).unwrap();
+    assert_eq!(Reference::of(&a, &b), Reference::B);
+    // Flattens z: `b` becomes a segment through `a`'s triangle.
+    let flat =
+        Pose::from_rows([1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]).unwrap();
+    let mut state = QueryState::new();
+    for (pa, pb) in [(Pose::IDENTITY, flat), (flat, Pose::IDENTITY)] {
+        let want = brute_force_object_contacts(&a, &pa, &b, &pb, 0.0);
+        assert_eq!(want.len(), 1);
+        let got = a
+            .collide_with(&pa, &b, &pb, &QueryOptions::REPORT, &mut state)
+            .unwrap();
+        assert_eq!(got.contacts, &want[..]);
+    }
+    // Neither pose can be inverted: no frame to compare in.
+    let r = a.collide_with(&flat, &b, &flat, &QueryOptions::REPORT, &mut state);
+    assert!(matches!(r, Err(Error::InvalidPose { .. })), "{r:?}");
+}
+
+/// Each of the smaller real meshes against each, at near poses, with both objects turned.
+#[test]
+fn real_meshes_equal_brute_force() {
+    let Some(dir) = meshes_dir() else { return };
+    let names = [
+        "fcl_rob.obj",
+        "boeing_part.obj",
+        "kuka_iiwa_link0.obj",
+        "trefoil_knot.obj",
+        "soccerball.obj",
+    ];
+    let meshes: Vec<Mesh> = names
+        .iter()
+        .map(|n| kdop::io::formats::load_mesh(dir.join(n)).unwrap())
+        .collect();
+    let objects: Vec<FlyingObject<18>> = meshes
+        .iter()
+        .map(|m| FlyingObject::new(m.clone(), &BuildOptions::FLYING).unwrap())
+        .collect();
+    let mut rng = Rng::new(11);
+    let (mut contacts, mut touching, mut poses) = (0, 0, 0);
+    for (i, a) in objects.iter().enumerate() {
+        for (j, b) in objects.iter().enumerate() {
+            let near =
+                kdop::scene::near_poses(&meshes[j], &meshes[i], 2, (i * 8 + j) as u64).unwrap();
+            let mut state = QueryState::new();
+            for (k, rel) in near.iter().enumerate() {
+                // `b` anywhere, `a` near it: a = pb ∘ rel.
+                let pb = random_pose(&mut rng, 50.0, false);
+                let pa = pb.after(rel).unwrap();
+                let n = check(
+                    a,
+                    &pa,
+                    b,
+                    &pb,
+                    &mut state,
+                    &format!("{} x {}, pose {k}", names[i], names[j]),
+                );
+                contacts += n;
+                touching += usize::from(n > 0);
+                poses += 1;
+            }
+        }
+    }
+    assert!(
+        touching * 2 > poses && contacts > 500,
+        "{touching} of {poses} poses touch, {contacts} pairs"
+    );
+}
