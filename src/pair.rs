@@ -18,7 +18,7 @@
 use crate::dop::Wide;
 use crate::error::{Error, Result};
 use crate::pose::Pose;
-use crate::traverse::{QueryOptions, QueryState, QueryStats, Statics, Twin, size};
+use crate::traverse::{QueryOptions, QueryState, QueryStats, Twin, size};
 use crate::tumble::FlyingObject;
 
 /// A contact between two objects: a triangle of each, as indices in their meshes.
@@ -48,6 +48,14 @@ impl Reference {
             Reference::A
         } else {
             Reference::B
+        }
+    }
+
+    /// The other object.
+    fn other(self) -> Reference {
+        match self {
+            Reference::A => Reference::B,
+            Reference::B => Reference::A,
         }
     }
 }
@@ -108,56 +116,42 @@ impl<const K: usize> FlyingObject<K> {
         state: &'s mut QueryState<K>,
     ) -> Result<PairOutcome<'s>> {
         zone!("FlyingObject::collide_with");
-        self.query_pair(pose, other, other_pose, options, state, Wide::detect())
-    }
-
-    /// [`FlyingObject::collide_with`] with a chosen k-DOP test form (tests run both).
-    pub(crate) fn query_pair<'s>(
-        &self,
-        pose: &Pose,
-        other: &FlyingObject<K>,
-        other_pose: &Pose,
-        options: &QueryOptions,
-        state: &'s mut QueryState<K>,
-        wide: Option<Wide>,
-    ) -> Result<PairOutcome<'s>> {
-        let mut reference = Reference::of(self, other);
-        let poses = [(self, pose), (other, other_pose)];
-        let mut order = match reference {
-            Reference::A => [poses[0], poses[1]],
-            Reference::B => [poses[1], poses[0]],
+        // The reference's frame unless its pose has no usable inverse; then the other's.
+        let first = Reference::of(self, other);
+        let frames = |r| match r {
+            Reference::A => Twin::new(pose, other_pose, self.magnitude, other),
+            Reference::B => Twin::new(other_pose, pose, other.magnitude, self),
         };
-        let mut frames = Twin::new(order[0].1, order[1].1, order[0].0.magnitude, order[1].0);
-        if frames.is_none() {
-            // The reference's pose has no usable inverse: compare bounds in the other's frame.
-            order.swap(0, 1);
-            reference = match reference {
-                Reference::A => Reference::B,
-                Reference::B => Reference::A,
-            };
-            frames = Twin::new(order[0].1, order[1].1, order[0].0.magnitude, order[1].0);
-        }
-        let Some((twin, relative)) = frames else {
-            return Err(Error::InvalidPose {
+        let (reference, (twin, relative)) = [first, first.other()]
+            .into_iter()
+            .find_map(|r| frames(r).map(|f| (r, f)))
+            .ok_or(Error::InvalidPose {
                 reason: "neither object's pose has an inverse to compare the two in",
-            });
+            })?;
+        let (fixed, flying) = match reference {
+            Reference::A => (self, other),
+            Reference::B => (other, self),
         };
-        let [(fixed, _), (flying, _)] = order;
-        let stats = fixed
-            .statics()
-            .run(flying, &relative, options, state, wide, Some(&twin))?;
+        let stats = fixed.statics().run(
+            flying,
+            &relative,
+            options,
+            state,
+            Wide::detect(),
+            Some(&twin),
+        )?;
         let (contacts, raw) = state.pair_lists();
         contacts.clear();
         // `raw` holds [part 0, reference triangle, other triangle].
-        contacts.extend(raw.iter().map(|&[_, r, o]| match reference {
-            Reference::A => ObjectContact {
-                a_triangle: r,
-                b_triangle: o,
-            },
-            Reference::B => ObjectContact {
-                a_triangle: o,
-                b_triangle: r,
-            },
+        contacts.extend(raw.iter().map(|&[_, r, o]| {
+            let (a_triangle, b_triangle) = match reference {
+                Reference::A => (r, o),
+                Reference::B => (o, r),
+            };
+            ObjectContact {
+                a_triangle,
+                b_triangle,
+            }
         }));
         contacts.sort_unstable();
         let contacts = &*contacts;
@@ -170,14 +164,5 @@ impl<const K: usize> FlyingObject<K> {
                 ..stats
             },
         })
-    }
-
-    /// The object as the static side of a descent: its hierarchy in its own frame under a
-    /// part tree of one leaf.
-    pub(crate) fn statics(&self) -> Statics<'_, K> {
-        Statics {
-            top: &self.top,
-            parts: std::slice::from_ref(&self.part),
-        }
     }
 }

@@ -540,6 +540,17 @@ impl<const K: usize> Environment<K> {
     }
 }
 
+impl<const K: usize> FlyingObject<K> {
+    /// The object as the static side of a descent: its hierarchy in its own frame under a
+    /// part tree of one leaf.
+    pub(crate) fn statics(&self) -> Statics<'_, K> {
+        Statics {
+            top: &self.top,
+            parts: std::slice::from_ref(&self.part),
+        }
+    }
+}
+
 /// The static side of a descent: a tree over parts whose leaves name parts, and the parts,
 /// each a hierarchy in the frame where queries compare bounds (an environment's parts in
 /// world coordinates, or one object's hierarchy in its own frame).
@@ -970,16 +981,12 @@ impl<const K: usize> Statics<'_, K> {
             detect,
             ..
         } = walk;
-        let bvh = &self.parts[part as usize].bvh;
-        if let Some(twin) = walk.twin {
+        if walk.twin.is_some() {
+            // Each pair placed into the exact frame (`Twin::hit`), one by one.
             let mut fpos = fpos0;
             loop {
-                stats.np += 1;
-                if twin.hit(bvh, epos, object, fpos, eps) {
-                    state.record(part, bvh, epos, object, fpos);
-                    if detect {
-                        return true;
-                    }
+                if self.test_pair(walk, part, epos, fpos, state, stats) {
+                    return true;
                 }
                 if object.part.bvh.ids[fpos] & END != 0 {
                     return false;
@@ -987,6 +994,7 @@ impl<const K: usize> Statics<'_, K> {
                 fpos += 1;
             }
         }
+        let bvh = &self.parts[part as usize].bvh;
         let et = bvh.tri_at(epos);
         // The environment triangle's box serves every flying triangle of the leaf.
         let ebox = TriBox::new(&et);
@@ -1078,9 +1086,9 @@ struct Walk<'a, const K: usize> {
 /// pruned.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Twin {
-    pub(crate) fixed: Pose,
-    pub(crate) flying: Pose,
-    pub(crate) margin: f64,
+    fixed: Pose,
+    flying: Pose,
+    margin: f64,
 }
 
 impl Twin {

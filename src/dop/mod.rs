@@ -62,6 +62,14 @@ const AXES_26: [[i8; 3]; 13] = [
 /// `sqrt(n)` for the squared lengths `n` of the directions.
 const NORMS: [f64; 4] = [0.0, 1.0, std::f64::consts::SQRT_2, 1.732_050_807_568_877_2];
 
+/// Euclidean length of a direction. Its entries are -1, 0 or 1, so the length is the square
+/// root of 1, 2 or 3: read from [`NORMS`] (the same correctly rounded values) rather than
+/// computed, since queries with a margin grow every node they re-bound.
+#[inline]
+fn axis_norm(d: [i8; 3]) -> f64 {
+    NORMS[(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) as usize]
+}
+
 /// Per direction, the margin of [`Dop::enlarged`] for one distance, rounded up to `f32`:
 /// queries that enlarge every node they re-bound compute it once per pose.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -74,8 +82,7 @@ impl Growth {
         let mut g = [0.0; 13];
         if margin > 0.0 {
             for (m, d) in g.iter_mut().zip(axes(K)) {
-                let len = NORMS[(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) as usize];
-                *m = f32_up(margin * len * (1.0 + 4.0 * EPS));
+                *m = f32_up(margin * axis_norm(*d) * (1.0 + 4.0 * EPS));
             }
         }
         Growth(g)
@@ -412,10 +419,7 @@ impl<const K: usize> Dop<K> {
         }
         let mut out = *self;
         for (i, d) in axes(K).iter().enumerate() {
-            // Entries are -1, 0 or 1: the length is the square root of 1, 2 or 3, from a
-            // table (the same correctly rounded values) since queries enlarge every node.
-            let len = NORMS[(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) as usize];
-            let m = margin * len * (1.0 + 4.0 * EPS);
+            let m = margin * axis_norm(*d) * (1.0 + 4.0 * EPS);
             out.b[i] = f32_down(f64::from(self.b[i]) - m);
             out.b[K / 2 + i] = f32_up(f64::from(self.b[K / 2 + i]) + m);
         }
