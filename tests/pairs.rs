@@ -197,3 +197,29 @@ fn real_meshes_equal_brute_force() {
         "{touching} of {poses} poses touch, {contacts} pairs"
     );
 }
+
+/// A one-part environment much smaller than the object is flown in the object's frame; the
+/// copy that needs is counted in its memory, and the answers stay the brute force's.
+#[test]
+fn a_small_environment_flown_in_the_object_counts_its_copy() {
+    let mut rng = Rng::new(5);
+    let env = kdop::Environment::<18>::from_mesh(
+        cluster(&mut rng, 100, 0.3, 0.2),
+        &BuildOptions::ENVIRONMENT,
+    )
+    .unwrap();
+    let big =
+        FlyingObject::<18>::new(cluster(&mut rng, 200, 5.0, 3.0), &BuildOptions::FLYING).unwrap();
+    let before = env.memory_bytes();
+    let mut state = QueryState::new();
+    state.prepare(&env, &big);
+    assert!(env.memory_bytes() > before);
+    for _ in 0..10 {
+        let pose = random_pose(&mut rng, 0.5, false);
+        let want = kdop::oracle::brute_force_contacts(&env, &big, &pose, 0.0);
+        let got = env
+            .collide(&big, &pose, &QueryOptions::REPORT, &mut state)
+            .unwrap();
+        assert_eq!(got.contacts, &want[..]);
+    }
+}

@@ -204,7 +204,8 @@ impl<const K: usize> Environment<K> {
         &self.options
     }
 
-    /// Bytes of all meshes, hierarchies and the part tree.
+    /// Bytes of all meshes, hierarchies and the part tree, and of the one-part
+    /// environment's flying copy once a query of a larger object has made it.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
         self.parts
@@ -212,6 +213,7 @@ impl<const K: usize> Environment<K> {
             .map(|p| p.bvh.memory_bytes() + p.codes.len() * K)
             .sum::<usize>()
             + self.top.len() * std::mem::size_of::<Node<K>>()
+            + self.flying.get().map_or(0, FlyingObject::memory_bytes)
     }
 
     /// The k-DOP around the whole environment.
