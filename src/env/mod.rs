@@ -27,7 +27,8 @@ slotmap::new_key_type! {
 /// A one-part environment is re-bounded in the object's frame, instead of the object in
 /// the environment's, only when the object's box is this many times larger: near in size,
 /// re-bounding a thin part at an angle can cost more than re-bounding the object
-/// (measured over the real-mesh matrix, `docs/benchmarks.md`).
+/// (measured over the real-mesh matrix: `docs/benchmarks.md`, "When a one-part environment
+/// is flown in the object's frame").
 const SWAP: f32 = 4.0;
 
 /// One part: its placed mesh (owned by the hierarchy) and its placement.
