@@ -3,6 +3,7 @@
 
 #[macro_use]
 mod profile;
+mod broad;
 mod dop;
 mod env;
 mod error;
@@ -22,6 +23,7 @@ mod traverse;
 mod tri;
 mod tumble;
 
+pub use broad::{Aabb, BroadPhase, BroadStats, LARGE_CELLS};
 pub use dop::{Dop, OverlapOrder, axes};
 pub use env::{Environment, Part, PartId};
 pub use error::{Error, FormatError, Result};

@@ -2,6 +2,8 @@
 //!
 //! - [`brute_force_contacts`]: every environment triangle against every object triangle,
 //!   with no hierarchy, no tumbling, no k-DOPs — the answer a query must equal.
+//! - [`brute_force_pairs`]: every pair of broad-phase boxes compared, the answer of a
+//!   [`crate::BroadPhase`] update.
 //! - [`reference_triangles_intersect`]: exact linear feasibility in big integers, the
 //!   reference for the fast triangle test itself.
 
@@ -16,6 +18,7 @@ use crate::tumble::FlyingObject;
 use glam::DVec3;
 use rayon::prelude::*;
 
+pub use crate::broad::{brute_force_pairs, single_sweep_pairs};
 pub use reference::reference_triangles_intersect;
 
 /// Every contact between the environment and the placed object, by testing all triangle

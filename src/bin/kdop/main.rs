@@ -5,7 +5,9 @@
 //! - `kdop build MESH --out FILE.kdop`: build and save an environment hierarchy.
 //! - `kdop paper table1|table2|table3|table45|table67|fig3|all`: the paper's experiments.
 //! - `kdop bench matrix`: every real mesh against every other, kdop against FCL.
+//! - `kdop bench broad`: the broad phase on N moving boxes, kdop against parry3d.
 
+mod broad;
 mod check;
 mod common;
 mod demo;
@@ -57,6 +59,9 @@ enum BenchCommand {
     /// near poses: kdop (each k, OBB) against FCL, reports checked; writes
     /// docs/benchmarks.md's matrix section and heat maps.
     Matrix(matrix::MatrixArgs),
+    /// The sweep-and-prune broad phase alone on N moving boxes, against parry3d's BVH
+    /// broad phase (`--features peers`), pairs checked against an oracle.
+    Broad(broad::BroadArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +73,7 @@ fn main() -> ExitCode {
         Command::Build(a) => common::run_build(&a),
         Command::Paper(a) => paper::run(&a),
         Command::Bench(BenchCommand::Matrix(a)) => matrix::run(&a),
+        Command::Bench(BenchCommand::Broad(a)) => broad::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,176 @@
+//! The sweep-and-prune broad phase against its oracle (all pairs compared) over random
+//! sequences of insertions, moves, removals and static/dynamic changes, with boxes of very
+//! different sizes (points, ordinary, large enough to stay out of the cells, unbounded).
+
+mod common;
+
+use common::Rng;
+use kdop::oracle::{brute_force_pairs, single_sweep_pairs};
+use kdop::{Aabb, BroadPhase};
+
+/// A random box: mostly unit-sized, some tiny or points, some far larger than the rest.
+fn random_box(rng: &mut Rng, spread: f64) -> Aabb {
+    let c = rng.vec(-spread, spread);
+    let size = match rng.below(20) {
+        0 => 0.0,
+        1 => rng.range(0.0, 0.01),
+        2 => rng.range(5.0, 40.0),
+        3 if rng.below(10) == 0 => f64::INFINITY,
+        _ => rng.range(0.3, 1.5),
+    };
+    let h = [rng.f64(), rng.f64(), rng.f64()].map(|f| (size * (0.2 + f)) as f32);
+    let c = [c.x as f32, c.y as f32, c.z as f32];
+    Aabb::new(
+        [c[0] - h[0], c[1] - h[1], c[2] - h[2]],
+        [c[0] + h[0], c[1] + h[1], c[2] + h[2]],
+    )
+}
+
+/// The same boxes as the oracle's input.
+fn live(boxes: &[Option<(Aabb, bool)>]) -> Vec<(u32, Aabb, bool)> {
+    boxes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| b.map(|(a, d)| (i as u32, a, d)))
+        .collect()
+}
+
+fn sorted_pairs(bp: &BroadPhase) -> Vec<(u32, u32)> {
+    let mut p: Vec<_> = bp.pairs().collect();
+    let n = p.len();
+    p.sort_unstable();
+    p.dedup();
+    assert_eq!(p.len(), n, "a pair was reported twice");
+    p
+}
+
+/// Runs a random edit sequence; every update is checked against the oracle. Returns the
+/// pairs of every frame in the broad phase's own order.
+fn run(seed: u64, n: usize, frames: usize, fixed: Option<f32>) -> Vec<Vec<(u32, u32)>> {
+    let mut rng = Rng::new(seed);
+    let spread = (n as f64).cbrt() * 1.2;
+    let mut bp = match fixed {
+        Some(s) => BroadPhase::with_cell_size(s).unwrap(),
+        None => BroadPhase::new(),
+    };
+    let mut boxes: Vec<Option<(Aabb, bool)>> = vec![None; n + n / 4];
+    let mut order = Vec::new();
+    for (i, slot) in boxes.iter_mut().take(n).enumerate() {
+        let b = random_box(&mut rng, spread);
+        let d = rng.below(3) != 0;
+        bp.set(i as u32, b, d).unwrap();
+        *slot = Some((b, d));
+    }
+    for _ in 0..frames {
+        for _ in 0..n / 3 {
+            let i = rng.below(boxes.len() as u64) as usize;
+            match rng.below(10) {
+                0 => {
+                    assert_eq!(bp.remove(i as u32), boxes[i].is_some());
+                    boxes[i] = None;
+                }
+                1 => {
+                    let b = random_box(&mut rng, spread);
+                    bp.set(i as u32, b, true).unwrap();
+                    boxes[i] = Some((b, true));
+                }
+                2 => {
+                    if let Some((b, d)) = boxes[i] {
+                        bp.set(i as u32, b, !d).unwrap();
+                        boxes[i] = Some((b, !d));
+                    }
+                }
+                _ => {
+                    // A small motion, as from one frame to the next.
+                    if let Some((mut b, d)) = boxes[i] {
+                        let s = 0.05 * (b.hi[0] - b.lo[0]).min(1.0);
+                        let m = rng.vec(-1.0, 1.0);
+                        for (k, v) in [m.x, m.y, m.z].into_iter().enumerate() {
+                            b.lo[k] += s * v as f32;
+                            b.hi[k] += s * v as f32;
+                        }
+                        bp.set(i as u32, b, d).unwrap();
+                        boxes[i] = Some((b, d));
+                    }
+                }
+            }
+        }
+        bp.update();
+        let pairs = sorted_pairs(&bp);
+        let all = brute_force_pairs(&live(&boxes));
+        assert_eq!(pairs, all, "seed {seed}");
+        // The second oracle, used by `kdop bench broad` where all pairs cost too much.
+        assert_eq!(single_sweep_pairs(&live(&boxes)), all, "seed {seed}");
+        assert_eq!(bp.len(), live(&boxes).len());
+        order.push(bp.pairs().collect());
+    }
+    order
+}
+
+#[test]
+fn pairs_equal_brute_force_over_random_edits() {
+    for seed in 0..6 {
+        let order = run(seed, 300, 12, None);
+        assert!(
+            order.iter().any(|f| !f.is_empty()),
+            "seed {seed}: no pairs at all"
+        );
+    }
+}
+
+#[test]
+fn fixed_cells_of_any_size_equal_brute_force() {
+    // Cells far smaller than the boxes (most boxes large), and far larger (one cell).
+    for (seed, size) in [(10, 0.05), (11, 0.7), (12, 1000.0)] {
+        run(seed, 200, 6, Some(size));
+    }
+}
+
+#[test]
+fn same_calls_give_the_same_order_on_any_thread_count() {
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let four = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
+    let a = one.install(|| run(21, 2000, 4, None));
+    let b = four.install(|| run(21, 2000, 4, None));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn bad_boxes_are_refused_and_change_nothing() {
+    let mut bp = BroadPhase::new();
+    bp.set(3, Aabb::new([0.0; 3], [1.0; 3]), true).unwrap();
+    for bad in [
+        Aabb::new([f32::NAN, 0.0, 0.0], [1.0; 3]),
+        Aabb::new([2.0, 0.0, 0.0], [1.0; 3]),
+    ] {
+        let e = bp.set(3, bad, true).unwrap_err();
+        assert!(e.to_string().contains("proxy 3"), "{e}");
+    }
+    assert!(
+        bp.set(u32::MAX, Aabb::new([0.0; 3], [1.0; 3]), true)
+            .is_err()
+    );
+    assert_eq!(bp.aabb(3), Some(Aabb::new([0.0; 3], [1.0; 3])));
+    assert!(BroadPhase::with_cell_size(0.0).is_err());
+    assert!(BroadPhase::with_cell_size(f32::NAN).is_err());
+    assert!(!bp.remove(7));
+}
+
+#[test]
+fn static_pairs_are_never_reported() {
+    let mut bp = BroadPhase::new();
+    let b = Aabb::new([0.0; 3], [1.0; 3]);
+    bp.set(0, b, false).unwrap();
+    bp.set(1, b, false).unwrap();
+    bp.update();
+    assert_eq!(bp.pair_count(), 0);
+    bp.set(1, b, true).unwrap();
+    bp.update();
+    assert_eq!(sorted_pairs(&bp), vec![(0, 1)]);
+}
