@@ -62,6 +62,21 @@ pub enum Error {
     },
     /// An operating-system I/O error (the message of [`std::io::Error`]).
     Io(String),
+    /// A world handle whose object, shape or part was removed.
+    StaleHandle {
+        /// What the handle named ("object", "shape", "part").
+        what: &'static str,
+    },
+    /// A handle of another world.
+    ForeignHandle {
+        /// What the handle named.
+        what: &'static str,
+    },
+    /// A shape cannot be removed while objects or parts use it.
+    ShapeInUse {
+        /// How many objects and parts use it.
+        users: u32,
+    },
     /// An error in a named input: a file, the environment or the object of a query, a
     /// handle. [`Error::root`] gives the error inside.
     Context {
@@ -152,6 +167,13 @@ impl fmt::Display for Error {
                 reason,
             } => write!(f, "cannot read mesh {source_name}: {reason}"),
             Error::Io(e) => write!(f, "I/O error: {e}"),
+            Error::StaleHandle { what } => write!(f, "the {what} of this handle was removed"),
+            Error::ForeignHandle { what } => {
+                write!(f, "this {what} handle belongs to another world")
+            }
+            Error::ShapeInUse { users } => {
+                write!(f, "the shape is used by {users} objects and parts")
+            }
             Error::Context { context, error } => write!(f, "{context}: {error}"),
         }
     }

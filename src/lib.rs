@@ -22,6 +22,7 @@ mod testing;
 mod traverse;
 mod tri;
 mod tumble;
+mod world;
 
 pub use broad::{Aabb, BroadPhase, BroadStats, LARGE_CELLS};
 pub use dop::{Dop, OverlapOrder, axes};
@@ -38,6 +39,10 @@ pub use tri::{
     triangles_intersect, triangles_intersect_screened,
 };
 pub use tumble::{FlyingObject, Rebound};
+pub use world::{
+    Body, ContactPair, EndedPair, ObjectDesc, ObjectId, PairEvent, PartDesc, PartHandle, ShapeId,
+    StepStats, World, WorldOptions,
+};
 
 /// Largest coordinate magnitude accepted in a mesh (2^40, about 1.1e12).
 pub const MAX_COORDINATE: f64 = (1u64 << 40) as f64;

@@ -307,6 +307,15 @@ impl<const K: usize> QueryState<K> {
         Some(self.climber.steps - before)
     }
 
+    /// The k-DOP of `obj` placed by `pose`: exact where the hull is climbed or scanned, a
+    /// conservative re-bounding right after a jump (as a query's root). The world's broad
+    /// phase takes it from here, and the next query of the object at this pose reuses it.
+    pub(crate) fn root_bound(&mut self, obj: &FlyingObject<K>, pose: &Pose) -> Dop<K> {
+        self.bind(obj);
+        self.set_pose(obj, pose, 0.0, Rebound::Slabs);
+        self.fly[0].dop
+    }
+
     /// A new stamp: every re-bounded node and placed triangle is stale.
     fn next_stamp(&mut self) {
         self.stamp = self.stamp.wrapping_add(1);

@@ -1,0 +1,468 @@
+//! One frame of the world: fat root k-DOPs of the moved objects, the broad phase, the exact
+//! narrow phase on every candidate pair in parallel (Klosowski et al. 1998, §6.1, with the
+//! simultaneous descent of §4.2 per pair), and the pairs' events.
+//!
+//! Determinism: candidate pairs come out of the broad phase in an order fixed by the
+//! sequence of calls; each pair's answer goes to its own slot, whichever thread computes it;
+//! the colliding pairs are then sorted by their handles. Detect-mode answers do not depend
+//! on a thread's history because the world's queries never start from a witness.
+
+use super::{Body, ObjectId, ObjectKey, PartHandle, PartKey, Slot, World, aabb_of};
+use crate::dop::Dop;
+use crate::error::{Error, Result};
+use crate::pose::Pose;
+use crate::traverse::{Mode, QueryOptions, QueryState};
+use crate::tumble::FlyingObject;
+use parking_lot::Mutex;
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// Whether a colliding pair began colliding this step or went on from the last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PairEvent {
+    /// Not colliding at the step before (or new).
+    Begin,
+    /// Colliding at the step before too.
+    Persist,
+}
+
+/// A colliding pair of one step: an object and an object or part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ContactPair {
+    /// The first side: always an object.
+    pub a: Body,
+    /// The second side: an object after `a` in handle order, or a part.
+    pub b: Body,
+    /// `a`'s user value.
+    pub a_user: u64,
+    /// `b`'s user value.
+    pub b_user: u64,
+    /// Begin or persist.
+    pub event: PairEvent,
+    start: u32,
+    len: u32,
+}
+
+/// A pair that collided at the step before and no longer does (separated, filtered out,
+/// or one side removed); handles may be stale, the user values are kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EndedPair {
+    /// The first side.
+    pub a: Body,
+    /// The second side.
+    pub b: Body,
+    /// `a`'s user value.
+    pub a_user: u64,
+    /// `b`'s user value.
+    pub b_user: u64,
+}
+
+/// What a step did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepStats {
+    /// Objects whose pose changed since the step before.
+    pub moved: u64,
+    /// Of those, objects whose root left its fat k-DOP (the broad phase saw them move).
+    pub refattened: u64,
+    /// Pairs the broad phase found.
+    pub broad_pairs: u64,
+    /// Pairs left after the filters and the fat k-DOP test: the narrow phase's work.
+    pub narrow_pairs: u64,
+    /// Pairs colliding.
+    pub colliding: u64,
+    /// Triangle contacts over all pairs.
+    pub contacts: u64,
+    /// Pairs that began, and that ended.
+    pub begins: u64,
+    /// Pairs that ended.
+    pub ends: u64,
+    /// Time in the bounds and the broad phase, microseconds.
+    pub broad_us: f64,
+    /// Time in the narrow phase and the events, microseconds.
+    pub narrow_us: f64,
+}
+
+/// One candidate pair: an object, and an object or part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Job {
+    Objects(ObjectKey, ObjectKey),
+    Part(ObjectKey, PartKey),
+}
+
+/// The buffers of a step, kept from step to step so that a steady state allocates nothing.
+pub(super) struct Frame<const K: usize> {
+    moved: Vec<ObjectKey>,
+    roots: Vec<Dop<K>>,
+    jobs: Vec<Job>,
+    /// Per job: its contacts, `[a triangle, b triangle]`.
+    outs: Vec<Vec<[u32; 2]>>,
+    pairs: Vec<ContactPair>,
+    tris: Vec<[u32; 2]>,
+    ended: Vec<EndedPair>,
+    /// The colliding pairs of the last step, sorted: `(a, b, a_user, b_user)`.
+    active: Vec<(Body, Body, u64, u64)>,
+    next_active: Vec<(Body, Body, u64, u64)>,
+}
+
+impl<const K: usize> Default for Frame<K> {
+    fn default() -> Self {
+        Frame {
+            moved: Vec::new(),
+            roots: Vec::new(),
+            jobs: Vec::new(),
+            outs: Vec::new(),
+            pairs: Vec::new(),
+            tris: Vec::new(),
+            ended: Vec::new(),
+            active: Vec::new(),
+            next_active: Vec::new(),
+        }
+    }
+}
+
+impl<const K: usize> Frame<K> {
+    pub(super) fn memory_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.moved.capacity() * 8
+            + self.roots.capacity() * size_of::<Dop<K>>()
+            + self.jobs.capacity() * size_of::<Job>()
+            + self
+                .outs
+                .iter()
+                .map(|o| size_of::<Vec<[u32; 2]>>() + o.capacity() * 8)
+                .sum::<usize>()
+            + self.pairs.capacity() * size_of::<ContactPair>()
+            + self.tris.capacity() * 8
+            + self.ended.capacity() * size_of::<EndedPair>()
+            + (self.active.capacity() + self.next_active.capacity())
+                * size_of::<(Body, Body, u64, u64)>()
+    }
+}
+
+/// Query options of a pair in the world: no witness (answers must not depend on which
+/// thread's state ran the query before).
+fn options(mode: Mode) -> QueryOptions {
+    QueryOptions {
+        mode,
+        witness: false,
+        ..QueryOptions::REPORT
+    }
+}
+
+fn accepts(group_a: u32, mask_a: u32, group_b: u32, mask_b: u32) -> bool {
+    group_a & mask_b != 0 && group_b & mask_a != 0
+}
+
+impl<const K: usize> World<K> {
+    /// Runs one frame: every object against every other and every part.
+    ///
+    /// Afterwards [`World::pairs`] lists the colliding pairs sorted by `(a, b)` with their
+    /// events, [`World::contacts`] a pair's triangle pairs (sorted), and [`World::ended`] the
+    /// pairs that stopped colliding.
+    ///
+    /// # Errors
+    /// None in practice: poses are checked when set. A query error would name the pair.
+    ///
+    /// # Performance
+    /// Objects that did not move cost nothing in the broad phase; pairs run in parallel
+    /// (rayon), each object's root bound once per step. Buffers are kept, so a steady state
+    /// allocates nothing.
+    pub fn step(&mut self) -> Result<StepStats> {
+        zone!("World::step");
+        let start = Instant::now();
+        let threads = rayon::current_num_threads().max(1);
+        if self.workspaces.len() < threads {
+            self.workspaces
+                .resize_with(threads, || Mutex::new(QueryState::new()));
+        }
+        let mut stats = StepStats::default();
+        self.update_bounds(&mut stats)?;
+        self.broad.update();
+        stats.broad_pairs = self.broad.pair_count() as u64;
+        self.collect_jobs();
+        stats.narrow_pairs = self.frame.jobs.len() as u64;
+        let broad_done = Instant::now();
+        self.run_jobs()?;
+        self.merge(&mut stats);
+        stats.broad_us = (broad_done - start).as_secs_f64() * 1e6;
+        stats.narrow_us = broad_done.elapsed().as_secs_f64() * 1e6;
+        Ok(stats)
+    }
+
+    /// The thread's workspace.
+    fn workspace(&self) -> parking_lot::MutexGuard<'_, QueryState<K>> {
+        let i = rayon::current_thread_index().unwrap_or(0) % self.workspaces.len();
+        self.workspaces[i].lock()
+    }
+
+    /// Root k-DOPs of the moved objects (in parallel); those that left their fat k-DOP get
+    /// a new one and tell the broad phase.
+    fn update_bounds(&mut self, stats: &mut StepStats) -> Result<()> {
+        let mut moved = std::mem::take(&mut self.frame.moved);
+        moved.clear();
+        moved.extend(
+            self.moved
+                .drain(..)
+                .filter(|&k| self.objects.get(k).is_some_and(|o| o.moved)),
+        );
+        stats.moved = moved.len() as u64;
+        let mut roots = std::mem::take(&mut self.frame.roots);
+        {
+            let world = &*self;
+            moved
+                .par_iter()
+                .map(|&k| {
+                    let o = &world.objects[k];
+                    let shape = &world.shapes[o.shape].object;
+                    world.workspace().root_bound(shape, &o.pose)
+                })
+                .collect_into_vec(&mut roots);
+        }
+        for (&k, root) in moved.iter().zip(&roots) {
+            let o = &mut self.objects[k];
+            o.moved = false;
+            if o.fat.is_empty() || !o.fat.contains(root) {
+                let e = root.box_extent();
+                o.fat = root.enlarged(self.options.fat_margin * e.max_element());
+                stats.refattened += 1;
+                let aabb = aabb_of(&o.fat).ok_or(Error::InvalidPose {
+                    reason: "the placed object has no finite bounds",
+                })?;
+                self.broad.set(proxy_of_object(k), aabb, true)?;
+            }
+        }
+        self.frame.moved = moved;
+        self.frame.roots = roots;
+        Ok(())
+    }
+
+    /// The broad phase's pairs that pass the filters and the fat k-DOP test.
+    fn collect_jobs(&mut self) {
+        let mut jobs = std::mem::take(&mut self.frame.jobs);
+        jobs.clear();
+        for (p, q) in self.broad.pairs() {
+            let (Some(&x), Some(&y)) = (
+                self.proxy_body.get(p as usize),
+                self.proxy_body.get(q as usize),
+            ) else {
+                continue;
+            };
+            let job = match (x, y) {
+                (Slot::Object(a), Slot::Object(b)) => {
+                    let (oa, ob) = (&self.objects[a], &self.objects[b]);
+                    if !accepts(oa.desc.group, oa.desc.mask, ob.desc.group, ob.desc.mask)
+                        || !oa.fat.overlaps(&ob.fat)
+                    {
+                        continue;
+                    }
+                    Job::Objects(a.min(b), a.max(b))
+                }
+                (Slot::Object(a), Slot::Part(b)) | (Slot::Part(b), Slot::Object(a)) => {
+                    let (o, part) = (&self.objects[a], &self.parts[b]);
+                    if !accepts(o.desc.group, o.desc.mask, part.desc.group, part.desc.mask)
+                        || !o.fat.overlaps(&part.bound)
+                    {
+                        continue;
+                    }
+                    Job::Part(a, b)
+                }
+                _ => continue,
+            };
+            jobs.push(job);
+        }
+        self.frame.jobs = jobs;
+    }
+
+    /// The narrow phase: each job's exact contacts into its own slot, in parallel.
+    fn run_jobs(&mut self) -> Result<()> {
+        let mut outs = std::mem::take(&mut self.frame.outs);
+        if outs.len() < self.frame.jobs.len() {
+            outs.resize_with(self.frame.jobs.len(), Vec::new);
+        }
+        let first_error: Mutex<Option<(usize, Error)>> = Mutex::new(None);
+        {
+            let world = &*self;
+            world
+                .frame
+                .jobs
+                .par_iter()
+                .zip(outs.par_iter_mut())
+                .enumerate()
+                .for_each(|(i, (job, out))| {
+                    out.clear();
+                    if let Err(e) = world.run_job(*job, out) {
+                        let mut slot = first_error.lock();
+                        if slot.as_ref().is_none_or(|(j, _)| i < *j) {
+                            *slot = Some((i, e));
+                        }
+                    }
+                });
+        }
+        self.frame.outs = outs;
+        match first_error.into_inner() {
+            Some((_, e)) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn run_job(&self, job: Job, out: &mut Vec<[u32; 2]>) -> Result<()> {
+        let (a, b_obj, b_pose, mode, what) = match job {
+            Job::Objects(a, b) => {
+                let (oa, ob) = (&self.objects[a], &self.objects[b]);
+                let mode = if oa.desc.mode == Mode::Report || ob.desc.mode == Mode::Report {
+                    Mode::Report
+                } else {
+                    Mode::Detect
+                };
+                (
+                    a,
+                    &self.shapes[ob.shape].object,
+                    &ob.pose,
+                    mode,
+                    "object pair",
+                )
+            }
+            Job::Part(a, p) => {
+                let part = &self.parts[p];
+                let mode = self.objects[a].desc.mode;
+                (
+                    a,
+                    &self.shapes[part.shape].object,
+                    &part.placement,
+                    mode,
+                    "object-part pair",
+                )
+            }
+        };
+        let oa = &self.objects[a];
+        let a_obj: &FlyingObject<K> = &self.shapes[oa.shape].object;
+        let pose: &Pose = &oa.pose;
+        let mut ws = self.workspace();
+        let hit = a_obj
+            .collide_with(pose, b_obj, b_pose, &options(mode), &mut ws)
+            .map_err(|e| e.context(what))?;
+        out.extend(hit.contacts.iter().map(|c| [c.a_triangle, c.b_triangle]));
+        Ok(())
+    }
+
+    /// Colliding pairs sorted by handles, their contacts, and the events against the step
+    /// before.
+    fn merge(&mut self, stats: &mut StepStats) {
+        let f = &mut self.frame;
+        f.pairs.clear();
+        f.tris.clear();
+        for (job, out) in f.jobs.iter().zip(&f.outs) {
+            if out.is_empty() {
+                continue;
+            }
+            let (a, b, a_user, b_user) = match *job {
+                Job::Objects(a, b) => (
+                    Body::Object(ObjectId {
+                        key: a,
+                        world: self.id,
+                    }),
+                    Body::Object(ObjectId {
+                        key: b,
+                        world: self.id,
+                    }),
+                    self.objects[a].desc.user,
+                    self.objects[b].desc.user,
+                ),
+                Job::Part(a, p) => (
+                    Body::Object(ObjectId {
+                        key: a,
+                        world: self.id,
+                    }),
+                    Body::Part(PartHandle {
+                        key: p,
+                        world: self.id,
+                    }),
+                    self.objects[a].desc.user,
+                    self.parts[p].desc.user,
+                ),
+            };
+            f.pairs.push(ContactPair {
+                a,
+                b,
+                a_user,
+                b_user,
+                event: PairEvent::Begin,
+                start: f.tris.len() as u32,
+                len: out.len() as u32,
+            });
+            f.tris.extend_from_slice(out);
+        }
+        f.pairs.sort_unstable_by_key(|p| (p.a, p.b));
+        // Events: one merge of two sorted lists.
+        f.ended.clear();
+        f.next_active.clear();
+        let mut old = f.active.iter().peekable();
+        for pair in f.pairs.iter_mut() {
+            let key = (pair.a, pair.b);
+            while let Some(&&(a, b, ua, ub)) = old.peek() {
+                if (a, b) < key {
+                    f.ended.push(EndedPair {
+                        a,
+                        b,
+                        a_user: ua,
+                        b_user: ub,
+                    });
+                    old.next();
+                } else {
+                    break;
+                }
+            }
+            pair.event = if old.peek().is_some_and(|o| (o.0, o.1) == key) {
+                old.next();
+                PairEvent::Persist
+            } else {
+                PairEvent::Begin
+            };
+            f.next_active
+                .push((pair.a, pair.b, pair.a_user, pair.b_user));
+        }
+        for &(a, b, a_user, b_user) in old {
+            f.ended.push(EndedPair {
+                a,
+                b,
+                a_user,
+                b_user,
+            });
+        }
+        std::mem::swap(&mut f.active, &mut f.next_active);
+        stats.colliding = f.pairs.len() as u64;
+        stats.contacts = f.tris.len() as u64;
+        stats.begins = f
+            .pairs
+            .iter()
+            .filter(|p| p.event == PairEvent::Begin)
+            .count() as u64;
+        stats.ends = f.ended.len() as u64;
+    }
+
+    /// The colliding pairs of the last step, sorted by `(a, b)`.
+    #[must_use]
+    pub fn pairs(&self) -> &[ContactPair] {
+        &self.frame.pairs
+    }
+
+    /// A pair's contacts: `[a's triangle, b's triangle]`, as indices in the shapes' meshes,
+    /// sorted. A detect-mode pair lists the one contact it found.
+    #[must_use]
+    pub fn contacts(&self, pair: &ContactPair) -> &[[u32; 2]] {
+        self.frame
+            .tris
+            .get(pair.start as usize..(pair.start + pair.len) as usize)
+            .unwrap_or(&[])
+    }
+
+    /// The pairs that collided at the step before the last and not at the last.
+    #[must_use]
+    pub fn ended(&self) -> &[EndedPair] {
+        &self.frame.ended
+    }
+}
+
+fn proxy_of_object(k: ObjectKey) -> u32 {
+    super::proxy_of(Slot::Object(k))
+}

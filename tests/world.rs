@@ -1,0 +1,344 @@
+//! The world against brute force: every step's colliding pairs, their contacts and their
+//! events equal those of all object pairs and object-part pairs tested triangle by triangle,
+//! on seeded scenes with objects far larger and far smaller than each other, filters,
+//! detect and report modes, teleports, removals and additions; the same answers on one
+//! thread and four; handle misuse refused with typed errors.
+
+mod common;
+
+use common::{Rng, cluster, random_pose};
+use kdop::oracle::brute_force_object_contacts;
+use kdop::{
+    Body, Error, Mode, ObjectDesc, ObjectId, PairEvent, PartDesc, PartHandle, Pose, ShapeId, World,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What the world knows about an object or part, kept by the test independently.
+#[derive(Clone, Copy)]
+struct Item {
+    shape: usize,
+    pose: Pose,
+    group: u32,
+    mask: u32,
+    mode: Mode,
+}
+
+/// A frame's answer as a map from pair to contacts (sorted), and the events.
+type Answer = BTreeMap<(Body, Body), Vec<[u32; 2]>>;
+
+fn accepts(a: &Item, b: &Item) -> bool {
+    a.group & b.mask != 0 && b.group & a.mask != 0
+}
+
+/// The oracle's colliding pairs with every contact.
+fn brute(
+    world: &World<18>,
+    shapes: &[ShapeId],
+    objects: &BTreeMap<ObjectId, Item>,
+    parts: &BTreeMap<PartHandle, Item>,
+) -> Answer {
+    let mut out = Answer::new();
+    let obj = |s: usize| world.shape_object(shapes[s]).unwrap();
+    let pairs = |a: &Item, b: &Item| -> Vec<[u32; 2]> {
+        brute_force_object_contacts(obj(a.shape), &a.pose, obj(b.shape), &b.pose, 0.0)
+            .into_iter()
+            .map(|c| [c.a_triangle, c.b_triangle])
+            .collect()
+    };
+    for (i, (ka, a)) in objects.iter().enumerate() {
+        for (kb, b) in objects.iter().skip(i + 1) {
+            if accepts(a, b) {
+                let c = pairs(a, b);
+                if !c.is_empty() {
+                    out.insert((Body::Object(*ka), Body::Object(*kb)), c);
+                }
+            }
+        }
+        for (kp, p) in parts {
+            if accepts(a, p) {
+                let c = pairs(a, p);
+                if !c.is_empty() {
+                    out.insert((Body::Object(*ka), Body::Part(*kp)), c);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Checks a step against the oracle; returns the world's answer in its own order.
+fn check_step(
+    world: &World<18>,
+    truth: &Answer,
+    previous: &BTreeSet<(Body, Body)>,
+    objects: &BTreeMap<ObjectId, Item>,
+    context: &str,
+) -> Vec<(Body, Body, PairEvent, Vec<[u32; 2]>)> {
+    let mut seen = Vec::new();
+    let keys: Vec<(Body, Body)> = world.pairs().iter().map(|p| (p.a, p.b)).collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted, "{context}: pairs not sorted");
+    assert_eq!(
+        keys.iter().copied().collect::<BTreeSet<_>>(),
+        truth.keys().copied().collect::<BTreeSet<_>>(),
+        "{context}: colliding pairs differ"
+    );
+    for p in world.pairs() {
+        let got = world.contacts(p).to_vec();
+        let want = &truth[&(p.a, p.b)];
+        let detect = |b: &Body| match b {
+            Body::Object(o) => objects[o].mode == Mode::Detect,
+            Body::Part(_) => true,
+        };
+        if detect(&p.a) && detect(&p.b) {
+            assert_eq!(got.len(), 1, "{context}: detect lists one contact");
+            assert!(
+                want.contains(&got[0]),
+                "{context}: detect contact is not real"
+            );
+        } else {
+            assert_eq!(&got, want, "{context}: contacts differ");
+        }
+        let event = if previous.contains(&(p.a, p.b)) {
+            PairEvent::Persist
+        } else {
+            PairEvent::Begin
+        };
+        assert_eq!(p.event, event, "{context}: wrong event");
+        seen.push((p.a, p.b, p.event, got));
+    }
+    let ended: BTreeSet<(Body, Body)> = world.ended().iter().map(|e| (e.a, e.b)).collect();
+    let expect: BTreeSet<(Body, Body)> = previous
+        .iter()
+        .filter(|k| !truth.contains_key(k))
+        .copied()
+        .collect();
+    assert_eq!(ended, expect, "{context}: ended pairs differ");
+    assert_eq!(ended.len(), world.ended().len(), "{context}: an end twice");
+    seen
+}
+
+type Trace = Vec<Vec<(Body, Body, PairEvent, Vec<[u32; 2]>)>>;
+type UserFrame = Vec<(u64, u64, PairEvent, Vec<[u32; 2]>)>;
+
+/// A trace without the world's own handles (which name their world): the pairs by the
+/// users' values, which both runs of a seed give alike.
+fn by_user(world: &World<18>) -> UserFrame {
+    world
+        .pairs()
+        .iter()
+        .map(|p| (p.a_user, p.b_user, p.event, world.contacts(p).to_vec()))
+        .collect()
+}
+
+/// A seeded scene run for `frames` steps, checked at every step; returns what it saw, with
+/// handles and by users' values.
+fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>) {
+    let mut rng = Rng::new(seed);
+    let mut world = World::<18>::new();
+    // Shapes from a few centimetres to tens of metres: size ratios up to 1000.
+    let shapes: Vec<ShapeId> = [
+        (40, 0.05, 0.02),
+        (60, 1.0, 0.4),
+        (30, 20.0, 6.0),
+        (80, 2.0, 0.3),
+    ]
+    .iter()
+    .map(|&(n, r, s)| world.add_shape(cluster(&mut rng, n, r, s)).unwrap())
+    .collect();
+    let mut parts = BTreeMap::new();
+    for i in 0..4 {
+        let item = Item {
+            shape: [2, 1, 3, 0][i],
+            pose: random_pose(&mut rng, 3.0, i == 3),
+            group: if i == 1 { 2 } else { 1 },
+            mask: u32::MAX,
+            mode: Mode::Report,
+        };
+        let desc = PartDesc {
+            group: item.group,
+            mask: item.mask,
+            user: 100 + i as u64,
+        };
+        let h = world.add_part(shapes[item.shape], item.pose, desc).unwrap();
+        parts.insert(h, item);
+    }
+    let mut objects = BTreeMap::new();
+    let add = |world: &mut World<18>, rng: &mut Rng, objects: &mut BTreeMap<ObjectId, Item>| {
+        let item = Item {
+            shape: rng.below(4) as usize,
+            pose: random_pose(rng, 4.0, false),
+            group: 1 << rng.below(2),
+            mask: if rng.below(4) == 0 { 1 } else { u32::MAX },
+            mode: if rng.below(3) == 0 {
+                Mode::Detect
+            } else {
+                Mode::Report
+            },
+        };
+        let desc = ObjectDesc {
+            mode: item.mode,
+            group: item.group,
+            mask: item.mask,
+            user: objects.len() as u64 + 1000 * rng.below(1000),
+        };
+        let id = world
+            .add_object(shapes[item.shape], item.pose, desc)
+            .unwrap();
+        objects.insert(id, item);
+    };
+    for _ in 0..14 {
+        add(&mut world, &mut rng, &mut objects);
+    }
+    let mut previous = BTreeSet::new();
+    let mut trace = Vec::new();
+    let mut users = Vec::new();
+    for frame in 0..frames {
+        let ids: Vec<ObjectId> = objects.keys().copied().collect();
+        for id in ids {
+            let item = objects.get_mut(&id).unwrap();
+            match rng.below(12) {
+                0 => item.pose = random_pose(&mut rng, 4.0, false), // teleport
+                1 => {
+                    world.remove_object(id).unwrap();
+                    objects.remove(&id);
+                    continue;
+                }
+                2 => {
+                    item.mask ^= 1;
+                    let mut d = world.object_desc(id).unwrap();
+                    d.mask = item.mask;
+                    world.set_object_desc(id, d).unwrap();
+                    continue;
+                }
+                _ => {
+                    // A small motion: a few percent of the scene per frame.
+                    let step = Pose::from_translation(rng.vec(-0.15, 0.15)).unwrap();
+                    item.pose = step.after(&item.pose).unwrap();
+                }
+            }
+            world.set_pose(id, item.pose).unwrap();
+        }
+        if frame % 3 == 0 {
+            add(&mut world, &mut rng, &mut objects);
+        }
+        world.step().unwrap();
+        let truth = brute(&world, &shapes, &objects, &parts);
+        let context = format!("seed {seed}, frame {frame}");
+        trace.push(check_step(&world, &truth, &previous, &objects, &context));
+        users.push(by_user(&world));
+        previous = truth.keys().copied().collect();
+    }
+    (trace, users)
+}
+
+#[test]
+fn every_step_equals_brute_force() {
+    let mut kinds = [0; 2];
+    for seed in 0..4 {
+        for frame in run_scene(seed, 12).0 {
+            for p in frame {
+                kinds[usize::from(matches!(p.1, Body::Part(_)))] += 1;
+            }
+        }
+    }
+    assert!(
+        kinds[0] > 10 && kinds[1] > 10,
+        "too few pairs of a kind: {kinds:?}"
+    );
+}
+
+#[test]
+fn one_thread_and_four_give_the_same_steps() {
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let four = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
+    let a = one.install(|| run_scene(7, 8)).1;
+    let b = four.install(|| run_scene(7, 8)).1;
+    assert!(
+        a.iter().map(Vec::len).sum::<usize>() > 5,
+        "too few pairs to compare"
+    );
+    assert_eq!(a, b);
+}
+
+fn triangle() -> kdop::Mesh {
+    use glam::DVec3;
+    kdop::Mesh::new(
+        vec![
+            DVec3::new(-1.0, -1.0, 0.0),
+            DVec3::new(1.0, -1.0, 0.0),
+            DVec3::new(0.0, 1.0, 0.0),
+        ],
+        vec![[0, 1, 2]],
+    )
+    .unwrap()
+}
+
+#[test]
+fn removal_ends_a_pair_and_handles_are_checked() {
+    let mut w = World::<18>::new();
+    let s = w.add_shape(triangle()).unwrap();
+    let part = w.add_part(s, Pose::IDENTITY, PartDesc::default()).unwrap();
+    let desc = ObjectDesc {
+        user: 42,
+        ..ObjectDesc::default()
+    };
+    let turned =
+        Pose::from_rows([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 1.0, 0.0, 0.0]).unwrap();
+    let a = w.add_object(s, turned, desc).unwrap();
+    w.step().unwrap();
+    assert_eq!(w.pairs().len(), 1);
+    assert_eq!(
+        (w.pairs()[0].a, w.pairs()[0].b),
+        (Body::Object(a), Body::Part(part))
+    );
+    assert_eq!((w.pairs()[0].a_user, w.pairs()[0].b_user), (42, 0));
+    w.remove_object(a).unwrap();
+    w.step().unwrap();
+    assert!(w.pairs().is_empty());
+    assert_eq!(w.ended().len(), 1);
+    assert_eq!(w.ended()[0].a_user, 42);
+    w.step().unwrap();
+    assert!(w.ended().is_empty(), "an end is reported once");
+
+    // Stale and foreign handles are errors, never another item.
+    let b = w.add_object(s, turned, desc).unwrap();
+    assert!(matches!(
+        w.pose(a),
+        Err(Error::StaleHandle { what: "object" })
+    ));
+    assert!(matches!(w.remove_object(a), Err(Error::StaleHandle { .. })));
+    assert!(w.pose(b).is_ok());
+    let mut other = World::<18>::new();
+    let s2 = other.add_shape(triangle()).unwrap();
+    let c = other.add_object(s2, Pose::IDENTITY, desc).unwrap();
+    assert!(matches!(
+        w.pose(c),
+        Err(Error::ForeignHandle { what: "object" })
+    ));
+    assert!(matches!(
+        w.add_object(s2, Pose::IDENTITY, desc),
+        Err(Error::ForeignHandle { what: "shape" })
+    ));
+    assert!(matches!(
+        w.remove_shape(s),
+        Err(Error::ShapeInUse { users: 2 })
+    ));
+    w.remove_part(part).unwrap();
+    assert!(matches!(
+        w.remove_part(part),
+        Err(Error::StaleHandle { what: "part" })
+    ));
+    // A flattening pose is refused and the object keeps its pose.
+    let flat =
+        Pose::from_rows([1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]).unwrap();
+    assert!(w.set_pose(b, flat).is_err());
+    assert_eq!(w.pose(b).unwrap(), turned);
+}
