@@ -174,3 +174,17 @@ fn static_pairs_are_never_reported() {
     bp.update();
     assert_eq!(sorted_pairs(&bp), vec![(0, 1)]);
 }
+
+#[test]
+fn a_box_whose_cell_count_overflows_stays_out_of_the_cells() {
+    // 2^21 x 2^21 x 2^22 cells: 2^64, which a wrapping product once counted as 0 cells
+    // and tried to list (found by the world_edits fuzz target).
+    let mut bp = BroadPhase::with_cell_size(1.0).unwrap();
+    let huge = Aabb::new([0.0; 3], [2_097_151.5, 2_097_151.5, 4_194_303.5]);
+    let small = Aabb::new([0.0; 3], [1.0; 3]);
+    bp.set(0, huge, true).unwrap();
+    bp.set(1, small, false).unwrap();
+    bp.update();
+    assert_eq!(bp.stats().large, 1);
+    assert_eq!(sorted_pairs(&bp), vec![(0, 1)]);
+}

@@ -58,7 +58,7 @@ fn covered_buckets(lo: [i32; 3], hi: [i32; 3], buckets: usize, out: &mut Vec<u32
     out.clear();
     let cells: u64 = (0..3)
         .map(|i| (i64::from(hi[i]) - i64::from(lo[i]) + 1) as u64)
-        .product();
+        .fold(1, u64::saturating_mul);
     if cells >= buckets as u64 {
         out.extend(0..buckets as u32);
         return;

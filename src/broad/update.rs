@@ -31,7 +31,7 @@ pub(super) fn coord(x: f32, inv: f32) -> i32 {
 fn count(lo: CellKey, hi: CellKey) -> u64 {
     (0..3)
         .map(|i| (i64::from(hi[i]) - i64::from(lo[i]) + 1) as u64)
-        .product()
+        .fold(1, u64::saturating_mul)
 }
 
 /// The bucket of cell `k` among `mask + 1` buckets.

@@ -1,0 +1,195 @@
+//! Random sequences of world edits — shapes, objects and parts added and removed, poses set
+//! (bad ones too), filters changed, stale handles used — with a step after each few: every
+//! step's colliding pairs and contacts equal brute force over all object and part pairs, and
+//! every pair that collided and stops is reported ended exactly once.
+#![no_main]
+
+mod decode;
+
+use decode::Bytes;
+use kdop::oracle::brute_force_object_contacts;
+use kdop::{Body, Mesh, ObjectDesc, ObjectId, PartDesc, PartHandle, Pose, ShapeId, World};
+use libfuzzer_sys::fuzz_target;
+use std::collections::{BTreeMap, BTreeSet};
+
+fn mesh(b: &mut Bytes) -> Option<Mesh> {
+    let nv = 3 + (b.byte() % 6) as usize;
+    let nt = 1 + (b.byte() % 6) as usize;
+    let v = (0..nv).map(|_| b.point()).collect();
+    let t = (0..nt)
+        .map(|_| [0, 1, 2].map(|_| u32::from(b.byte()) % nv as u32))
+        .collect();
+    Mesh::new(v, t).ok()
+}
+
+fn pose(b: &mut Bytes) -> kdop::Result<Pose> {
+    let mut m = [0.0; 12];
+    for x in m.iter_mut() {
+        *x = b.f64();
+    }
+    Pose::from_rows(m)
+}
+
+#[derive(Clone, Copy)]
+struct Item {
+    shape: ShapeId,
+    pose: Pose,
+    group: u32,
+    mask: u32,
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut b = Bytes(data);
+    let mut w = World::<18>::new();
+    let mut shapes: Vec<ShapeId> = Vec::new();
+    let mut objects: BTreeMap<ObjectId, Item> = BTreeMap::new();
+    let mut parts: BTreeMap<PartHandle, Item> = BTreeMap::new();
+    let mut gone: Vec<ObjectId> = Vec::new();
+    let mut previous: BTreeSet<(Body, Body)> = BTreeSet::new();
+    for _ in 0..24 {
+        if b.0.is_empty() {
+            break;
+        }
+        match b.byte() % 8 {
+            0 => {
+                if let Some(m) = mesh(&mut b) {
+                    if let Ok(s) = w.add_shape(m) {
+                        shapes.push(s);
+                    }
+                }
+            }
+            1 | 2 if !shapes.is_empty() => {
+                let shape = shapes[usize::from(b.byte()) % shapes.len()];
+                let group = 1 << (b.byte() % 2);
+                let mask = if b.byte() % 3 == 0 { 1 } else { u32::MAX };
+                if let Ok(p) = pose(&mut b) {
+                    let item = Item {
+                        shape,
+                        pose: p,
+                        group,
+                        mask,
+                    };
+                    if b.byte() % 4 == 0 {
+                        let d = PartDesc {
+                            group,
+                            mask,
+                            user: 0,
+                        };
+                        if let Ok(h) = w.add_part(shape, p, d) {
+                            parts.insert(h, item);
+                        }
+                    } else {
+                        let d = ObjectDesc {
+                            group,
+                            mask,
+                            ..ObjectDesc::default()
+                        };
+                        match w.add_object(shape, p, d) {
+                            Ok(id) => {
+                                objects.insert(id, item);
+                            }
+                            Err(_) => assert!(p.inverse().is_err(), "a good pose refused"),
+                        }
+                    }
+                }
+            }
+            3 if !objects.is_empty() => {
+                let id = *objects
+                    .keys()
+                    .nth(usize::from(b.byte()) % objects.len())
+                    .unwrap();
+                if let Ok(p) = pose(&mut b) {
+                    if w.set_pose(id, p).is_ok() {
+                        objects.get_mut(&id).unwrap().pose = p;
+                    }
+                }
+                assert_eq!(
+                    w.pose(id).unwrap(),
+                    objects[&id].pose,
+                    "a refused pose changed it"
+                );
+            }
+            4 if !objects.is_empty() => {
+                let id = *objects
+                    .keys()
+                    .nth(usize::from(b.byte()) % objects.len())
+                    .unwrap();
+                w.remove_object(id).unwrap();
+                objects.remove(&id);
+                gone.push(id);
+            }
+            5 if !parts.is_empty() => {
+                let id = *parts
+                    .keys()
+                    .nth(usize::from(b.byte()) % parts.len())
+                    .unwrap();
+                w.remove_part(id).unwrap();
+                parts.remove(&id);
+            }
+            6 if !objects.is_empty() => {
+                let id = *objects
+                    .keys()
+                    .nth(usize::from(b.byte()) % objects.len())
+                    .unwrap();
+                let item = objects.get_mut(&id).unwrap();
+                item.mask ^= 1;
+                let d = ObjectDesc {
+                    group: item.group,
+                    mask: item.mask,
+                    ..ObjectDesc::default()
+                };
+                w.set_object_desc(id, d).unwrap();
+            }
+            _ => {
+                for id in &gone {
+                    assert!(
+                        w.pose(*id).is_err(),
+                        "a removed object's handle still works"
+                    );
+                }
+                w.step().unwrap();
+                let mut truth = BTreeMap::new();
+                let obj = |s: ShapeId| w.shape_object(s).unwrap();
+                let accepts = |a: &Item, c: &Item| a.group & c.mask != 0 && c.group & a.mask != 0;
+                for (i, (ka, a)) in objects.iter().enumerate() {
+                    let others = objects
+                        .iter()
+                        .skip(i + 1)
+                        .map(|(k, c)| (Body::Object(*k), c))
+                        .chain(parts.iter().map(|(k, c)| (Body::Part(*k), c)));
+                    for (kb, c) in others {
+                        if accepts(a, c) {
+                            let t: Vec<[u32; 2]> = brute_force_object_contacts(
+                                obj(a.shape),
+                                &a.pose,
+                                obj(c.shape),
+                                &c.pose,
+                                0.0,
+                            )
+                            .into_iter()
+                            .map(|x| [x.a_triangle, x.b_triangle])
+                            .collect();
+                            if !t.is_empty() {
+                                truth.insert((Body::Object(*ka), kb), t);
+                            }
+                        }
+                    }
+                }
+                let got: BTreeMap<(Body, Body), Vec<[u32; 2]>> = w
+                    .pairs()
+                    .iter()
+                    .map(|p| ((p.a, p.b), w.contacts(p).to_vec()))
+                    .collect();
+                assert_eq!(got, truth, "pairs or contacts differ from brute force");
+                let ended: Vec<(Body, Body)> = w.ended().iter().map(|e| (e.a, e.b)).collect();
+                let expect: Vec<(Body, Body)> = previous
+                    .iter()
+                    .filter(|k| !truth.contains_key(k))
+                    .copied()
+                    .collect();
+                assert_eq!(ended, expect, "ended pairs differ");
+                previous = truth.keys().copied().collect();
+            }
+        }
+    }
+});
