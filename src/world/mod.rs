@@ -479,6 +479,7 @@ impl<const K: usize> World<K> {
         (self.objects.capacity() * (std::mem::size_of::<Object<K>>() + 8)
             + self.broad.memory_bytes()
             + self.proxy_body.capacity() * std::mem::size_of::<Slot>()
+            + self.moved.capacity() * 8
             + self.frame.memory_bytes())
             / n
     }

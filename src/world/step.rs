@@ -10,9 +10,7 @@
 use super::{Body, ObjectId, ObjectKey, PartHandle, PartKey, Slot, World, aabb_of};
 use crate::dop::Dop;
 use crate::error::{Error, Result};
-use crate::pose::Pose;
 use crate::traverse::{Mode, QueryOptions, QueryState};
-use crate::tumble::FlyingObject;
 use parking_lot::Mutex;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -72,7 +70,7 @@ pub struct StepStats {
     pub colliding: u64,
     /// Triangle contacts over all pairs.
     pub contacts: u64,
-    /// Pairs that began, and that ended.
+    /// Pairs that began.
     pub begins: u64,
     /// Pairs that ended.
     pub ends: u64,
@@ -91,7 +89,6 @@ enum Job {
 
 /// The buffers of a step, kept from step to step so that a steady state allocates nothing.
 pub(super) struct Frame<const K: usize> {
-    moved: Vec<ObjectKey>,
     roots: Vec<Dop<K>>,
     jobs: Vec<Job>,
     /// Per job: its contacts, `[a triangle, b triangle]`.
@@ -107,7 +104,6 @@ pub(super) struct Frame<const K: usize> {
 impl<const K: usize> Default for Frame<K> {
     fn default() -> Self {
         Frame {
-            moved: Vec::new(),
             roots: Vec::new(),
             jobs: Vec::new(),
             outs: Vec::new(),
@@ -123,8 +119,7 @@ impl<const K: usize> Default for Frame<K> {
 impl<const K: usize> Frame<K> {
     pub(super) fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
-        self.moved.capacity() * 8
-            + self.roots.capacity() * size_of::<Dop<K>>()
+        self.roots.capacity() * size_of::<Dop<K>>()
             + self.jobs.capacity() * size_of::<Job>()
             + self
                 .outs
@@ -198,13 +193,9 @@ impl<const K: usize> World<K> {
     /// Root k-DOPs of the moved objects (in parallel); those that left their fat k-DOP get
     /// a new one and tell the broad phase.
     fn update_bounds(&mut self, stats: &mut StepStats) -> Result<()> {
-        let mut moved = std::mem::take(&mut self.frame.moved);
-        moved.clear();
-        moved.extend(
-            self.moved
-                .drain(..)
-                .filter(|&k| self.objects.get(k).is_some_and(|o| o.moved)),
-        );
+        // Removed objects (and keys listed before a removal) drop out here.
+        let mut moved = std::mem::take(&mut self.moved);
+        moved.retain(|&k| self.objects.get(k).is_some_and(|o| o.moved));
         stats.moved = moved.len() as u64;
         let mut roots = std::mem::take(&mut self.frame.roots);
         {
@@ -228,10 +219,12 @@ impl<const K: usize> World<K> {
                 let aabb = aabb_of(&o.fat).ok_or(Error::InvalidPose {
                     reason: "the placed object has no finite bounds",
                 })?;
-                self.broad.set(proxy_of_object(k), aabb, true)?;
+                self.broad
+                    .set(super::proxy_of(Slot::Object(k)), aabb, true)?;
             }
         }
-        self.frame.moved = moved;
+        moved.clear();
+        self.moved = moved;
         self.frame.roots = roots;
         Ok(())
     }
@@ -335,11 +328,10 @@ impl<const K: usize> World<K> {
             }
         };
         let oa = &self.objects[a];
-        let a_obj: &FlyingObject<K> = &self.shapes[oa.shape].object;
-        let pose: &Pose = &oa.pose;
         let mut ws = self.workspace();
-        let hit = a_obj
-            .collide_with(pose, b_obj, b_pose, &options(mode), &mut ws)
+        let hit = self.shapes[oa.shape]
+            .object
+            .collide_with(&oa.pose, b_obj, b_pose, &options(mode), &mut ws)
             .map_err(|e| e.context(what))?;
         out.extend(hit.contacts.iter().map(|c| [c.a_triangle, c.b_triangle]));
         Ok(())
@@ -461,8 +453,4 @@ impl<const K: usize> World<K> {
     pub fn ended(&self) -> &[EndedPair] {
         &self.frame.ended
     }
-}
-
-fn proxy_of_object(k: ObjectKey) -> u32 {
-    super::proxy_of(Slot::Object(k))
 }
