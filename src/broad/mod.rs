@@ -18,7 +18,8 @@
 //! static and sleeping boxes cost nothing per frame until they or a neighbour move.
 //!
 //! One file per operation: `update.rs` places boxes into cells, `sweep.rs` finds the pairs,
-//! `large.rs` the pairs of large boxes, `brute.rs` is the oracle (all pairs).
+//! `large.rs` the pairs of large boxes, `brute.rs` holds the oracles (all pairs, and one
+//! plain sweep).
 
 mod brute;
 mod large;
@@ -163,8 +164,8 @@ pub struct BroadStats {
 /// # Complexity
 /// An update costs the moved boxes times the size of their cells (insertion into sorted
 /// lists) plus, per cell holding a dynamic box, the pairs overlapping along x within it.
-/// The cell size follows the boxes: at the first update it is twice their median largest
-/// extent, and the grid is rebuilt when the boxes outgrow or shrink away from it.
+/// The cell size follows the boxes: at the first update it is a few times their median
+/// largest extent, and the grid is rebuilt when the boxes outgrow or shrink away from it.
 #[derive(Clone, Debug, Default)]
 pub struct BroadPhase {
     proxies: Vec<Proxy>,

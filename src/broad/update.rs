@@ -5,8 +5,9 @@
 
 use super::{BroadPhase, Cell, CellKey, Entry, LARGE_CELLS, Proxy};
 
-/// The cell edge is this many times the median of the boxes' largest extents: a typical box
-/// then touches one to eight cells, and a cell holds a few boxes along x.
+/// The cell edge is this many times the median of the boxes' largest extents: larger cells
+/// mean fewer bucket lists to place boxes into and visit, smaller ones fewer boxes compared
+/// per list; chosen by measurement (`docs/benchmarks.md`, "Broad phase").
 const CELL_PER_EXTENT: f32 = 4.0;
 /// The grid is rebuilt when boxes cover this many cells each on average (cells too small).
 const MAX_ENTRIES_PER_BOX: u64 = 6;
@@ -121,7 +122,8 @@ impl BroadPhase {
         }
     }
 
-    /// Twice the median largest extent of the live boxes (finite ones), or 1 if all are points.
+    /// [`CELL_PER_EXTENT`] times the median largest extent of the live boxes (finite ones),
+    /// or 1 if all are points.
     fn chosen_cell_size(&self) -> f32 {
         let mut ext: Vec<f32> = self
             .proxies
