@@ -128,16 +128,8 @@ fn fixed_cells_of_any_size_equal_brute_force() {
 
 #[test]
 fn same_calls_give_the_same_order_on_any_thread_count() {
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let four = rayon::ThreadPoolBuilder::new()
-        .num_threads(4)
-        .build()
-        .unwrap();
-    let a = one.install(|| run(21, 2000, 4, None));
-    let b = four.install(|| run(21, 2000, 4, None));
+    let a = common::on_threads(1, || run(21, 2000, 4, None));
+    let b = common::on_threads(4, || run(21, 2000, 4, None));
     assert_eq!(a, b);
 }
 

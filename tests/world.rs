@@ -251,16 +251,8 @@ fn every_step_equals_brute_force() {
 
 #[test]
 fn one_thread_and_four_give_the_same_steps() {
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let four = rayon::ThreadPoolBuilder::new()
-        .num_threads(4)
-        .build()
-        .unwrap();
-    let a = one.install(|| run_scene(7, 8)).1;
-    let b = four.install(|| run_scene(7, 8)).1;
+    let a = common::on_threads(1, || run_scene(7, 8)).1;
+    let b = common::on_threads(4, || run_scene(7, 8)).1;
     assert!(
         a.iter().map(Vec::len).sum::<usize>() > 5,
         "too few pairs to compare"

@@ -48,4 +48,14 @@ impl Bytes<'_> {
     pub fn point(&mut self) -> glam::DVec3 {
         glam::DVec3::new(self.f64(), self.f64(), self.f64())
     }
+
+    /// Twelve numbers as a row-major 3x4 pose; invalid ones are typed errors.
+    #[allow(dead_code)] // Not every target that decodes bytes poses objects.
+    pub fn pose(&mut self) -> kdop::Result<kdop::Pose> {
+        let mut m = [0.0; 12];
+        for x in m.iter_mut() {
+            *x = self.f64();
+        }
+        kdop::Pose::from_rows(m)
+    }
 }

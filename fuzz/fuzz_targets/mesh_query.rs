@@ -31,15 +31,6 @@ fn mesh(b: &mut Bytes) -> Option<Mesh> {
     Mesh::new(v, t).ok()
 }
 
-/// Twelve numbers as a row-major 3x4 pose; invalid ones are typed errors.
-fn pose(b: &mut Bytes) -> kdop::Result<Pose> {
-    let mut m = [0.0; 12];
-    for x in m.iter_mut() {
-        *x = b.f64();
-    }
-    Pose::from_rows(m)
-}
-
 fn run<const K: usize>(b: &mut Bytes) {
     // Every rule and split point, however many there are (a fixed `% 4` once left the
     // surface-area rule, the default, out of every run).
@@ -56,7 +47,7 @@ fn run<const K: usize>(b: &mut Bytes) {
     // One or two parts; the second one placed by a fuzzed pose (placement errors are fine).
     let mut parts = vec![(e.clone(), Pose::IDENTITY)];
     if b.byte() % 2 == 1 {
-        if let Ok(p) = pose(b) {
+        if let Ok(p) = b.pose() {
             parts.push((e.clone(), p));
         }
     }
@@ -79,7 +70,7 @@ fn run<const K: usize>(b: &mut Bytes) {
     let mut cold_st = QueryState::new();
     let mut obb_st = ObbQueryState::new();
     for _ in 0..3 {
-        let Ok(pose) = pose(b) else { continue };
+        let Ok(pose) = b.pose() else { continue };
         let expect = brute_force_contacts(&env, &obj, &pose, 0.0);
         // Detect first: its witness is the last contact of the previous pose.
         let d = env

@@ -22,14 +22,6 @@ fn mesh(b: &mut Bytes) -> Option<Mesh> {
     Mesh::new(v, t).ok()
 }
 
-fn pose(b: &mut Bytes) -> kdop::Result<Pose> {
-    let mut m = [0.0; 12];
-    for x in m.iter_mut() {
-        *x = b.f64();
-    }
-    Pose::from_rows(m)
-}
-
 #[derive(Clone, Copy)]
 struct Item {
     shape: ShapeId,
@@ -62,7 +54,7 @@ fuzz_target!(|data: &[u8]| {
                 let shape = shapes[usize::from(b.byte()) % shapes.len()];
                 let group = 1 << (b.byte() % 2);
                 let mask = if b.byte() % 3 == 0 { 1 } else { u32::MAX };
-                if let Ok(p) = pose(&mut b) {
+                if let Ok(p) = b.pose() {
                     let item = Item {
                         shape,
                         pose: p,
@@ -98,7 +90,7 @@ fuzz_target!(|data: &[u8]| {
                     .keys()
                     .nth(usize::from(b.byte()) % objects.len())
                     .unwrap();
-                if let Ok(p) = pose(&mut b) {
+                if let Ok(p) = b.pose() {
                     if w.set_pose(id, p).is_ok() {
                         objects.get_mut(&id).unwrap().pose = p;
                     }

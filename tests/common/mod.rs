@@ -146,3 +146,12 @@ pub fn random_pose(rng: &mut Rng, spread: f64, affine: bool) -> kdop::Pose {
     }
     kdop::Pose::new(m, rng.vec(-spread, spread)).unwrap()
 }
+
+/// `f` run on a rayon pool of `threads` threads (determinism tests compare thread counts).
+pub fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
