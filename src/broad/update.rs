@@ -71,7 +71,7 @@ impl BroadPhase {
     /// Whether the cell size should be (re)chosen before placing the moved boxes.
     pub(super) fn wants_regrid(&self) -> bool {
         if self.fixed {
-            return self.cell > 0.0 && self.too_many_empty_cells();
+            return self.cell > 0.0 && self.bucket_table_misfits();
         }
         if self.live == 0 {
             return false;
@@ -85,12 +85,12 @@ impl BroadPhase {
             && (self.entries > MAX_ENTRIES_PER_BOX * live
                 || self.large.len() as u64 * MAX_LARGE_SHARE > live
                 || self.entries > MAX_ENTRIES_PER_CELL * filled.max(1))
-            || self.too_many_empty_cells()
+            || self.bucket_table_misfits()
     }
 
     /// The bucket table is re-sized (grid rebuilt, same cell size) when the boxes outnumber
     /// its buckets or shrink to a sixteenth of them, so memory follows the boxes.
-    fn too_many_empty_cells(&self) -> bool {
+    fn bucket_table_misfits(&self) -> bool {
         let buckets = self.cells.len();
         buckets > 1024 && buckets > 16 * self.live as usize || buckets < self.live as usize
     }
