@@ -3,7 +3,7 @@
 mod common;
 
 use glam::DVec3;
-use kdop::oracle::brute_force_contacts;
+use kdop::oracle::{brute_force_contacts, brute_force_object_contacts};
 use kdop::{BuildOptions, Environment, FlyingObject, Pose};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -724,4 +724,334 @@ fn reader_warnings_reach_standard_error_and_strict_makes_them_errors() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--strict"));
+}
+
+/// A triangle soup of `n` triangles of size about `size` within `radius` of the origin.
+fn soup(rng: &mut common::Rng, n: usize, radius: f64, size: f64) -> Vec<[DVec3; 3]> {
+    (0..n)
+        .map(|_| {
+            let c = rng.vec(-radius, radius);
+            [c, c + rng.vec(-size, size), c + rng.vec(-size, size)]
+        })
+        .collect()
+}
+
+/// A pose as the JSON array of a scene file.
+fn pose_json(p: &Pose) -> Value {
+    serde_json::json!(p.to_rows().to_vec())
+}
+
+/// `kdop world` on a generated scene against brute force, frame by frame: shapes of very
+/// different sizes, a scaled part, report and detect objects, filters, an object that joins
+/// late and objects that keep their pose when a frame leaves them out.
+#[test]
+fn world_replays_a_scene_file_as_brute_force_says() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut rng = common::Rng::new(19);
+    // name, triangles, radius, triangle size: 100x between the largest and the smallest.
+    let shape_specs = [
+        ("big", 120, 5.0, 1.5),
+        ("small", 30, 0.8, 0.5),
+        ("tiny", 6, 0.05, 0.05),
+    ];
+    let dir = tmp("scene");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut shapes = BTreeMap::new();
+    for (name, n, r, size) in shape_specs {
+        let tris = soup(&mut rng, n, r, size);
+        write_obj(&dir.join(format!("{name}.obj")), &tris);
+        let mesh = kdop::Mesh::from_triangles(&tris).unwrap();
+        shapes.insert(
+            name,
+            FlyingObject::<18>::new(mesh, &BuildOptions::FLYING).unwrap(),
+        );
+    }
+    // name, shape, placement, group, mask.
+    let scaled = Pose::new(
+        glam::DMat3::from_diagonal(DVec3::new(0.6, 1.0, 1.4)) * rng.rotation(),
+        DVec3::new(1.0, -1.0, 0.5),
+    )
+    .unwrap();
+    let parts = [
+        ("wall", "big", scaled, 1u32, u32::MAX),
+        (
+            "post",
+            "small",
+            Pose::from_translation(DVec3::new(4.0, 0.0, 0.0)).unwrap(),
+            1,
+            1,
+        ),
+    ];
+    // name, shape, detect, group, mask, has an initial pose.
+    let objects = [
+        ("A", "small", false, 1u32, u32::MAX, true),
+        ("B", "tiny", false, 1, u32::MAX, true),
+        ("C", "big", false, 1, u32::MAX, true),
+        ("D", "small", true, 1, u32::MAX, true),
+        ("E", "small", false, 2, 2, true),
+        ("F", "tiny", false, 2, 3, true),
+        ("G", "small", false, 1, u32::MAX, false),
+    ];
+    let accepts = |g1: u32, m1: u32, g2: u32, m2: u32| g1 & m2 != 0 && g2 & m1 != 0;
+    let mut poses: BTreeMap<&str, Pose> = BTreeMap::new();
+    let mut frames_json = Vec::new();
+    let mut truth = Vec::new(); // per frame: (a, b) -> contacts (full set)
+    let place = |rng: &mut common::Rng| Pose::new(rng.rotation(), rng.vec(-3.5, 3.5)).unwrap();
+    let mut initial = serde_json::Map::new();
+    for &(name, _, _, _, _, has_pose) in &objects {
+        if has_pose {
+            let p = place(&mut rng);
+            poses.insert(name, p);
+            initial.insert(name.to_string(), pose_json(&p));
+        }
+    }
+    for f in 0..24 {
+        let mut moved = serde_json::Map::new();
+        for &(name, ..) in &objects {
+            // G joins at frame 5; others move in about two frames of three.
+            let due = if name == "G" {
+                f >= 5
+            } else {
+                rng.below(3) != 0
+            };
+            if due {
+                let p = place(&mut rng);
+                poses.insert(name, p);
+                moved.insert(name.to_string(), pose_json(&p));
+            }
+        }
+        frames_json.push(Value::Object(moved));
+        let mut pairs: BTreeMap<(String, String), BTreeSet<[u32; 2]>> = BTreeMap::new();
+        for (i, &(a, sa, _, ga, ma, _)) in objects.iter().enumerate() {
+            let Some(pa) = poses.get(a) else { continue };
+            for &(b, sb, _, gb, mb, _) in &objects[i + 1..] {
+                let Some(pb) = poses.get(b) else { continue };
+                if !accepts(ga, ma, gb, mb) {
+                    continue;
+                }
+                let c: BTreeSet<[u32; 2]> =
+                    brute_force_object_contacts(&shapes[sa], pa, &shapes[sb], pb, 0.0)
+                        .iter()
+                        .map(|c| [c.a_triangle, c.b_triangle])
+                        .collect();
+                if !c.is_empty() {
+                    pairs.insert((a.into(), b.into()), c);
+                }
+            }
+            for &(p, sp, placement, gp, mp) in &parts {
+                if !accepts(ga, ma, gp, mp) {
+                    continue;
+                }
+                let c: BTreeSet<[u32; 2]> =
+                    brute_force_object_contacts(&shapes[sa], pa, &shapes[sp], &placement, 0.0)
+                        .iter()
+                        .map(|c| [c.a_triangle, c.b_triangle])
+                        .collect();
+                if !c.is_empty() {
+                    pairs.insert((a.into(), p.into()), c);
+                }
+            }
+        }
+        truth.push(pairs);
+    }
+    // The file lists objects out of name order: the answer must not depend on it.
+    let mut objects_json: Vec<Value> = objects
+        .iter()
+        .map(|&(name, shape, detect, group, mask, _)| {
+            let mut o = serde_json::json!({"name": name, "shape": shape,
+                "mode": if detect { "detect" } else { "report" }, "group": group, "mask": mask});
+            if let Some(p) = initial.get(name) {
+                o["pose"] = p.clone();
+            }
+            o
+        })
+        .collect();
+    objects_json.reverse();
+    let scene = serde_json::json!({
+        "k": 18,
+        "shapes": shape_specs.iter().map(|s| (s.0.to_string(), Value::from(format!("{}.obj", s.0))))
+            .collect::<serde_json::Map<_, _>>(),
+        "parts": parts.iter().map(|&(name, shape, p, group, mask)| serde_json::json!({
+            "name": name, "shape": shape, "pose": pose_json(&p), "group": group, "mask": mask}))
+            .collect::<Vec<_>>(),
+        "objects": objects_json,
+        "frames": frames_json,
+    });
+    let path = dir.join("scene.json");
+    std::fs::write(&path, scene.to_string()).unwrap();
+    let lines = json_lines(&kdop_ok(&["world", s(&path), "--json"]));
+    assert_eq!(lines.len(), truth.len());
+
+    let detect: BTreeSet<&str> = objects.iter().filter(|o| o.2).map(|o| o.0).collect();
+    let mut before: BTreeSet<(String, String)> = BTreeSet::new();
+    let (mut object_pairs, mut part_pairs, mut detect_pairs, mut begins, mut ends) =
+        (0, 0, 0, 0, 0);
+    let name_pairs = |v: &Value| -> Vec<(String, String)> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
+            .collect()
+    };
+    for (f, (line, expect)) in lines.iter().zip(&truth).enumerate() {
+        assert_eq!(line["frame"], f);
+        let got = line["pairs"].as_array().unwrap();
+        let keys: Vec<(String, String)> = got
+            .iter()
+            .map(|p| {
+                (
+                    p["a"].as_str().unwrap().into(),
+                    p["b"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        let want: Vec<(String, String)> = expect.keys().cloned().collect();
+        assert_eq!(
+            keys, want,
+            "frame {f}: the colliding pairs, in (a, b) order"
+        );
+        for (p, key) in got.iter().zip(&keys) {
+            let contacts: Vec<[u32; 2]> = serde_json::from_value(p["contacts"].clone()).unwrap();
+            let full = &expect[key];
+            let both_detect = detect.contains(key.0.as_str())
+                && (detect.contains(key.1.as_str()) || parts.iter().any(|q| q.0 == key.1));
+            if both_detect {
+                detect_pairs += 1;
+                assert_eq!(
+                    contacts.len(),
+                    1,
+                    "frame {f} {key:?}: detect lists one contact"
+                );
+                assert!(
+                    full.contains(&contacts[0]),
+                    "frame {f} {key:?}: {contacts:?}"
+                );
+            } else {
+                let want: Vec<[u32; 2]> = full.iter().copied().collect();
+                assert_eq!(contacts, want, "frame {f} {key:?}");
+            }
+            if parts.iter().any(|q| q.0 == key.1) {
+                part_pairs += 1;
+            } else {
+                object_pairs += 1;
+            }
+        }
+        let now: BTreeSet<(String, String)> = expect.keys().cloned().collect();
+        let began: Vec<_> = now.difference(&before).cloned().collect();
+        let ended: Vec<_> = before.difference(&now).cloned().collect();
+        assert_eq!(name_pairs(&line["begin"]), began, "frame {f}: begins");
+        assert_eq!(name_pairs(&line["end"]), ended, "frame {f}: ends");
+        begins += began.len();
+        ends += ended.len();
+        before = now;
+    }
+    // The scene must exercise what it claims to.
+    assert!(
+        object_pairs >= 5 && part_pairs >= 5,
+        "{object_pairs} {part_pairs}"
+    );
+    assert!(
+        detect_pairs >= 1 && begins >= 5 && ends >= 5,
+        "{detect_pairs} {begins} {ends}"
+    );
+
+    // The same scene replays to the same lines, but for the times.
+    let strip = |mut v: Vec<Value>| {
+        v.iter_mut().for_each(|l| {
+            l.as_object_mut().unwrap().remove("us");
+        });
+        v
+    };
+    let again = json_lines(&kdop_ok(&["world", s(&path), "--json"]));
+    assert_eq!(strip(again), strip(lines));
+}
+
+/// Every fault of a scene file is named by the file and the JSON path of the value.
+#[test]
+fn bad_scene_files_name_the_file_and_the_place() {
+    let dir = tmp("bad-scenes");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("tet.obj"), TETRA).unwrap();
+    let p12 = "[1,0,0,0, 0,1,0,0, 0,0,1,0]";
+    let base = |objects: &str, frames: &str| {
+        format!(
+            r#"{{"shapes": {{"tet": "tet.obj", "gone": "missing.obj"}},
+                "parts": [{{"name": "P", "shape": "tet", "pose": {p12}}}],
+                "objects": {objects}, "frames": {frames}}}"#
+        )
+    };
+    let ok_objects = r#"[{"name": "A", "shape": "tet"}]"#;
+    let cases: Vec<(String, &[&str])> = vec![
+        ("{\"k\": 7}".into(), &["at k", "6, 14, 18 or 26"]),
+        ("[1, 2".into(), &["not JSON", "line 1"]),
+        (
+            base(ok_objects, r#"[{"A": [1,0,0,0, 0,1,0,0, 0,0,1]}]"#),
+            &["frames[0].A", "12 numbers", "found 11"],
+        ),
+        (
+            base(ok_objects, r#"[{}, {"A": [1,0,0,0, 0,1,0,0, 0,0,"x",0]}]"#),
+            &["frames[1].A[10]", "expected a number"],
+        ),
+        (
+            base(ok_objects, r#"[{"A": [1,0,0,0, 0,1,0,0, 0,0,0,0]}]"#),
+            &["frames[0].A", "no inverse"],
+        ),
+        (
+            base(ok_objects, r#"[{"P": [1,0,0,0, 0,1,0,0, 0,0,1,0]}]"#),
+            &["frames[0].P", "a part"],
+        ),
+        (
+            base(ok_objects, r#"[{"Z": [1,0,0,0, 0,1,0,0, 0,0,1,0]}]"#),
+            &["frames[0].Z", "no object"],
+        ),
+        (
+            base(r#"[{"name": "A", "shape": "cube"}]"#, "[]"),
+            &["objects[0].shape", "no shape named \"cube\""],
+        ),
+        (
+            base(
+                r#"[{"name": "A", "shape": "tet"}, {"name": "P", "shape": "tet"}]"#,
+                "[]",
+            ),
+            &["objects[1].name", "taken by parts[0].name"],
+        ),
+        (
+            base(r#"[{"name": "A", "shape": "tet", "maks": 3}]"#, "[]"),
+            &["objects[0].maks", "unknown key"],
+        ),
+        (
+            base(r#"[{"name": "A", "shape": "tet", "mask": -1}]"#, "[]"),
+            &["objects[0].mask", "integer"],
+        ),
+        (
+            base(r#"[{"name": "A", "shape": "tet", "mode": "all"}]"#, "[]"),
+            &["objects[0].mode", "\"report\" or \"detect\""],
+        ),
+        (
+            base(r#"{"A": 1}"#, "[]"),
+            &["at objects", "expected an array"],
+        ),
+    ];
+    for (i, (text, needles)) in cases.iter().enumerate() {
+        let path = dir.join(format!("bad-{i}.json"));
+        std::fs::write(&path, text).unwrap();
+        let out = kdop(&["world", s(&path)]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "case {i}: {err}");
+        assert!(
+            err.contains(&format!("bad-{i}.json")),
+            "case {i} names the file: {err}"
+        );
+        for n in *needles {
+            assert!(err.contains(n), "case {i} should say {n:?}: {err}");
+        }
+    }
+    // A mesh that cannot be read is named with its shape (after the file parsed).
+    let path = dir.join("missing-mesh.json");
+    std::fs::write(&path, base(ok_objects, "[]")).unwrap();
+    let err = stderr(&kdop(&["world", s(&path)]));
+    assert!(
+        err.contains("shape gone") && err.contains("missing.obj"),
+        "{err}"
+    );
 }

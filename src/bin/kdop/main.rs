@@ -1,6 +1,7 @@
 //! `kdop`: the command-line program.
 //!
 //! - `kdop demo`: a billiard flight through the built-in scene (or your meshes), summarised.
+//! - `kdop world SCENE.json`: replay a scene of parts and moving objects, pairs and events.
 //! - `kdop check ENV OBJECT --poses FILE`: the clash check a CAD user runs, one answer per pose.
 //! - `kdop build MESH --out FILE.kdop`: build and save an environment hierarchy.
 //! - `kdop paper table1|table2|table3|table45|table67|fig3|all`: the paper's experiments.
@@ -18,7 +19,9 @@ mod paper_text;
 #[cfg(feature = "peers")]
 mod peers;
 mod plots;
+mod scene_file;
 mod stats;
+mod world;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -42,6 +45,9 @@ struct Cli {
 enum Command {
     /// Fly an object along a billiard path through an environment and summarise the checks.
     Demo(demo::DemoArgs),
+    /// Replay a scene file: static parts, moving objects, poses frame by frame; prints each
+    /// frame's colliding pairs, their triangle pairs and the begin/end events.
+    World(world::WorldArgs),
     /// Check an object at every pose of a file against an environment that stays put.
     Check(check::CheckArgs),
     /// Build an environment hierarchy from a mesh and save it for fast loading.
@@ -70,6 +76,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo(a) => demo::run(&a),
         Command::Check(a) => check::run(&a),
+        Command::World(a) => world::run(&a),
         Command::Build(a) => common::run_build(&a),
         Command::Paper(a) => paper::run(&a),
         Command::Bench(BenchCommand::Matrix(a)) => matrix::run(&a),

@@ -1,0 +1,204 @@
+//! `kdop world SCENE.json`: replays a scene file (see `scene_file`) through a [`World`],
+//! one step per frame, and prints each frame's colliding pairs, contacts and events.
+//!
+//! Names make the output independent of insertion order: a pair reads object before part,
+//! two objects in name order; pairs, events and contacts are sorted.
+
+use crate::common::load_mesh;
+use crate::scene_file::{self, SceneFile};
+use crate::stats::TimeStats;
+use crate::with_k;
+use clap::Args;
+use indicatif::ProgressBar;
+use kdop::{Body, ObjectDesc, ObjectId, PartDesc, World};
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub struct WorldArgs {
+    /// The scene file (JSON): k, shapes, parts, objects and frames of poses.
+    pub scene: PathBuf,
+    /// One JSON object per frame and line: {"frame", "us", "pairs": [{"a", "b",
+    /// "contacts"}], "begin": [[a, b]], "end": [[a, b]]}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: &WorldArgs) -> kdop::Result<ExitCode> {
+    let scene = scene_file::read(&a.scene)?;
+    with_k!(scene.k, KK => replay::<KK>(a, &scene))
+}
+
+/// One frame's answer in names: `(a, b, contacts)` with `contacts` as `[a's, b's]`.
+type NamedPair = (usize, usize, Vec<[u32; 2]>);
+
+fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<ExitCode> {
+    let start = Instant::now();
+    let mut world = World::<K>::new();
+    let mut shapes = Vec::with_capacity(scene.shapes.len());
+    for (name, path) in &scene.shapes {
+        let role = format!("scene {}, shape {name}", a.scene.display());
+        let mesh = load_mesh(path, &role)?;
+        shapes.push(world.add_shape(mesh).map_err(|e| e.context(role))?);
+    }
+    // Names, parts then objects: a body's user value is its index here.
+    let mut names: Vec<&str> = scene.parts.iter().map(|p| p.name.as_str()).collect();
+    let first_object = names.len();
+    names.extend(scene.objects.iter().map(|o| o.name.as_str()));
+    // Inserted in name order, so that which side of a pair a query sees first (and so the
+    // contact a detect-mode pair finds) does not depend on the file's order.
+    let mut part_order: Vec<usize> = (0..scene.parts.len()).collect();
+    part_order.sort_by_key(|&i| &scene.parts[i].name);
+    for i in part_order {
+        let p = &scene.parts[i];
+        let desc = PartDesc {
+            group: p.group,
+            mask: p.mask,
+            user: i as u64,
+        };
+        world
+            .add_part(shapes[p.shape], p.pose, desc)
+            .map_err(|e| e.context(format!("scene {}, part {}", a.scene.display(), p.name)))?;
+    }
+    let mut order: Vec<usize> = (0..scene.objects.len()).collect();
+    order.sort_by_key(|&i| &scene.objects[i].name);
+    let mut handles: Vec<Option<ObjectId>> = vec![None; scene.objects.len()];
+    let mut pending: Vec<Option<kdop::Pose>> = scene.objects.iter().map(|o| o.pose).collect();
+    eprintln!(
+        "loaded {} shapes, {} parts, {} objects, {} frames in {:.1} ms ({K}-DOP)",
+        scene.shapes.len(),
+        scene.parts.len(),
+        scene.objects.len(),
+        scene.frames.len(),
+        start.elapsed().as_secs_f64() * 1e3
+    );
+
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let bar = ProgressBar::new(scene.frames.len() as u64);
+    let mut times = TimeStats::default();
+    let mut touching_frames = 0u64;
+    let mut pairs: Vec<NamedPair> = Vec::new();
+    let mut begins: Vec<(usize, usize)> = Vec::new();
+    let mut ends: Vec<(usize, usize)> = Vec::new();
+    for (frame, placed) in scene.frames.iter().enumerate() {
+        bar.inc(1);
+        for &(o, pose) in placed {
+            pending[o] = Some(pose);
+        }
+        for &o in &order {
+            let Some(pose) = pending[o].take() else {
+                continue;
+            };
+            match handles[o] {
+                Some(h) => world.set_pose(h, pose)?,
+                None => {
+                    let spec = &scene.objects[o];
+                    let desc = ObjectDesc {
+                        mode: spec.mode,
+                        group: spec.group,
+                        mask: spec.mask,
+                        user: (first_object + o) as u64,
+                    };
+                    handles[o] = Some(world.add_object(shapes[spec.shape], pose, desc)?);
+                }
+            }
+        }
+        let t0 = Instant::now();
+        world.step()?;
+        let us = t0.elapsed().as_secs_f64() * 1e6;
+        times.record(us);
+
+        pairs.clear();
+        begins.clear();
+        ends.clear();
+        for p in world.pairs() {
+            let (x, y, swap) = named(p.a, p.b, p.a_user, p.b_user, &names);
+            let mut contacts: Vec<[u32; 2]> = world.contacts(p).to_vec();
+            if swap {
+                contacts.iter_mut().for_each(|c| c.swap(0, 1));
+                contacts.sort_unstable();
+            }
+            if p.event == kdop::PairEvent::Begin {
+                begins.push((x, y));
+            }
+            pairs.push((x, y, contacts));
+        }
+        for e in world.ended() {
+            let (x, y, _) = named(e.a, e.b, e.a_user, e.b_user, &names);
+            ends.push((x, y));
+        }
+        let by_name = |&(x, y): &(usize, usize)| (names[x], names[y]);
+        pairs.sort_by(|p, q| by_name(&(p.0, p.1)).cmp(&by_name(&(q.0, q.1))));
+        begins.sort_by_key(by_name);
+        ends.sort_by_key(by_name);
+        touching_frames += u64::from(!pairs.is_empty());
+
+        if a.json {
+            let name_pair = |&(x, y): &(usize, usize)| serde_json::json!([names[x], names[y]]);
+            let v = serde_json::json!({
+                "frame": frame,
+                "us": us,
+                "pairs": pairs.iter().map(|(x, y, c)| serde_json::json!({
+                    "a": names[*x], "b": names[*y], "contacts": c })).collect::<Vec<_>>(),
+                "begin": begins.iter().map(name_pair).collect::<Vec<_>>(),
+                "end": ends.iter().map(name_pair).collect::<Vec<_>>(),
+            });
+            writeln!(out, "{v}")?;
+        } else {
+            let list = |v: &[(usize, usize)]| {
+                v.iter()
+                    .map(|&(x, y)| format!("{}-{}", names[x], names[y]))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let contacts: usize = pairs.iter().map(|p| p.2.len()).sum();
+            let mut line = format!(
+                "frame {frame}: {} pairs touching, {contacts} triangle pairs ({us:.0} us)",
+                pairs.len()
+            );
+            if !begins.is_empty() {
+                line += &format!("; begin {}", list(&begins));
+            }
+            if !ends.is_empty() {
+                line += &format!("; end {}", list(&ends));
+            }
+            writeln!(out, "{line}")?;
+        }
+    }
+    out.flush()?;
+    bar.finish_and_clear();
+    if let Some(never) = scene
+        .objects
+        .iter()
+        .zip(&handles)
+        .find(|(_, h)| h.is_none())
+    {
+        eprintln!(
+            "warning: object {} is never placed (no pose, and no frame names it)",
+            never.0.name
+        );
+    }
+    eprintln!(
+        "{} frames, {touching_frames} with contact; step p50 {:.0} us, p99 {:.0} us, max {:.0} us",
+        times.count(),
+        times.percentile(0.5),
+        times.percentile(0.99),
+        times.max()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A pair's bodies as name indices, object before part and two objects in name order, and
+/// whether that swapped them.
+fn named(a: Body, b: Body, a_user: u64, b_user: u64, names: &[&str]) -> (usize, usize, bool) {
+    let (x, y) = (a_user as usize, b_user as usize);
+    let swap = match (a, b) {
+        (Body::Part(_), Body::Object(_)) => true,
+        (Body::Object(_), Body::Object(_)) => names[x] > names[y],
+        _ => false,
+    };
+    if swap { (y, x, true) } else { (x, y, false) }
+}
