@@ -57,10 +57,66 @@ const KEYS: [&str; 12] = [
     "bytes_per_triangle",
 ];
 
+/// `kdop demo` is the world: many objects, each frame a step. Its counts are the same for one
+/// thread and two, and detect mode lists one contact per colliding pair.
 #[test]
-fn demo_json_has_the_keys_and_repeats_with_the_seed() {
+fn demo_is_the_world_and_repeats_on_any_thread_count() {
+    let run = |extra: &[&str]| -> Value {
+        let mut args = vec![
+            "demo",
+            "--objects",
+            "300",
+            "--steps",
+            "120",
+            "--seed",
+            "5",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        serde_json::from_slice(&kdop_ok(&args).stdout).unwrap()
+    };
+    let one = run(&["--threads", "1"]);
+    let two = run(&["--threads", "2"]);
+    assert_eq!(one["threads"], 1);
+    assert_eq!(two["threads"], 2);
+    for k in [
+        "objects",
+        "steps",
+        "contact_steps",
+        "contacts",
+        "broad_pairs_mean",
+        "narrow_pairs_mean",
+        "colliding_mean",
+        "object_pairs",
+        "begins",
+        "ends",
+        "refattened_mean",
+        "env_triangles",
+    ] {
+        assert_eq!(one[k], two[k], "{k} differs between one thread and two");
+    }
+    assert_eq!(one["objects"], 300);
+    assert_eq!(one["steps"], 120);
+    let n = |k: &str| one[k].as_f64().unwrap();
+    assert!(n("contact_steps") > 0.0 && n("object_pairs") > 0.0, "{one}");
+    // Every pair that begins ends, or is still colliding at the last frame.
+    assert!(n("begins") >= n("ends") && n("begins") - n("ends") <= 300.0);
+    assert!(n("p50_us") <= n("p99_us") && n("p99_us") <= n("max_us"));
+    let detect = run(&["--mode", "detect"]);
+    // Detect and report find the same colliding pairs, so the objects fly the same paths.
+    assert_eq!(detect["colliding_mean"], one["colliding_mean"]);
+    let pair_frames = detect["colliding_mean"].as_f64().unwrap() * 120.0;
+    assert_eq!(
+        detect["contacts"].as_f64().unwrap(),
+        pair_frames.round(),
+        "one contact per colliding pair"
+    );
+}
+
+#[test]
+fn flight_json_has_the_keys_and_repeats_with_the_seed() {
     let run = || {
-        let out = kdop_ok(&["demo", "--steps", "300", "--seed", "7", "--json"]);
+        let out = kdop_ok(&["flight", "--steps", "300", "--seed", "7", "--json"]);
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         v
     };
@@ -90,11 +146,11 @@ fn demo_json_has_the_keys_and_repeats_with_the_seed() {
 }
 
 #[test]
-fn demo_runs_for_every_k_and_mode() {
+fn flight_runs_for_every_k_and_mode() {
     for k in ["6", "14", "18", "26"] {
         for mode in ["detect", "report"] {
             let out = kdop_ok(&[
-                "demo",
+                "flight",
                 "--steps",
                 "40",
                 "--k",
@@ -118,9 +174,9 @@ fn demo_runs_for_every_k_and_mode() {
 /// The OBB back-end flies the same flight: contacts reverse the motion, so the flights
 /// stay identical only if every check answers as the k-DOPs' did.
 #[test]
-fn demo_with_obb_trees_flies_the_same_flight() {
+fn flight_with_obb_trees_flies_the_same_flight() {
     let summary = |extra: &[&str]| -> Value {
-        let mut args = vec!["demo", "--steps", "400", "--json"];
+        let mut args = vec!["flight", "--steps", "400", "--json"];
         args.extend_from_slice(extra);
         serde_json::from_slice(&kdop_ok(&args).stdout).unwrap()
     };
@@ -370,7 +426,7 @@ fn bad_inputs_give_messages_not_panics() {
 
     let garbage = tmp("garbage.obj");
     std::fs::write(&garbage, "v 0 0 0\nf 1 2 3\n").unwrap();
-    let out = kdop(&["demo", "--env", garbage.to_str().unwrap(), "--steps", "5"]);
+    let out = kdop(&["flight", "--env", garbage.to_str().unwrap(), "--steps", "5"]);
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -534,17 +590,17 @@ fn an_assembly_of_several_stl_solids_clashes_with_its_second_solid() {
 #[test]
 fn option_values_out_of_range_are_refused_with_the_range() {
     for steps in ["18446744073709551615", "1000000001", "0"] {
-        let out = kdop(&["demo", "--steps", steps]);
+        let out = kdop(&["flight", "--steps", steps]);
         assert_eq!(out.status.code(), Some(2), "--steps {steps}");
         assert!(stderr(&out).contains("1..=1000000000"), "{}", stderr(&out));
         assert!(!stderr(&out).contains("panicked"));
     }
     for leaf in ["0", "4097", "-1"] {
-        let out = kdop(&["demo", "--leaf", leaf, "--steps", "1"]);
+        let out = kdop(&["flight", "--leaf", leaf, "--steps", "1"]);
         assert_eq!(out.status.code(), Some(2), "--leaf {leaf}");
         assert!(!stderr(&out).contains("panicked"));
     }
-    assert!(stderr(&kdop(&["demo", "--leaf", "0"])).contains("1..=4096"));
+    assert!(stderr(&kdop(&["flight", "--leaf", "0"])).contains("1..=4096"));
 }
 
 #[test]

@@ -1,37 +1,46 @@
-//! `kdop demo`: a billiard flight (§5.2.2) through the built-in scene or given meshes.
+//! `kdop demo`: the world at work. Hundreds to thousands of objects (the knot and other
+//! built-in shapes) fly billiard paths (§5.2.2, §6.1 "multiple flying objects") through the
+//! built-in room of about 100,000 triangles, colliding with it and with each other; every
+//! frame is one [`World::step`], timed, and summarised at the end.
 
-use crate::common::{
-    Bv, HierarchyArgs, ModeArg, load_environment, load_mesh, load_obb_environment, merge_parts,
-};
-use crate::flights::{self, Check};
+use crate::common::{KArg, ModeArg, load_mesh};
+use crate::flights;
+use crate::stats::TimeStats;
 use crate::with_k;
 use clap::Args;
 use glam::DVec3;
-use kdop::scene::paper::Flight;
-use kdop::scene::{demo_environment, demo_object};
-use kdop::{Environment, FlyingObject, Mesh, ObbQueryState, ObbTree, QueryState};
+use kdop::scene::{Billiard, Rng, cylinder, demo_environment, icosphere, torus, torus_knot};
+use kdop::{Body, Mesh, ObjectDesc, ObjectId, PartDesc, Pose, World};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    #[command(flatten)]
-    pub hierarchy: HierarchyArgs,
-    /// Number of flight steps (one collision check each), 1 to 10^9. Statistics are kept
-    /// in constant memory, so any count runs.
-    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    /// Number of moving objects, 1 to 1,000,000.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub objects: u32,
+    /// Number of frames (one world step each), 1 to 10^9. Statistics are kept in constant
+    /// memory, so any count runs.
+    #[arg(long, visible_alias = "frames", default_value_t = 400, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub steps: u64,
-    /// Seed of the scene and the flight.
+    /// Seed of the room, the objects' starts and their paths.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Detect (stop at the first contact) or report (all intersecting triangle pairs).
+    /// Detect (each pair stops at its first contact) or report (all intersecting triangle
+    /// pairs) for every object.
     #[arg(long, value_enum, default_value = "report")]
     pub mode: ModeArg,
-    /// Environment mesh (OBJ, STL, PLY) or saved hierarchy instead of the built-in room.
+    /// k of the k-DOPs.
+    #[arg(long, value_enum, default_value = "18")]
+    pub k: KArg,
+    /// Worker threads of the narrow phase (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Environment mesh (OBJ, STL, PLY), one static part, instead of the built-in room.
     #[arg(long)]
     pub env: Option<PathBuf>,
-    /// Flying object mesh instead of the built-in torus knot.
+    /// One mesh for every object instead of the built-in shapes.
     #[arg(long)]
     pub object: Option<PathBuf>,
     /// Print the summary as one JSON object.
@@ -40,143 +49,214 @@ pub struct DemoArgs {
 }
 
 pub fn run(a: &DemoArgs) -> kdop::Result<ExitCode> {
-    match a.hierarchy.bv() {
-        Bv::Dop(k) => with_k!(k, KK => fly::<KK>(a)),
-        Bv::Obb => fly_obb(a),
-    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads)
+        .build()
+        .map_err(|e| kdop::Error::InvalidParameter {
+            name: "threads",
+            reason: e.to_string(),
+        })?;
+    pool.install(|| with_k!(a.k, KK => fly::<KK>(a)))
 }
 
-/// What the flight needs to know of the scene, whatever the bounding volume.
-struct Scene {
-    /// What was built, for the header line.
-    label: String,
-    /// The environment's bounding box.
-    lo: DVec3,
-    hi: DVec3,
-    /// The object's bounding-box extent in its own frame.
-    object_extent: DVec3,
-    build_ms: f64,
-    bytes_per_triangle: f64,
+/// The built-in objects: the knot of `kdop flight` at a fifth of its size and three other
+/// shapes of a similar size, 770 to 2,240 triangles each.
+fn builtin_shapes() -> kdop::Result<Vec<(&'static str, Mesh)>> {
+    Ok(vec![
+        ("knot", torus_knot(3, 7, 1.0, 0.32, 0.14, 140, 8)?),
+        ("torus", torus(1.1, 0.35, 32, 12)?),
+        ("ball", icosphere(1.0, 3)?),
+        ("rod", cylinder(0.4, 2.6, 24, 3)?),
+    ])
+}
+
+/// What the run added up, over the flight's frames.
+#[derive(Default)]
+struct Totals {
+    step: TimeStats,
+    broad_us: f64,
+    narrow_us: f64,
+    broad_pairs: u64,
+    narrow_pairs: u64,
+    colliding: u64,
+    object_pairs: u64,
+    contacts: u64,
+    contact_steps: u64,
+    begins: u64,
+    ends: u64,
+    refattened: u64,
 }
 
 fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
-    let env_opts = a.hierarchy.env_options();
-    let obj_opts = a.hierarchy.object_options();
-    let obj_mesh: Mesh = match &a.object {
-        Some(p) => load_mesh(p, "OBJECT")?,
-        None => demo_object()?,
-    };
-    let env_parts = match &a.env {
-        Some(_) => None,
-        None => Some(demo_environment(a.seed)?),
-    };
     let start = Instant::now();
-    let env = match (&a.env, env_parts) {
-        (Some(p), _) => load_environment::<K>(p, "ENV", &a.hierarchy)?,
-        (None, Some(parts)) => Environment::<K>::build(parts, &env_opts)?,
-        (None, None) => unreachable!("one of the two is set"),
+    let mut world = World::<K>::new();
+    // The environment: each part a shape of its own.
+    let parts = match &a.env {
+        Some(p) => vec![(load_mesh(p, "ENV")?, Pose::IDENTITY)],
+        None => demo_environment(a.seed)?,
     };
-    let obj = FlyingObject::<K>::new(obj_mesh, &obj_opts).map_err(|e| e.context("OBJECT"))?;
-    let build_ms = start.elapsed().as_secs_f64() * 1e3;
-
-    let bounds = env.bounds();
-    let lo = DVec3::new(
-        bounds.lo(0).into(),
-        bounds.lo(1).into(),
-        bounds.lo(2).into(),
-    );
-    let hi = DVec3::new(
-        bounds.hi(0).into(),
-        bounds.hi(1).into(),
-        bounds.hi(2).into(),
-    );
-    let scene = Scene {
-        label: format!(
-            "{}-DOP, {:?} at the {:?}, leaf size {}: environment {} triangles in {} parts, object {} triangles",
-            K,
-            env_opts.rule,
-            env_opts.split,
-            env_opts.leaf_size,
-            env.triangle_count(),
-            env.part_count(),
-            obj.bvh().triangle_count(),
-        ),
-        lo,
-        hi,
-        object_extent: obj.bvh().root_dop().box_extent(),
-        build_ms,
-        bytes_per_triangle: env.memory_bytes() as f64 / env.triangle_count() as f64,
-    };
-    let mut state = QueryState::new();
-    flight(a, &scene, &mut |pose, options| {
-        let r = env.collide(&obj, pose, options, &mut state)?;
-        Ok((r.collides, r.contacts.len(), r.stats))
-    })
-}
-
-/// The same flight with the OBBTree back-end: the environment's parts merged into one
-/// mesh where they stand.
-fn fly_obb(a: &DemoArgs) -> kdop::Result<ExitCode> {
-    let obj_mesh: Mesh = match &a.object {
-        Some(p) => load_mesh(p, "OBJECT")?,
-        None => demo_object()?,
-    };
-    let start = Instant::now();
-    let (env_leaf, obj_leaf) = a.hierarchy.obb_leaves();
-    let (env, env_mesh) = match &a.env {
-        Some(p) => load_obb_environment(p, "ENV", env_leaf)?,
-        None => {
-            let mesh = merge_parts(&demo_environment(a.seed)?)?;
-            (ObbTree::from_mesh(&mesh, env_leaf)?, mesh)
+    let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+    let mut env_triangles = 0;
+    for (i, (mesh, placement)) in parts.into_iter().enumerate() {
+        let (mlo, mhi) = mesh.bounds();
+        for c in 0..8 {
+            let corner = DVec3::new(
+                if c & 1 == 0 { mlo.x } else { mhi.x },
+                if c & 2 == 0 { mlo.y } else { mhi.y },
+                if c & 4 == 0 { mlo.z } else { mhi.z },
+            );
+            let p = placement.transform_point(corner);
+            (lo, hi) = (lo.min(p), hi.max(p));
         }
+        env_triangles += mesh.triangle_count();
+        let shape = world.add_shape(mesh).map_err(|e| e.context("ENV"))?;
+        let desc = PartDesc {
+            user: i as u64,
+            ..PartDesc::default()
+        };
+        world.add_part(shape, placement, desc)?;
+    }
+    let shapes = match &a.object {
+        Some(p) => vec![("object", load_mesh(p, "OBJECT")?)],
+        None => builtin_shapes()?,
     };
-    let obj = ObbTree::from_mesh(&obj_mesh, obj_leaf)?;
+    let mut shape_ids = Vec::new();
+    let mut extent = 0.0f64;
+    let mut object_triangles = Vec::new();
+    for (name, mesh) in shapes {
+        let (mlo, mhi) = mesh.bounds();
+        extent = extent.max((mhi - mlo).max_element());
+        object_triangles.push(format!("{name} {}", mesh.triangle_count()));
+        shape_ids.push(
+            world
+                .add_shape(mesh)
+                .map_err(|e| e.context(format!("OBJECT {name}")))?,
+        );
+    }
+
+    // Billiard paths inside the room, kept half an object away from its walls.
+    let margin = DVec3::splat(extent).min((hi - lo) * 0.49);
+    let bounds = (lo + margin, hi - margin);
+    let speed = 0.02 * extent;
+    let mut rng = Rng::new(a.seed ^ 0xdead_beef);
+    let mut paths = Vec::with_capacity(a.objects as usize);
+    let mut ids: Vec<ObjectId> = Vec::with_capacity(a.objects as usize);
+    let desc = |i: usize| ObjectDesc {
+        mode: a.mode.options().mode,
+        user: i as u64,
+        ..ObjectDesc::default()
+    };
+    for i in 0..a.objects as usize {
+        let billiard = Billiard::new(
+            a.seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
+            rng.in_box(bounds.0, bounds.1),
+            rng.rotation(),
+            speed,
+            0.03,
+            bounds,
+        );
+        let shape = shape_ids[i % shape_ids.len()];
+        ids.push(world.add_object(shape, billiard.pose(), desc(i))?);
+        paths.push(billiard);
+    }
+    // Starts in free space, as in the single flight: objects that touch something are
+    // placed again, a few rounds.
+    for _ in 0..20 {
+        world.step()?;
+        let mut touching: Vec<usize> = Vec::new();
+        for p in world.pairs() {
+            touching.push(p.a_user as usize);
+            if let Body::Object(_) = p.b {
+                touching.push(p.b_user as usize);
+            }
+        }
+        if touching.is_empty() {
+            break;
+        }
+        touching.sort_unstable();
+        touching.dedup();
+        for i in touching {
+            paths[i] = Billiard::new(
+                rng.next_u64(),
+                rng.in_box(bounds.0, bounds.1),
+                rng.rotation(),
+                speed,
+                0.03,
+                bounds,
+            );
+            world.set_pose(ids[i], paths[i].pose())?;
+        }
+    }
+    world.step()?;
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
-    let (lo, hi) = env_mesh.bounds();
-    let (olo, ohi) = obj_mesh.bounds();
-    let scene = Scene {
-        label: format!(
-            "OBB tree, leaf size {}: environment {} triangles, object {} triangles",
-            env_leaf,
-            env.triangle_count(),
-            obj.triangle_count()
-        ),
-        lo,
-        hi,
-        object_extent: ohi - olo,
-        build_ms,
-        bytes_per_triangle: env.memory_bytes() as f64 / env.triangle_count() as f64,
-    };
-    let mut state = ObbQueryState::new();
-    flight(a, &scene, &mut |pose, options| {
-        let r = env.collide(&obj, pose, options, &mut state)?;
-        Ok((r.collides, r.contacts.len(), r.stats))
-    })
+    if !a.json {
+        eprintln!(
+            "{K}-DOP world: {} objects ({}), environment {env_triangles} triangles in {} parts; \
+             built and placed in {build_ms:.0} ms on {} threads",
+            a.objects,
+            object_triangles.join(", "),
+            world.part_count(),
+            rayon::current_num_threads()
+        );
+    }
+
+    let bar = flights::bar(a.steps, "frames");
+    let mut t = Totals::default();
+    let mut bounced: Vec<usize> = Vec::with_capacity(a.objects as usize);
+    for _ in 0..a.steps {
+        for (path, &id) in paths.iter_mut().zip(&ids) {
+            world.set_pose(id, path.step())?;
+        }
+        let t0 = Instant::now();
+        let s = world.step()?;
+        t.step.record(t0.elapsed().as_secs_f64() * 1e6);
+        t.broad_us += s.broad_us;
+        t.narrow_us += s.narrow_us;
+        t.broad_pairs += s.broad_pairs;
+        t.narrow_pairs += s.narrow_pairs;
+        t.colliding += s.colliding;
+        t.contacts += s.contacts;
+        t.contact_steps += u64::from(s.colliding > 0);
+        t.begins += s.begins;
+        t.ends += s.ends;
+        t.refattened += s.refattened;
+        // Objects that ended the frame in contact go back and turn round (§5.2.2).
+        bounced.clear();
+        for p in world.pairs() {
+            bounced.push(p.a_user as usize);
+            if let Body::Object(_) = p.b {
+                t.object_pairs += 1;
+                bounced.push(p.b_user as usize);
+            }
+        }
+        bounced.sort_unstable();
+        bounced.dedup();
+        for &i in &bounced {
+            paths[i].bounce();
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    summary(a, &t, &world, build_ms, env_triangles);
+    Ok(ExitCode::SUCCESS)
 }
 
-/// The billiard flight and its summary, for any bounding volume.
-fn flight(a: &DemoArgs, scene: &Scene, check: &mut Check) -> kdop::Result<ExitCode> {
-    let (lo, hi) = (scene.lo, scene.hi);
-    let o = scene.object_extent;
-    let margin = (o * 0.5).min((hi - lo) * 0.49);
-    let path = Flight::Billiard {
-        bounds: (lo + margin, hi - margin),
-        speed: o.length() * 0.02,
-        max_spin: 0.03,
-    };
-    let options = a.mode.options();
-    if !a.json {
-        eprintln!("{}; built in {:.1} ms", scene.label, scene.build_ms);
-    }
-    let bar = flights::bar(a.steps, "flying");
-    let t = flights::fly(&path, a.steps, false, a.seed, 0.0, &options, check, &bar)?;
-    bar.finish_and_clear();
-    let s = &t.stats;
-    let (mean, p50, p99, max) = (s.mean(), s.percentile(0.5), s.percentile(0.99), s.max());
+fn summary<const K: usize>(
+    a: &DemoArgs,
+    t: &Totals,
+    world: &World<K>,
+    build_ms: f64,
+    env_triangles: usize,
+) {
+    let s = &t.step;
     let n = s.count().max(1) as f64;
-    let (build_ms, bytes_per_triangle) = (scene.build_ms, scene.bytes_per_triangle);
+    let (mean, p50, p99, max) = (s.mean(), s.percentile(0.5), s.percentile(0.99), s.max());
+    let bytes_per_object = world.bytes_per_object();
     if a.json {
         let v = serde_json::json!({
+            "objects": a.objects,
+            "env_triangles": env_triangles,
+            "threads": rayon::current_num_threads(),
             "steps": s.count(),
             "contact_steps": t.contact_steps,
             "contacts": t.contacts,
@@ -184,34 +264,47 @@ fn flight(a: &DemoArgs, scene: &Scene, check: &mut Check) -> kdop::Result<ExitCo
             "p50_us": p50,
             "p99_us": p99,
             "max_us": max,
-            "nv_mean": t.nv as f64 / n,
-            "np_mean": t.np as f64 / n,
-            "nu_mean": t.nu as f64 / n,
+            "broad_us_mean": t.broad_us / n,
+            "narrow_us_mean": t.narrow_us / n,
+            "broad_pairs_mean": t.broad_pairs as f64 / n,
+            "narrow_pairs_mean": t.narrow_pairs as f64 / n,
+            "colliding_mean": t.colliding as f64 / n,
+            "object_pairs": t.object_pairs,
+            "begins": t.begins,
+            "ends": t.ends,
+            "refattened_mean": t.refattened as f64 / n,
+            "bytes_per_object": bytes_per_object,
             "build_ms": build_ms,
-            "bytes_per_triangle": bytes_per_triangle,
         });
         println!("{v}");
-    } else {
-        println!("steps               {}", s.count());
-        println!("steps in contact    {}", t.contact_steps);
-        println!(
-            "contacts            {} ({})",
-            t.contacts,
-            if options.mode == kdop::Mode::Detect {
-                "one per contact step in detect mode"
-            } else {
-                "intersecting triangle pairs"
-            }
-        );
-        println!("check time (us)     mean {mean:.1}  p50 {p50:.1}  p99 {p99:.1}  max {max:.1}");
-        println!(
-            "per check           Nv {:.1}  Np {:.1}  Nu {:.1}",
-            t.nv as f64 / n,
-            t.np as f64 / n,
-            t.nu as f64 / n
-        );
-        println!("build time          {build_ms:.1} ms");
-        println!("memory              {bytes_per_triangle:.1} bytes per environment triangle");
+        return;
     }
-    Ok(ExitCode::SUCCESS)
+    let contacts = if a.mode == ModeArg::Detect {
+        "one per colliding pair in detect mode"
+    } else {
+        "intersecting triangle pairs"
+    };
+    println!("frames              {}", s.count());
+    println!("step time (us)      mean {mean:.0}  p50 {p50:.0}  p99 {p99:.0}  max {max:.0}");
+    println!(
+        "  broad / narrow    {:.0} / {:.0} us per frame (bounds and sweep-and-prune / pairs and events)",
+        t.broad_us / n,
+        t.narrow_us / n
+    );
+    println!(
+        "pairs per frame     {:.1} from the broad phase, {:.1} after filters and k-DOPs, {:.2} colliding",
+        t.broad_pairs as f64 / n,
+        t.narrow_pairs as f64 / n,
+        t.colliding as f64 / n
+    );
+    println!(
+        "frames in contact   {} ({} object-object pair-frames)",
+        t.contact_steps, t.object_pairs
+    );
+    println!("contacts            {} ({contacts})", t.contacts);
+    println!("events              {} begin, {} end", t.begins, t.ends);
+    println!(
+        "memory              {bytes_per_object} bytes per object (shapes, parts and per-thread workspaces apart)"
+    );
+    println!("build time          {build_ms:.0} ms");
 }

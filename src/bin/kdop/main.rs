@@ -1,6 +1,7 @@
 //! `kdop`: the command-line program.
 //!
-//! - `kdop demo`: a billiard flight through the built-in scene (or your meshes), summarised.
+//! - `kdop demo`: the world: hundreds of objects on billiard paths through the built-in room.
+//! - `kdop flight`: one object's billiard flight through the built-in scene (or your meshes).
 //! - `kdop world SCENE.json`: replay a scene of parts and moving objects, pairs and events.
 //! - `kdop check ENV OBJECT --poses FILE`: the clash check a CAD user runs, one answer per pose.
 //! - `kdop build MESH --out FILE.kdop`: build and save an environment hierarchy.
@@ -12,6 +13,7 @@ mod broad;
 mod check;
 mod common;
 mod demo;
+mod flight;
 mod flights;
 mod matrix;
 mod paper;
@@ -43,8 +45,11 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Fly an object along a billiard path through an environment and summarise the checks.
+    /// The world: many objects on billiard paths through the built-in room, colliding with
+    /// it and each other; per-frame times, pairs and events summarised.
     Demo(demo::DemoArgs),
+    /// One object on a billiard path through an environment; every check timed.
+    Flight(flight::FlightArgs),
     /// Replay a scene file: static parts, moving objects, poses frame by frame; prints each
     /// frame's colliding pairs, their triangle pairs and the begin/end events.
     World(world::WorldArgs),
@@ -75,6 +80,7 @@ fn main() -> ExitCode {
     common::set_strict(cli.strict);
     let result = match cli.command {
         Command::Demo(a) => demo::run(&a),
+        Command::Flight(a) => flight::run(&a),
         Command::Check(a) => check::run(&a),
         Command::World(a) => world::run(&a),
         Command::Build(a) => common::run_build(&a),
