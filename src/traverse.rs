@@ -19,7 +19,9 @@ use crate::tri::{
     BATCH, TriBox, intersect_batch, intersect_filtered, set_bits, triangle_distance,
     triangle_meets_dop,
 };
-use crate::tumble::{Climber, FlyingObject, PoseFrame, Rebound, root_dop, tumble_node};
+use crate::tumble::{
+    Climber, FlyingObject, PoseFrame, Rebound, root_dop, root_dop_unkept, tumble_node,
+};
 use glam::DVec3;
 
 /// Marks a part-tree entry on the traversal stack.
@@ -314,6 +316,23 @@ impl<const K: usize> QueryState<K> {
         self.bind(obj);
         self.set_pose(obj, pose, 0.0, Rebound::Slabs);
         self.fly[0].dop
+    }
+
+    /// A bound of `obj` placed by `pose` for an object that keeps no state here (the
+    /// world's objects share a thread's state): the state is scratch only, so objects of
+    /// many shapes share it without re-binding (a pass over the object's nodes and
+    /// triangles each time the shape changes).
+    pub(crate) fn root_bound_unkept(&mut self, obj: &FlyingObject<K>, pose: &Pose) -> Dop<K> {
+        // The frame is re-set below, so the cached pose no longer describes it.
+        self.last = None;
+        let frame = match &mut self.frame {
+            Some(frame) => {
+                frame.set(pose, obj.magnitude);
+                frame
+            }
+            none => none.insert(PoseFrame::new(pose, obj.magnitude)),
+        };
+        root_dop_unkept(obj, frame, &mut self.climber)
     }
 
     /// A new stamp: every re-bounded node and placed triangle is stale.

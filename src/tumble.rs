@@ -1244,6 +1244,23 @@ pub(crate) fn root_dop<const K: usize>(
     }
 }
 
+/// [`root_dop`] for an object that keeps no climb state between queries (the world's
+/// objects, which share a thread's state): exact by a scan or a shift where that is cheap,
+/// else re-bounded as any node is. A climb from another object's extremes crosses much of
+/// the hull, and keeping a climb per object cost more than it saved in the world demo
+/// (`docs/benchmarks.md`, "World step").
+pub(crate) fn root_dop_unkept<const K: usize>(
+    obj: &FlyingObject<K>,
+    frame: &mut PoseFrame<K>,
+    scratch: &mut Climber,
+) -> Dop<K> {
+    if obj.hull_pts.len() <= SCAN_HULL || frame.translation_only {
+        // Scanned or shifted: no climb, so the scratch's extremes are not read.
+        return root_exact(obj, frame, scratch);
+    }
+    tumble_node(obj, 0, frame, Rebound::Slabs)
+}
+
 /// The exact k-DOP of the placed object, however far the pose turned: [`root_dop`]
 /// without its shortcut for jumps.
 pub(crate) fn root_exact<const K: usize>(

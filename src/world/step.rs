@@ -205,7 +205,7 @@ impl<const K: usize> World<K> {
                 .map(|&k| {
                     let o = &world.objects[k];
                     let shape = &world.shapes[o.shape].object;
-                    world.workspace().root_bound(shape, &o.pose)
+                    world.workspace().root_bound_unkept(shape, &o.pose)
                 })
                 .collect_into_vec(&mut roots);
         }
@@ -263,6 +263,16 @@ impl<const K: usize> World<K> {
             };
             jobs.push(job);
         }
+        // Jobs of one shape side by side: a thread's state re-binds (a pass over the
+        // object's nodes and triangles) only where the shape changes. Results are sorted
+        // by handles in `merge`, so this order is not seen.
+        let objects = &self.objects;
+        jobs.sort_unstable_by_key(|&job| {
+            let a = match job {
+                Job::Objects(a, _) | Job::Part(a, _) => a,
+            };
+            (objects[a].shape, job)
+        });
         self.frame.jobs = jobs;
     }
 
