@@ -35,8 +35,8 @@ pub use pair::{ObjectContact, PairOutcome, Reference};
 pub use pose::Pose;
 pub use traverse::{Contact, Descent, Mode, Outcome, QueryOptions, QueryState, QueryStats};
 pub use tri::{
-    Triangle, intersecting_pairs, intersecting_pairs_screened, triangle_distance,
-    triangles_intersect, triangles_intersect_screened,
+    ContactShape, Triangle, contact_shape, intersecting_pairs, intersecting_pairs_screened,
+    triangle_distance, triangles_intersect, triangles_intersect_screened,
 };
 pub use tumble::{FlyingObject, Rebound};
 pub use world::{

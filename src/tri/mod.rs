@@ -15,8 +15,11 @@
 //! strictly inside a closed mesh touches nothing (the paper's footnote 1).
 
 mod filtered;
+mod geometry;
 mod lanes;
 mod node;
+
+pub use geometry::{ContactShape, contact_shape};
 
 pub(crate) use filtered::BATCH;
 pub(crate) use node::triangle_meets_dop;

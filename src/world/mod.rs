@@ -22,6 +22,7 @@
 //! placement), as [`FlyingObject::collide_with`] promises; the broad phase and the frame in
 //! which bounds are compared only decide the work.
 
+mod contact;
 mod step;
 
 pub use step::{ContactPair, EndedPair, PairEvent, StepStats};
