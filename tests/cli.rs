@@ -852,6 +852,7 @@ fn world_replays_a_scene_file_as_brute_force_says() {
     let mut poses: BTreeMap<&str, Pose> = BTreeMap::new();
     let mut frames_json = Vec::new();
     let mut truth = Vec::new(); // per frame: (a, b) -> contacts (full set)
+    let mut frame_poses = Vec::new();
     let place = |rng: &mut common::Rng| Pose::new(rng.rotation(), rng.vec(-3.5, 3.5)).unwrap();
     let mut initial = serde_json::Map::new();
     for &(name, _, _, _, _, has_pose) in &objects {
@@ -909,6 +910,7 @@ fn world_replays_a_scene_file_as_brute_force_says() {
             }
         }
         truth.push(pairs);
+        frame_poses.push(poses.clone());
     }
     // The file lists objects out of name order: the answer must not depend on it.
     let mut objects_json: Vec<Value> = objects
@@ -1019,7 +1021,63 @@ fn world_replays_a_scene_file_as_brute_force_says() {
         v
     };
     let again = json_lines(&kdop_ok(&["world", s(&path), "--json"]));
-    assert_eq!(strip(again), strip(lines));
+    assert_eq!(strip(again), strip(lines.clone()));
+
+    // With --geometry, each contact's shape lies on both placed triangles.
+    let with_shapes = json_lines(&kdop_ok(&["world", s(&path), "--json", "--geometry"]));
+    let placed = |f: usize, body: &str, tri: u64| -> kdop::Triangle {
+        let (shape, pose) = match objects.iter().find(|o| o.0 == body) {
+            Some(o) => (o.1, frame_poses[f][body]),
+            None => {
+                let p = parts.iter().find(|p| p.0 == body).unwrap();
+                (p.1, p.2)
+            }
+        };
+        let t = shapes[shape].bvh().triangle(tri as u32).unwrap();
+        t.map(|v| pose.transform_point(v))
+    };
+    let mut shapes_seen = 0;
+    for (f, (line, plain)) in with_shapes.iter().zip(&lines).enumerate() {
+        for (pair, plain_pair) in line["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(plain["pairs"].as_array().unwrap())
+        {
+            assert_eq!(pair["contacts"], plain_pair["contacts"]);
+            let (a, b) = (pair["a"].as_str().unwrap(), pair["b"].as_str().unwrap());
+            let contacts = pair["contacts"].as_array().unwrap();
+            let shapes_json = pair["shapes"].as_array().unwrap();
+            assert_eq!(shapes_json.len(), contacts.len());
+            for (c, shape) in contacts.iter().zip(shapes_json) {
+                let (ta, tb) = (
+                    placed(f, a, c[0].as_u64().unwrap()),
+                    placed(f, b, c[1].as_u64().unwrap()),
+                );
+                let corners: Vec<DVec3> = match shape.as_object().unwrap().iter().next().unwrap() {
+                    (k, v) if k == "point" => vec![
+                        serde_json::from_value::<[f64; 3]>(v.clone())
+                            .unwrap()
+                            .into(),
+                    ],
+                    (_, v) => serde_json::from_value::<Vec<[f64; 3]>>(v.clone())
+                        .unwrap()
+                        .into_iter()
+                        .map(DVec3::from)
+                        .collect(),
+                };
+                let want = kdop::contact_shape(&ta, &tb).expect("a reported contact meets");
+                let want: Vec<DVec3> = match want {
+                    kdop::ContactShape::Point(p) => vec![p],
+                    kdop::ContactShape::Segment(p, q) => vec![p, q],
+                    kdop::ContactShape::Polygon(v) => v,
+                };
+                assert_eq!(corners, want, "frame {f} {a}-{b} {c}");
+                shapes_seen += 1;
+            }
+        }
+    }
+    assert!(shapes_seen > 20, "{shapes_seen}");
 }
 
 /// Every fault of a scene file is named by the file and the JSON path of the value.

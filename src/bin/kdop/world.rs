@@ -24,6 +24,10 @@ pub struct WorldArgs {
     /// "contacts"}], "begin": [[a, b]], "end": [[a, b]]}.
     #[arg(long)]
     pub json: bool,
+    /// With --json, each pair also lists "shapes": per contact, where the two triangles
+    /// meet in world coordinates: {"point": p}, {"segment": [p, q]} or {"polygon": [p, ...]}.
+    #[arg(long, requires = "json")]
+    pub geometry: bool,
 }
 
 pub fn run(a: &WorldArgs) -> kdop::Result<ExitCode> {
@@ -31,8 +35,9 @@ pub fn run(a: &WorldArgs) -> kdop::Result<ExitCode> {
     with_k!(scene.k, KK => replay::<KK>(a, &scene))
 }
 
-/// One frame's answer in names: `(a, b, contacts)` with `contacts` as `[a's, b's]`.
-type NamedPair = (usize, usize, Vec<[u32; 2]>);
+/// One frame's answer in names: `(a, b, contacts, shapes)` with `contacts` as `[a's, b's]`
+/// and `shapes` (with `--geometry`) in the same order.
+type NamedPair = (usize, usize, Vec<[u32; 2]>, Vec<serde_json::Value>);
 
 fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<ExitCode> {
     let start = Instant::now();
@@ -116,15 +121,25 @@ fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<Exit
         ends.clear();
         for p in world.pairs() {
             let (x, y, swap) = named(p.a, p.b, p.a_user, p.b_user, &names);
-            let mut contacts: Vec<[u32; 2]> = world.contacts(p).to_vec();
+            let mut contacts: Vec<([u32; 2], serde_json::Value)> = world
+                .contacts(p)
+                .iter()
+                .map(|&c| (c, serde_json::Value::Null))
+                .collect();
+            if a.geometry {
+                for (c, shape) in contacts.iter_mut().zip(world.contact_shapes(p)?) {
+                    c.1 = shape_json(&shape);
+                }
+            }
             if swap {
-                contacts.iter_mut().for_each(|c| c.swap(0, 1));
-                contacts.sort_unstable();
+                contacts.iter_mut().for_each(|c| c.0.swap(0, 1));
+                contacts.sort_unstable_by_key(|c| c.0);
             }
             if p.event == kdop::PairEvent::Begin {
                 begins.push((x, y));
             }
-            pairs.push((x, y, contacts));
+            let (tris, shapes) = contacts.into_iter().unzip();
+            pairs.push((x, y, tris, shapes));
         }
         for e in world.ended() {
             let (x, y, _) = named(e.a, e.b, e.a_user, e.b_user, &names);
@@ -141,8 +156,13 @@ fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<Exit
             let v = serde_json::json!({
                 "frame": frame,
                 "us": us,
-                "pairs": pairs.iter().map(|(x, y, c)| serde_json::json!({
-                    "a": names[*x], "b": names[*y], "contacts": c })).collect::<Vec<_>>(),
+                "pairs": pairs.iter().map(|(x, y, c, shapes)| {
+                    let mut v = serde_json::json!({ "a": names[*x], "b": names[*y], "contacts": c });
+                    if a.geometry {
+                        v["shapes"] = serde_json::json!(shapes);
+                    }
+                    v
+                }).collect::<Vec<_>>(),
                 "begin": begins.iter().map(name_pair).collect::<Vec<_>>(),
                 "end": ends.iter().map(name_pair).collect::<Vec<_>>(),
             });
@@ -201,4 +221,16 @@ fn named(a: Body, b: Body, a_user: u64, b_user: u64, names: &[&str]) -> (usize, 
         _ => false,
     };
     if swap { (y, x, true) } else { (x, y, false) }
+}
+
+/// A contact's shape as JSON: `{"point": p}`, `{"segment": [p, q]}` or `{"polygon": [...]}`.
+fn shape_json(shape: &kdop::ContactShape) -> serde_json::Value {
+    let p = |v: &glam::DVec3| serde_json::json!([v.x, v.y, v.z]);
+    match shape {
+        kdop::ContactShape::Point(a) => serde_json::json!({ "point": p(a) }),
+        kdop::ContactShape::Segment(a, b) => serde_json::json!({ "segment": [p(a), p(b)] }),
+        kdop::ContactShape::Polygon(v) => {
+            serde_json::json!({ "polygon": v.iter().map(p).collect::<Vec<_>>() })
+        }
+    }
 }
