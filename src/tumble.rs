@@ -1254,11 +1254,11 @@ pub(crate) fn root_dop_unkept<const K: usize>(
     frame: &mut PoseFrame<K>,
     scratch: &mut Climber,
 ) -> Dop<K> {
-    if obj.hull_pts.len() <= SCAN_HULL || frame.translation_only {
-        // Scanned or shifted: no climb, so the scratch's extremes are not read.
-        return root_exact(obj, frame, scratch);
-    }
-    tumble_node(obj, 0, frame, Rebound::Slabs)
+    // No previous pull: the pose counts as a jump. The scratch's own is put back.
+    let own = scratch.last_pull.take();
+    let root = root_dop(obj, frame, scratch);
+    scratch.last_pull = own;
+    root
 }
 
 /// The exact k-DOP of the placed object, however far the pose turned: [`root_dop`]
