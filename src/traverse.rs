@@ -39,7 +39,7 @@ const LARGE: f32 = 4.0;
 /// An environment triangle screens flying nodes by `tri::node` only when it is this many
 /// times larger than them: long triangles of parts of similar size pass most screens, so
 /// below this the test costs more than it prunes. Both factors were chosen by measurement
-/// (`docs/benchmarks.md`, "Triangle tests in the descent").
+/// (`docs/benchmarks.md`, "Issue 18").
 const LARGE_ENV: f32 = 64.0;
 
 /// Stop at the first contact, or find them all.

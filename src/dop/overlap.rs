@@ -2,7 +2,7 @@
 //!
 //! The paper tests the intervals one by one and asks in which order to test them so that a
 //! separating direction is found early. Today a branchless test of all intervals at once is
-//! cheaper than any early exit for k ≥ 14 (`docs/benchmarks.md`, "Overlap order"), so
+//! cheaper than any early exit for k ≥ 14 (`docs/benchmarks.md`, "Cv"), so
 //! [`Dop::overlaps`] compares four intervals per SSE instruction; [`Dop::overlaps_ordered`]
 //! keeps the paper's early-exit form for the measurement. The traversal, compiled a second
 //! time with AVX, tests k = 18 and 26 eight intervals per instruction ([`Dop::overlaps_avx`]

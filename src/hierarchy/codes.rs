@@ -4,7 +4,7 @@
 //! kdop keeps leaves of τ = 4 for memory and refines them during a query into one bound
 //! per triangle (`traverse`). Decoding a code is a multiply-add per bound, where
 //! projecting the triangle's corners took about 134 instructions per triangle
-//! (`docs/benchmarks.md`, eleventh stop). The idea is that of quantised child bounds in
+//! (eleventh stop, in git's history of `docs/benchmarks.md`). The idea is that of quantised child bounds in
 //! compressed BVHs; the step is 1/255 of the leaf's width per axis.
 //!
 //! A decoded bound is sound by construction: lower bounds count steps up from the leaf's
