@@ -33,13 +33,9 @@ impl BroadPhase {
             covered_buckets(lo, hi, self.cells.len(), buckets);
             for &c in buckets.iter() {
                 let cell = &self.cells[c as usize];
-                if !p.dynamic && cell.dynamic == 0 {
-                    continue;
-                }
-                for e in &cell.entries {
-                    if !(p.dynamic || e.dynamic) {
-                        continue;
-                    }
+                // A static large box meets only dynamic entries.
+                let statics: &[Entry] = if p.dynamic { &cell.statics } else { &[] };
+                for e in cell.entries.iter().chain(statics) {
                     compared += 1;
                     let b = crate::broad::Aabb::new(e.lo, e.hi);
                     if p.aabb.overlaps(&b) && bucket(home(&me, e, inv), mask) == c as usize {

@@ -23,6 +23,7 @@
 
 mod brute;
 mod large;
+mod statics;
 mod sweep;
 mod update;
 
@@ -92,13 +93,35 @@ type CellKey = [i32; 3];
 /// home-cell test keeps each pair to one bucket all the same.
 #[derive(Clone, Debug, Default)]
 struct Cell {
+    /// Entries of dynamic proxies, sorted by (lower x, id).
     entries: Vec<Entry>,
-    /// Number of entries of dynamic proxies; a cell without any is not swept.
-    dynamic: u32,
+    /// Entries of static proxies, sorted the same way: swept only against `entries`, so
+    /// static boxes cost nothing where no dynamic box comes.
+    statics: Vec<Entry>,
+    /// At least the largest x-extent among `statics` (exact after each sort), so that a
+    /// dynamic box finds the statics it may meet by a binary search.
+    static_width: f32,
     /// Whether entries changed since the last sort.
     dirty: bool,
+    /// Whether `statics` changed since the last sort (most frames, none did).
+    statics_dirty: bool,
     /// Whether the cell is listed in `BroadPhase::active`.
     active: bool,
+}
+
+impl Cell {
+    fn is_empty(&self) -> bool {
+        self.entries.is_empty() && self.statics.is_empty()
+    }
+
+    /// The list an entry of this kind goes to.
+    fn list(&mut self, dynamic: bool) -> &mut Vec<Entry> {
+        if dynamic {
+            &mut self.entries
+        } else {
+            &mut self.statics
+        }
+    }
 }
 
 /// A box as a cell holds it: its bounds inline, so a sweep reads one record per box.
@@ -122,6 +145,8 @@ struct Proxy {
     large: bool,
     /// Whether it is listed in `BroadPhase::moved`.
     moved: bool,
+    /// Whether it was placed in this update (listed in `BroadPhase::touched`).
+    touched: bool,
 }
 
 /// Counters of the last [`BroadPhase::update`].
@@ -186,6 +211,13 @@ pub struct BroadPhase {
     filled: u32,
     /// Pairs found per active cell, then the large proxies' pairs last.
     found: Vec<Vec<(u32, u32)>>,
+    /// Pairs of a dynamic box in cells with a static one, `(dynamic, static)`, sorted; kept
+    /// across updates.
+    static_pairs: Vec<(u32, u32)>,
+    /// Proxies placed in this update (scratch of `update_static_pairs`).
+    touched: Vec<u32>,
+    /// New dynamic–static pairs of this update (scratch).
+    fresh: Vec<(u32, u32)>,
     /// Cell edge length; 0 until the first update fixes it (or [`BroadPhase::with_cell_size`]).
     cell: f32,
     /// Whether the cell size came from the caller (never changed automatically).
@@ -246,6 +278,7 @@ impl BroadPhase {
                     dynamic,
                     large: false,
                     moved: false,
+                    touched: false,
                 },
             );
         }
@@ -315,20 +348,25 @@ impl BroadPhase {
             moved: self.moved.len() as u64,
             ..BroadStats::default()
         };
-        if self.wants_regrid() {
+        let regridded = self.wants_regrid();
+        if regridded {
             self.regrid();
             self.stats.regridded = true;
         } else {
             self.place_moved();
         }
         self.sort_dirty();
+        let static_compared = self.update_static_pairs(regridded);
         self.sweep();
+        self.stats.compared += static_compared;
+        self.stats.pairs += self.static_pairs.len() as u64;
         self.stats.large = self.large.len() as u64;
     }
 
     /// The pairs found by the last update, each `(smaller id, larger id)`, once.
     pub fn pairs(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.found.iter().flatten().copied()
+        let kept = self.static_pairs.iter().map(|&(d, s)| (d.min(s), d.max(s)));
+        self.found.iter().flatten().copied().chain(kept)
     }
 
     /// Number of pairs found by the last update.
@@ -350,11 +388,16 @@ impl BroadPhase {
         self.proxies.capacity() * size_of::<Proxy>()
             + self.moved.capacity() * 4
             + self.large.capacity() * 4
+            + (self.static_pairs.capacity() + self.fresh.capacity()) * 8
+            + self.touched.capacity() * 4
             + (self.active.capacity() + self.dirty.capacity()) * 4
             + self
                 .cells
                 .iter()
-                .map(|c| size_of::<Cell>() + c.entries.capacity() * size_of::<Entry>())
+                .map(|c| {
+                    size_of::<Cell>()
+                        + (c.entries.capacity() + c.statics.capacity()) * size_of::<Entry>()
+                })
                 .sum::<usize>()
             + self
                 .found

@@ -38,23 +38,26 @@ impl BroadPhase {
 }
 
 /// The pairs of bucket `c` whose home (the cell holding the lower corner of the two boxes'
-/// intersection) hashes to it, at least one of them dynamic; returns the pairs compared
-/// beyond x.
+/// intersection) hashes to it, both dynamic (pairs with a static box are kept across
+/// updates, see `statics.rs`); returns the pairs compared beyond x.
 fn sweep_cell(cell: &Cell, c: usize, mask: usize, inv: f32, out: &mut Vec<(u32, u32)>) -> u64 {
     out.clear();
-    let e = &cell.entries;
     let mut compared = 0;
-    for (i, a) in e.iter().enumerate() {
-        for b in &e[i + 1..] {
+    let mut meet = |a: &Entry, b: &Entry| {
+        compared += 1;
+        // One unpredictable branch, not four: most pairs met here fail along y or z.
+        if overlaps_yz(a, b) && bucket(home(a, b, inv), mask) == c {
+            out.push((a.proxy.min(b.proxy), a.proxy.max(b.proxy)));
+        }
+    };
+    let d = &cell.entries;
+    for (i, a) in d.iter().enumerate() {
+        for b in &d[i + 1..] {
             // Sorted by lower x: nothing further overlaps `a` along x.
             if b.lo[0] > a.hi[0] {
                 break;
             }
-            compared += 1;
-            // One unpredictable branch, not five: most pairs met here fail along y or z.
-            if overlaps_yz(a, b) & (a.dynamic | b.dynamic) && bucket(home(a, b, inv), mask) == c {
-                out.push((a.proxy.min(b.proxy), a.proxy.max(b.proxy)));
-            }
+            meet(a, b);
         }
     }
     compared

@@ -113,7 +113,9 @@ impl BroadPhase {
             p.cells = None;
             p.large = false;
             p.moved = false;
+            p.touched = false;
         }
+        self.touched.clear();
         self.moved.clear();
         for id in 0..self.proxies.len() as u32 {
             if self.proxies[id as usize].live {
@@ -171,6 +173,10 @@ impl BroadPhase {
     fn place(&mut self, id: u32) {
         let p = self.proxies[id as usize];
         self.proxies[id as usize].moved = false;
+        if !p.touched {
+            self.proxies[id as usize].touched = true;
+            self.touched.push(id);
+        }
         let new = p.live.then(|| self.range(&p));
         let new_large = new.is_some_and(|(lo, hi)| count(lo, hi) > LARGE_CELLS);
         if p.large && !(p.live && new_large) {
@@ -232,15 +238,13 @@ impl BroadPhase {
 
     fn add_entry(&mut self, c: usize, e: Entry) {
         let cell = &mut self.cells[c];
-        if cell.entries.is_empty() {
+        if cell.is_empty() {
             self.filled += 1;
         }
-        cell.entries.push(e);
+        cell.list(e.dynamic).push(e);
+        note_static(cell, &e);
         mark_dirty(cell, c, &mut self.dirty);
-        if e.dynamic {
-            cell.dynamic += 1;
-        }
-        if cell.dynamic > 0 && !cell.active {
+        if !cell.entries.is_empty() && !cell.active {
             cell.active = true;
             self.active.push(c as u32);
         }
@@ -249,18 +253,21 @@ impl BroadPhase {
 
     fn rewrite_entry(&mut self, c: usize, e: Entry) {
         let cell = &mut self.cells[c];
-        if let Some(slot) = cell.entries.iter_mut().find(|x| x.proxy == e.proxy) {
-            if slot.dynamic != e.dynamic {
-                if e.dynamic {
-                    cell.dynamic += 1;
-                } else {
-                    cell.dynamic -= 1;
-                }
-            }
+        if let Some(slot) = cell.list(e.dynamic).iter_mut().find(|x| x.proxy == e.proxy) {
             *slot = e;
-            mark_dirty(cell, c, &mut self.dirty);
+        } else if let Some(at) = cell
+            .list(!e.dynamic)
+            .iter()
+            .position(|x| x.proxy == e.proxy)
+        {
+            // The proxy turned dynamic or static: its entry changes lists.
+            cell.list(!e.dynamic).remove(at);
+            cell.list(e.dynamic).push(e);
+            cell.statics_dirty = true;
         }
-        if cell.dynamic > 0 && !cell.active {
+        note_static(cell, &e);
+        mark_dirty(cell, c, &mut self.dirty);
+        if !cell.entries.is_empty() && !cell.active {
             cell.active = true;
             self.active.push(c as u32);
         }
@@ -268,15 +275,17 @@ impl BroadPhase {
 
     fn remove_entry(&mut self, c: usize, id: u32) {
         let cell = &mut self.cells[c];
-        if let Some(at) = cell.entries.iter().position(|x| x.proxy == id) {
-            // `remove`, not `swap_remove`: the rest stays sorted.
-            if cell.entries.remove(at).dynamic {
-                cell.dynamic -= 1;
+        for dynamic in [true, false] {
+            let list = cell.list(dynamic);
+            if let Some(at) = list.iter().position(|x| x.proxy == id) {
+                // `remove`, not `swap_remove`: the rest stays sorted.
+                list.remove(at);
+                if cell.is_empty() {
+                    self.filled -= 1;
+                }
+                self.entries -= 1;
+                return;
             }
-            if cell.entries.is_empty() {
-                self.filled -= 1;
-            }
-            self.entries -= 1;
         }
     }
 
@@ -286,15 +295,33 @@ impl BroadPhase {
         let cells = &mut self.cells;
         self.active.retain(|&c| {
             let cell = &mut cells[c as usize];
-            cell.active = cell.dynamic > 0;
+            cell.active = !cell.entries.is_empty();
             cell.active
         });
         for &c in &self.dirty {
             let cell = &mut cells[c as usize];
             cell.dirty = false;
             insertion_sort(&mut cell.entries);
+            if cell.statics_dirty {
+                cell.statics_dirty = false;
+                insertion_sort(&mut cell.statics);
+                cell.static_width = cell
+                    .statics
+                    .iter()
+                    .map(|e| e.hi[0] - e.lo[0])
+                    .fold(0.0, f32::max);
+            }
         }
         self.dirty.clear();
+    }
+}
+
+/// Records that a static entry was added or rewritten: its list needs sorting and may be
+/// wider.
+fn note_static(cell: &mut Cell, e: &Entry) {
+    if !e.dynamic {
+        cell.statics_dirty = true;
+        cell.static_width = cell.static_width.max(e.hi[0] - e.lo[0]);
     }
 }
 
