@@ -188,7 +188,9 @@ pub struct BroadStats {
 ///
 /// # Complexity
 /// An update costs the moved boxes times the size of their cells (insertion into sorted
-/// lists) plus, per cell holding a dynamic box, the pairs overlapping along x within it.
+/// lists) plus, per cell holding a dynamic box, the dynamic pairs overlapping along x
+/// within it. Static boxes cost only when they or a dynamic box near them is set: their
+/// pairs with dynamic boxes are kept from update to update.
 /// The cell size follows the boxes: at the first update it is a few times their median
 /// largest extent, and the grid is rebuilt when the boxes outgrow or shrink away from it.
 #[derive(Clone, Debug, Default)]

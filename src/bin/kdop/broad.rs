@@ -5,7 +5,9 @@
 //! Boxes have sizes 0.5 to 1.5 in a cube sized for about one overlapping pair per box; each
 //! moves [`SPEED`] of its size per frame and bounces off the cube's walls. Both broad phases
 //! get the same fat boxes (the tight box grown by [`FAT`] of its size per side, re-made only
-//! when the tight box leaves it), so both see the same changes.
+//! when the tight box leaves it), so both see the same changes. Each fat box starts as if
+//! made a random number of frames earlier, as in a scene that has been running, so the
+//! boxes leave their fat boxes spread over the frames rather than all at once.
 
 use crate::stats::TimeStats;
 use clap::Args;
@@ -84,10 +86,21 @@ impl Scene {
                 }
             };
             let speed = if i < moving { SPEED * 2.0 * h } else { 0.0 };
+            let velocity = dir.map(|v| v * speed);
+            // The fat box as if made some frames ago on the same path (a random share of
+            // the frames it lasts): otherwise every box would leave its fat box in the same
+            // few frames, a wave no running scene has.
+            let fastest = velocity.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+            let age = if fastest > 0.0 {
+                rng.f64() as f32 * (2.0 * FAT * h) / fastest
+            } else {
+                0.0
+            };
+            let made = [0, 1, 2].map(|k| c[k] - velocity[k] * age);
             s.centre.push(c);
             s.half.push(h);
-            s.velocity.push(dir.map(|v| v * speed));
-            s.fat.push(fat_box(c, h));
+            s.velocity.push(velocity);
+            s.fat.push(fat_box(made, h));
         }
         s
     }
