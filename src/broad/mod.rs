@@ -224,8 +224,9 @@ pub struct BroadPhase {
     cell: f32,
     /// Whether the cell size came from the caller (never changed automatically).
     fixed: bool,
-    /// Entries over all cells.
+    /// Entries over all cells, and of those, entries of static proxies.
     entries: u64,
+    static_entries: u64,
     live: u32,
     stats: BroadStats,
 }

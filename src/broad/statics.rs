@@ -14,7 +14,10 @@ impl BroadPhase {
         let mut scratch = std::mem::take(&mut self.old_buckets);
         fresh.clear();
         let mut compared = 0;
-        if regridded {
+        if self.static_entries == 0 {
+            // No static box in the cells: nothing to look for (and no cell to visit).
+            self.static_pairs.clear();
+        } else if regridded {
             self.static_pairs.clear();
             for d in 0..self.proxies.len() as u32 {
                 compared += self.statics_met_by(d, &mut fresh, &mut scratch);

@@ -108,6 +108,7 @@ impl BroadPhase {
         self.large.clear();
         self.dirty.clear();
         self.entries = 0;
+        self.static_entries = 0;
         self.filled = 0;
         for p in &mut self.proxies {
             p.cells = None;
@@ -244,6 +245,7 @@ impl BroadPhase {
         cell.list(e.dynamic).push(e);
         note_static(cell, &e);
         mark_dirty(cell, c, &mut self.dirty);
+        self.static_entries += u64::from(!e.dynamic);
         if !cell.entries.is_empty() && !cell.active {
             cell.active = true;
             self.active.push(c as u32);
@@ -264,6 +266,11 @@ impl BroadPhase {
             cell.list(!e.dynamic).remove(at);
             cell.list(e.dynamic).push(e);
             cell.statics_dirty = true;
+            if e.dynamic {
+                self.static_entries -= 1;
+            } else {
+                self.static_entries += 1;
+            }
         }
         note_static(cell, &e);
         mark_dirty(cell, c, &mut self.dirty);
@@ -284,6 +291,7 @@ impl BroadPhase {
                     self.filled -= 1;
                 }
                 self.entries -= 1;
+                self.static_entries -= u64::from(!dynamic);
                 return;
             }
         }
