@@ -10,10 +10,12 @@ pub struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
+static CALLS: AtomicUsize = AtomicUsize::new(0);
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let p = unsafe { System.alloc(layout) };
+        CALLS.fetch_add(1, Ordering::Relaxed);
         if !p.is_null() {
             let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
             PEAK.fetch_max(now, Ordering::Relaxed);
@@ -33,4 +35,13 @@ pub fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
     PEAK.store(base, Ordering::Relaxed);
     let out = f();
     (out, PEAK.load(Ordering::Relaxed).saturating_sub(base))
+}
+
+/// Runs `f` and returns its result with the number of allocations made meanwhile (growing
+/// a buffer counts as one; other threads' allocations meanwhile are counted too).
+#[allow(dead_code)]
+pub fn allocations_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let before = CALLS.load(Ordering::Relaxed);
+    let out = f();
+    (out, CALLS.load(Ordering::Relaxed) - before)
 }

@@ -1,0 +1,72 @@
+//! A world in steady state steps without allocating: a counting allocator watches whole
+//! periods of a repeating motion once the step's buffers have grown to it (its own test
+//! binary, one test, so that no other test's allocations are counted).
+
+mod common;
+
+use kdop::{ObjectDesc, PartDesc, Pose, World};
+
+#[path = "support/counting_alloc.rs"]
+mod counting;
+
+#[global_allocator]
+static A: counting::Counting = counting::Counting;
+
+#[test]
+fn steady_steps_allocate_nothing() {
+    common::on_threads(2, || {
+        let mut world = World::<18>::new();
+        let shapes = [
+            world
+                .add_shape(kdop::scene::torus(1.0, 0.35, 24, 10).unwrap())
+                .unwrap(),
+            world
+                .add_shape(kdop::scene::icosphere(0.8, 2).unwrap())
+                .unwrap(),
+            world
+                .add_shape(kdop::scene::torus_knot(3, 7, 1.0, 0.32, 0.14, 80, 6).unwrap())
+                .unwrap(),
+        ];
+        let mut rng = common::Rng::new(40);
+        for i in 0..6 {
+            let placement = Pose::new(rng.rotation(), rng.vec(-6.0, 6.0)).unwrap();
+            world
+                .add_part(shapes[i % 3], placement, PartDesc::default())
+                .unwrap();
+        }
+        // Each object cycles through a few poses, so every period repeats the one before.
+        const PERIOD: usize = 6;
+        let mut objects = Vec::new();
+        for i in 0..60 {
+            let poses: Vec<Pose> = (0..PERIOD)
+                .map(|_| Pose::new(rng.rotation(), rng.vec(-6.0, 6.0)).unwrap())
+                .collect();
+            let desc = ObjectDesc {
+                user: i,
+                ..ObjectDesc::default()
+            };
+            let id = world
+                .add_object(shapes[i as usize % 3], poses[0], desc)
+                .unwrap();
+            objects.push((id, poses));
+        }
+        let mut run_period = |world: &mut World<18>| {
+            let mut contacts = 0;
+            for f in 0..PERIOD {
+                for (id, poses) in &objects {
+                    world.set_pose(*id, poses[f]).unwrap();
+                }
+                let s = world.step().unwrap();
+                contacts += s.contacts + s.begins + s.ends;
+            }
+            contacts
+        };
+        // Two periods to grow every buffer to what the motion needs.
+        let warm = run_period(&mut world) + run_period(&mut world);
+        assert!(warm > 0, "the motion must make contacts and events");
+        let (steady, allocations) =
+            counting::allocations_during(|| run_period(&mut world) + run_period(&mut world));
+        assert!(steady > 0);
+        assert_eq!(allocations, 0, "steps in steady state allocated");
+    });
+}
