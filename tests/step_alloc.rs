@@ -50,7 +50,7 @@ fn steady_steps_allocate_nothing() {
                 .unwrap();
             objects.push((id, poses));
         }
-        let mut run_period = |world: &mut World<18>| {
+        let run_period = |world: &mut World<18>| {
             let mut contacts = 0;
             for f in 0..PERIOD {
                 for (id, poses) in &objects {

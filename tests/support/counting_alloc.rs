@@ -30,6 +30,7 @@ unsafe impl GlobalAlloc for Counting {
 
 /// Runs `f` and returns its result with the peak of live heap bytes above those live when
 /// it started (other threads' allocations meanwhile are counted too).
+#[allow(dead_code)]
 pub fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
     let base = LIVE.load(Ordering::Relaxed);
     PEAK.store(base, Ordering::Relaxed);
