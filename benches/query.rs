@@ -1,5 +1,6 @@
-//! Whole queries: the nested spheres of Tables 6–7 (parallel close proximity) and the
-//! demo's billiard flight (§5.2.2).
+//! Whole queries: the nested spheres of Tables 6–7 (parallel close proximity), the
+//! single-object billiard flight (§5.2.2), and one object against another as the world
+//! checks a pair, beside the same object against the same mesh as an environment.
 //!
 //! `cargo bench --bench query`
 
@@ -103,7 +104,67 @@ fn flight<const K: usize>(c: &mut Criterion) {
     g.finish();
 }
 
+/// The flight's knot (6,720 triangles) at 64 near poses against a 5,120-triangle
+/// wrinkled torus: as an environment (`Environment::collide`), and as another object
+/// (`FlyingObject::collide_with`) at the identity and at a turned, moved placement (both
+/// posed, as the world checks a pair); report mode, mean time per query over the poses.
+fn object_pairs<const K: usize>(c: &mut Criterion) {
+    let knot = demo_object().unwrap();
+    let ball = kdop::scene::wrinkled_torus(6.0, 2.5, 80, 32, 0.3, 7, 5).unwrap();
+    let poses = kdop::scene::near_poses(&ball, &knot, 64, 9).unwrap();
+    let env = Environment::<K>::from_mesh(ball.clone(), &BuildOptions::ENVIRONMENT).unwrap();
+    let a = FlyingObject::<K>::new(knot, &BuildOptions::FLYING).unwrap();
+    let b = FlyingObject::<K>::new(ball, &BuildOptions::FLYING).unwrap();
+    let placed = Pose::new(DMat3::from_rotation_y(0.7), DVec3::new(30.0, -5.0, 2.0)).unwrap();
+    let mut st = QueryState::new();
+    let q = QueryOptions::REPORT;
+    // The same contacts every way, and some of them.
+    let mut total = 0;
+    for p in &poses {
+        let e = env.collide(&a, p, &q, &mut st).unwrap().contacts.len();
+        let o = a
+            .collide_with(p, &b, &Pose::IDENTITY, &q, &mut st)
+            .unwrap()
+            .contacts
+            .len();
+        assert_eq!(e, o);
+        total += e;
+    }
+    assert!(total > 0);
+    let world_poses: Vec<Pose> = poses.iter().map(|p| placed.after(p).unwrap()).collect();
+    let mut g = c.benchmark_group(format!("object_pairs_k{K}"));
+    g.sample_size(10);
+    let mut time = |name: &str, query: &mut dyn FnMut(usize)| {
+        g.bench_function(name, |bench| {
+            bench.iter_custom(|iters| {
+                let t = Instant::now();
+                for _ in 0..iters {
+                    for i in 0..poses.len() {
+                        query(i);
+                    }
+                }
+                t.elapsed() / poses.len() as u32
+            })
+        });
+    };
+    time("environment", &mut |i| {
+        black_box(env.collide(&a, &poses[i], &q, &mut st).unwrap().collides);
+    });
+    let mut st2 = QueryState::new();
+    time("object_identity", &mut |i| {
+        let r = a.collide_with(&poses[i], &b, &Pose::IDENTITY, &q, &mut st2);
+        black_box(r.unwrap().collides);
+    });
+    let mut st3 = QueryState::new();
+    time("object_placed", &mut |i| {
+        let r = a.collide_with(&world_poses[i], &b, &placed, &q, &mut st3);
+        black_box(r.unwrap().collides);
+    });
+    g.finish();
+}
+
 fn bench(c: &mut Criterion) {
+    object_pairs::<18>(c);
     nested::<6>(c);
     nested::<14>(c);
     nested::<18>(c);

@@ -176,6 +176,12 @@ pub struct QueryState<const K: usize> {
     /// one record with one stamp check, where three vertex lookups cost about 80
     /// instructions per pair on the Swept flight.
     placed: Vec<PlacedTri>,
+    /// The same for object-against-object queries, whose triangles are tested placed into
+    /// the world frame (`Twin`): keyed by `twin_stamp`, which changes with the flying
+    /// object's world pose (`twin_pose`), not with the relative pose.
+    twin_placed: Vec<PlacedTri>,
+    twin_stamp: u32,
+    twin_pose: Option<Pose>,
     climber: Climber,
     stack: PairStack,
     /// Bounds of single triangles of refined environment leaves: (k-DOP, leaf position).
@@ -261,6 +267,17 @@ impl<const K: usize> QueryState<K> {
             link,
             size: 0.0,
         }));
+        self.twin_placed.clear();
+        self.twin_placed.resize(
+            obj.part.bvh.tris.len(),
+            PlacedTri {
+                stamp: 0,
+                corners: [DVec3::ZERO; 3],
+                bbox: TriBox::new(&[DVec3::ZERO; 3]),
+            },
+        );
+        self.twin_stamp = 0;
+        self.twin_pose = None;
         self.placed.clear();
         self.placed.resize(
             obj.part.bvh.tris.len(),
@@ -461,6 +478,41 @@ impl<const K: usize> QueryState<K> {
         rec
     }
 
+    /// Starts an object-against-object query whose flying object is placed by `flying` in
+    /// the world frame: its cached world-placed triangles stay valid if that pose did not
+    /// change since the last such query.
+    fn twin_begin(&mut self, flying: &Pose) {
+        if self.twin_pose == Some(*flying) {
+            return;
+        }
+        self.twin_pose = Some(*flying);
+        self.twin_stamp = self.twin_stamp.wrapping_add(1);
+        if self.twin_stamp == 0 {
+            self.twin_placed.iter_mut().for_each(|t| t.stamp = 0);
+            self.twin_stamp = 1;
+        }
+    }
+
+    /// The object triangle at leaf-order position `pos` placed by the world pose of
+    /// [`QueryState::twin_begin`], once per such pose.
+    #[inline]
+    fn twin_placed(&mut self, obj: &FlyingObject<K>, pos: usize) -> &PlacedTri {
+        let rec = &mut self.twin_placed[pos];
+        if rec.stamp != self.twin_stamp {
+            rec.stamp = self.twin_stamp;
+            let pose = self.twin_pose.unwrap_or(Pose::IDENTITY);
+            let [a, b, c] = obj.part.bvh.tris[pos];
+            let v = &obj.part.bvh.vertices;
+            rec.corners = [
+                pose.transform_point(v[a as usize]),
+                pose.transform_point(v[b as usize]),
+                pose.transform_point(v[c as usize]),
+            ];
+            rec.bbox = TriBox::new(&rec.corners);
+        }
+        rec
+    }
+
     /// Records a contact: environment leaf position `epos` of `part` (hierarchy `bvh`)
     /// with object leaf position `fpos`; it is also the next detect query's witness.
     #[inline]
@@ -610,6 +662,9 @@ impl<const K: usize> Statics<'_, K> {
             });
         }
         state.bind(object);
+        if let Some(twin) = twin {
+            state.twin_begin(&twin.flying);
+        }
         let mut stats = QueryStats::default();
         let detect = options.mode == Mode::Detect;
         let walk = Walk {
@@ -1009,12 +1064,26 @@ impl<const K: usize> Statics<'_, K> {
             detect,
             ..
         } = walk;
-        if walk.twin.is_some() {
-            // Each pair placed into the exact frame (`Twin::hit`), one by one.
+        let bvh = &self.parts[part as usize].bvh;
+        if let Some(twin) = walk.twin {
+            // Each pair placed into the exact frame, one by one; the static triangle once
+            // for the whole flying leaf.
+            let et = twin.place_fixed(bvh, epos);
+            let ebox = TriBox::new(&et);
             let mut fpos = fpos0;
             loop {
-                if self.test_pair(walk, part, epos, fpos, state, stats) {
-                    return true;
+                stats.np += 1;
+                let hit = if eps == 0.0 {
+                    let ft = state.twin_placed(object, fpos);
+                    ebox.overlaps_box(&ft.bbox) && intersect_filtered(&ft.corners, &et)
+                } else {
+                    twin.hit_placed(&et, &ebox, object, fpos, eps)
+                };
+                if hit {
+                    state.record(part, bvh, epos, object, fpos);
+                    if detect {
+                        return true;
+                    }
                 }
                 if object.part.bvh.ids[fpos] & END != 0 {
                     return false;
@@ -1022,7 +1091,6 @@ impl<const K: usize> Statics<'_, K> {
                 fpos += 1;
             }
         }
-        let bvh = &self.parts[part as usize].bvh;
         let et = bvh.tri_at(epos);
         // The environment triangle's box serves every flying triangle of the leaf.
         let ebox = TriBox::new(&et);
@@ -1150,16 +1218,36 @@ impl Twin {
         fpos: usize,
         eps: f64,
     ) -> bool {
-        let et = bvh.tri_at(epos).map(|v| self.fixed.transform_point(v));
+        let et = self.place_fixed(bvh, epos);
+        self.hit_placed(&et, &TriBox::new(&et), object, fpos, eps)
+    }
+
+    /// Static triangle `epos` of `bvh` placed into the exact frame.
+    #[inline]
+    fn place_fixed<const K: usize>(&self, bvh: &Bvh<K>, epos: usize) -> [DVec3; 3] {
+        bvh.tri_at(epos).map(|v| self.fixed.transform_point(v))
+    }
+
+    /// Whether the placed static triangle `et` (box `ebox`) and flying triangle `fpos`,
+    /// placed into the exact frame, are a contact.
+    #[inline]
+    fn hit_placed<const K: usize>(
+        &self,
+        et: &[DVec3; 3],
+        ebox: &TriBox,
+        object: &FlyingObject<K>,
+        fpos: usize,
+        eps: f64,
+    ) -> bool {
         let ft = object
             .part
             .bvh
             .tri_at(fpos)
             .map(|v| self.flying.transform_point(v));
         if eps == 0.0 {
-            TriBox::new(&et).overlaps_box(&TriBox::new(&ft)) && intersect_filtered(&ft, &et)
+            ebox.overlaps_box(&TriBox::new(&ft)) && intersect_filtered(&ft, et)
         } else {
-            within(&et, &ft, eps)
+            within(et, &ft, eps)
         }
     }
 }
