@@ -257,7 +257,6 @@ impl<const K: usize> QueryState<K> {
             return;
         }
         self.object = obj.id;
-        self.stamp = 0;
         self.last = None;
         self.witness = None;
         self.fly.clear();
@@ -267,26 +266,23 @@ impl<const K: usize> QueryState<K> {
             link,
             size: 0.0,
         }));
-        self.twin_placed.clear();
-        self.twin_placed.resize(
-            obj.part.bvh.tris.len(),
-            PlacedTri {
-                stamp: 0,
-                corners: [DVec3::ZERO; 3],
-                bbox: TriBox::new(&[DVec3::ZERO; 3]),
-            },
-        );
-        self.twin_stamp = 0;
+        // Triangle records are not rewritten, only grown: new stamps make every record
+        // of the object before stale (many objects of several shapes share a thread's
+        // state in the world, and rewriting them cost a pass per change of shape).
+        self.next_stamp();
         self.twin_pose = None;
-        self.placed.clear();
-        self.placed.resize(
-            obj.part.bvh.tris.len(),
-            PlacedTri {
-                stamp: 0,
-                corners: [DVec3::ZERO; 3],
-                bbox: TriBox::new(&[DVec3::ZERO; 3]),
-            },
-        );
+        let n = obj.part.bvh.tris.len();
+        let blank = PlacedTri {
+            stamp: 0,
+            corners: [DVec3::ZERO; 3],
+            bbox: TriBox::new(&[DVec3::ZERO; 3]),
+        };
+        if self.placed.len() < n {
+            self.placed.resize(n, blank);
+        }
+        if self.twin_placed.len() < n {
+            self.twin_placed.resize(n, blank);
+        }
         self.climber.reset(obj.hull_pts.len(), K);
     }
 
