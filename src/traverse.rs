@@ -460,16 +460,7 @@ impl<const K: usize> QueryState<K> {
     fn placed(&mut self, obj: &FlyingObject<K>, pose: &Pose, pos: usize) -> &PlacedTri {
         let rec = &mut self.placed[pos];
         if rec.stamp != self.stamp {
-            rec.stamp = self.stamp;
-            // Explicit indexing: `[T; 3]::map` costs dozens of instructions per call here.
-            let [a, b, c] = obj.part.bvh.tris[pos];
-            let v = &obj.part.bvh.vertices;
-            rec.corners = [
-                pose.transform_point(v[a as usize]),
-                pose.transform_point(v[b as usize]),
-                pose.transform_point(v[c as usize]),
-            ];
-            rec.bbox = TriBox::new(&rec.corners);
+            rec.place(self.stamp, obj, pose, pos);
         }
         rec
     }
@@ -495,16 +486,8 @@ impl<const K: usize> QueryState<K> {
     fn twin_placed(&mut self, obj: &FlyingObject<K>, pos: usize) -> &PlacedTri {
         let rec = &mut self.twin_placed[pos];
         if rec.stamp != self.twin_stamp {
-            rec.stamp = self.twin_stamp;
             let pose = self.twin_pose.unwrap_or(Pose::IDENTITY);
-            let [a, b, c] = obj.part.bvh.tris[pos];
-            let v = &obj.part.bvh.vertices;
-            rec.corners = [
-                pose.transform_point(v[a as usize]),
-                pose.transform_point(v[b as usize]),
-                pose.transform_point(v[c as usize]),
-            ];
-            rec.bbox = TriBox::new(&rec.corners);
+            rec.place(self.twin_stamp, obj, &pose, pos);
         }
         rec
     }
@@ -1324,6 +1307,29 @@ struct PlacedTri {
     stamp: u32,
     corners: [DVec3; 3],
     bbox: TriBox,
+}
+
+impl PlacedTri {
+    /// Object triangle `pos` placed by `pose`, stamped `stamp`.
+    #[inline]
+    fn place<const K: usize>(
+        &mut self,
+        stamp: u32,
+        obj: &FlyingObject<K>,
+        pose: &Pose,
+        pos: usize,
+    ) {
+        self.stamp = stamp;
+        // Explicit indexing: `[T; 3]::map` costs dozens of instructions per call here.
+        let [a, b, c] = obj.part.bvh.tris[pos];
+        let v = &obj.part.bvh.vertices;
+        self.corners = [
+            pose.transform_point(v[a as usize]),
+            pose.transform_point(v[b as usize]),
+            pose.transform_point(v[c as usize]),
+        ];
+        self.bbox = TriBox::new(&self.corners);
+    }
 }
 
 /// A flying node's link.
