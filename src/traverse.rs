@@ -465,6 +465,17 @@ impl<const K: usize> QueryState<K> {
         rec
     }
 
+    /// Flying triangle `pos` of `walk` placed where its pairs are decided: by the world
+    /// pose for object pairs ([`Twin`]), else by the query's pose.
+    #[inline]
+    fn flying_triangle(&mut self, walk: &Walk<'_, K>, pos: usize) -> &PlacedTri {
+        if walk.twin.is_some() {
+            self.twin_placed(walk.object, pos)
+        } else {
+            self.placed(walk.object, walk.pose, pos)
+        }
+    }
+
     /// Starts an object-against-object query whose flying object is placed by `flying` in
     /// the world frame: its cached world-placed triangles stay valid if that pose did not
     /// change since the last such query.
@@ -1005,9 +1016,7 @@ impl<const K: usize> Statics<'_, K> {
         state: &mut QueryState<K>,
         stats: &mut QueryStats,
     ) -> bool {
-        let &Walk {
-            object, pose, eps, ..
-        } = walk;
+        let &Walk { object, eps, .. } = walk;
         let Some(p) = self.parts.get(part as usize) else {
             return false;
         };
@@ -1016,12 +1025,13 @@ impl<const K: usize> Statics<'_, K> {
             return false;
         }
         stats.np += 1;
-        if let Some(twin) = walk.twin {
-            return twin.hit(&p.bvh, epos, object, fpos, eps);
-        }
-        let et = p.bvh.tri_at(epos);
-        let ft = state.placed(object, pose, fpos);
-        pair_hit(&et, &TriBox::new(&et), ft, eps)
+        let et = walk.static_triangle(&p.bvh, epos);
+        pair_hit(
+            &et,
+            &TriBox::new(&et),
+            state.flying_triangle(walk, fpos),
+            eps,
+        )
     }
 
     /// Tests the environment triangle at leaf position `epos` against the flying leaf
@@ -1044,40 +1054,14 @@ impl<const K: usize> Statics<'_, K> {
             ..
         } = walk;
         let bvh = &self.parts[part as usize].bvh;
-        if let Some(twin) = walk.twin {
-            // Each pair placed into the exact frame, one by one; the static triangle once
-            // for the whole flying leaf.
-            let et = twin.place_fixed(bvh, epos);
-            let ebox = TriBox::new(&et);
-            let mut fpos = fpos0;
-            loop {
-                stats.np += 1;
-                let hit = if eps == 0.0 {
-                    let ft = state.twin_placed(object, fpos);
-                    ebox.overlaps_box(&ft.bbox) && intersect_filtered(&ft.corners, &et)
-                } else {
-                    twin.hit_placed(&et, &ebox, object, fpos, eps)
-                };
-                if hit {
-                    state.record(part, bvh, epos, object, fpos);
-                    if detect {
-                        return true;
-                    }
-                }
-                if object.part.bvh.ids[fpos] & END != 0 {
-                    return false;
-                }
-                fpos += 1;
-            }
-        }
-        let et = bvh.tri_at(epos);
-        // The environment triangle's box serves every flying triangle of the leaf.
+        // The static triangle and its box serve every flying triangle of the leaf.
+        let et = walk.static_triangle(bvh, epos);
         let ebox = TriBox::new(&et);
         let mut fpos = fpos0;
-        if eps != 0.0 || !object.wide_leaves {
+        if walk.twin.is_some() || eps != 0.0 || !object.wide_leaves {
             loop {
                 stats.np += 1;
-                if pair_hit(&et, &ebox, state.placed(object, pose, fpos), eps) {
+                if pair_hit(&et, &ebox, state.flying_triangle(walk, fpos), eps) {
                     state.record(part, bvh, epos, object, fpos);
                     if detect {
                         return true;
@@ -1153,6 +1137,18 @@ struct Walk<'a, const K: usize> {
     larger_first: bool,
 }
 
+impl<const K: usize> Walk<'_, K> {
+    /// Static triangle `epos` of `bvh` where its pairs are decided: placed into the world
+    /// frame for object pairs ([`Twin`]), else as stored.
+    #[inline]
+    fn static_triangle(&self, bvh: &Bvh<K>, epos: usize) -> [DVec3; 3] {
+        match self.twin {
+            Some(twin) => bvh.tri_at(epos).map(|v| twin.fixed.transform_point(v)),
+            None => bvh.tri_at(epos),
+        }
+    }
+}
+
 /// Where answers are exact when that is not the frame bounds are compared in: the static
 /// side's triangles placed by `fixed`, the flying object's by `flying` (each by
 /// [`Pose::transform_point`]). `margin` bounds how far a point shared by two triangles
@@ -1184,50 +1180,6 @@ impl Twin {
             margin,
         };
         Some((twin, relative))
-    }
-
-    /// Whether static triangle `epos` of `bvh` and flying triangle `fpos` of `object`,
-    /// each placed into the exact frame, are a contact.
-    #[inline]
-    fn hit<const K: usize>(
-        &self,
-        bvh: &Bvh<K>,
-        epos: usize,
-        object: &FlyingObject<K>,
-        fpos: usize,
-        eps: f64,
-    ) -> bool {
-        let et = self.place_fixed(bvh, epos);
-        self.hit_placed(&et, &TriBox::new(&et), object, fpos, eps)
-    }
-
-    /// Static triangle `epos` of `bvh` placed into the exact frame.
-    #[inline]
-    fn place_fixed<const K: usize>(&self, bvh: &Bvh<K>, epos: usize) -> [DVec3; 3] {
-        bvh.tri_at(epos).map(|v| self.fixed.transform_point(v))
-    }
-
-    /// Whether the placed static triangle `et` (box `ebox`) and flying triangle `fpos`,
-    /// placed into the exact frame, are a contact.
-    #[inline]
-    fn hit_placed<const K: usize>(
-        &self,
-        et: &[DVec3; 3],
-        ebox: &TriBox,
-        object: &FlyingObject<K>,
-        fpos: usize,
-        eps: f64,
-    ) -> bool {
-        let ft = object
-            .part
-            .bvh
-            .tri_at(fpos)
-            .map(|v| self.flying.transform_point(v));
-        if eps == 0.0 {
-            ebox.overlaps_box(&TriBox::new(&ft)) && intersect_filtered(&ft, et)
-        } else {
-            within(et, &ft, eps)
-        }
     }
 }
 
