@@ -322,19 +322,10 @@ impl<const K: usize> QueryState<K> {
         Some(self.climber.steps - before)
     }
 
-    /// The k-DOP of `obj` placed by `pose`: exact where the hull is climbed or scanned, a
-    /// conservative re-bounding right after a jump (as a query's root). The world's broad
-    /// phase takes it from here, and the next query of the object at this pose reuses it.
-    pub(crate) fn root_bound(&mut self, obj: &FlyingObject<K>, pose: &Pose) -> Dop<K> {
-        self.bind(obj);
-        self.set_pose(obj, pose, 0.0, Rebound::Slabs);
-        self.fly[0].dop
-    }
-
-    /// A bound of `obj` placed by `pose` for an object that keeps no state here (the
-    /// world's objects share a thread's state): the state is scratch only, so objects of
-    /// many shapes share it without re-binding (a pass over the object's nodes and
-    /// triangles each time the shape changes).
+    /// A bound of `obj` placed by `pose` (exact where the hull is scanned or the pose only
+    /// moves, else re-bounded from the slabs) for an object that keeps no state here: the
+    /// world's objects and parts share a thread's state as scratch, without re-binding it
+    /// (a pass over the object's nodes and triangles each time the shape changes).
     pub(crate) fn root_bound_unkept(&mut self, obj: &FlyingObject<K>, pose: &Pose) -> Dop<K> {
         // The frame is re-set below, so the cached pose no longer describes it.
         self.last = None;

@@ -406,7 +406,7 @@ impl<const K: usize> World<K> {
         desc: PartDesc,
     ) -> Result<PartHandle> {
         let object = &self.shape(shape)?.object;
-        let bound = QueryState::new().root_bound(object, &placement);
+        let bound = QueryState::new().root_bound_unkept(object, &placement);
         let aabb = aabb_of(&bound).ok_or(Error::InvalidPose {
             reason: "the placed part has no finite bounds",
         })?;
