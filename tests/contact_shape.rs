@@ -327,6 +327,17 @@ fn world_contacts_have_shapes_on_both_triangles() {
         }
     }
     assert!(shapes > 20, "{shapes}");
+    // A moved object's pair is a typed error, not shapes at a pose the step never saw.
+    let pair = world.pairs()[0];
+    if let Body::Object(id) = pair.a {
+        let pose = world.pose(id).unwrap();
+        world.set_pose(id, pose).unwrap();
+        assert!(matches!(
+            world.contact_shapes(&pair),
+            Err(kdop::Error::InvalidParameter { .. })
+        ));
+        world.step().unwrap();
+    }
     // A removed body's pair is a typed error, not another body's triangles.
     let pair = world.pairs()[0];
     if let Body::Object(id) = pair.a {

@@ -18,8 +18,9 @@ impl<const K: usize> World<K> {
     /// ask for the pairs you show, not for every pair of every frame.
     ///
     /// # Errors
-    /// A body of the pair removed or moved since the step ([`Error::StaleHandle`]; a moved
-    /// object's contacts are those of its old pose).
+    /// A body of the pair removed since the step ([`Error::StaleHandle`]), or an object of
+    /// it moved since ([`Error::InvalidParameter`]: its contacts are those of its old
+    /// pose, which the world no longer has; step again).
     pub fn contact_shapes(&self, pair: &ContactPair) -> Result<Vec<ContactShape>> {
         let contacts = self.contacts(pair);
         let a = self.placed_triangles(pair.a, contacts.iter().map(|c| c[0]))?;
@@ -29,7 +30,7 @@ impl<const K: usize> World<K> {
             .map(|(ta, tb)| {
                 contact_shape(ta, tb).ok_or(Error::InvalidParameter {
                     name: "pair",
-                    reason: "its triangles no longer meet: a body moved since the step".into(),
+                    reason: "its triangles do not meet: it is not a pair of the last step".into(),
                 })
             })
             .collect()
@@ -44,6 +45,12 @@ impl<const K: usize> World<K> {
         let (object, pose): (&FlyingObject<K>, Pose) = match body {
             Body::Object(id) => {
                 let o = self.object(id)?;
+                if o.moved {
+                    return Err(Error::InvalidParameter {
+                        name: "pair",
+                        reason: "an object of the pair moved since the step".into(),
+                    });
+                }
                 (&self.shapes[o.shape].object, o.pose)
             }
             Body::Part(id) => {
