@@ -139,6 +139,10 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     let bounds = (lo + margin, hi - margin);
     let speed = 0.02 * extent;
     let mut rng = Rng::new(a.seed ^ 0xdead_beef);
+    let path = |seed: u64, rng: &mut Rng| {
+        let start = rng.in_box(bounds.0, bounds.1);
+        Billiard::new(seed, start, rng.rotation(), speed, 0.03, bounds)
+    };
     let mut paths = Vec::with_capacity(a.objects as usize);
     let mut ids: Vec<ObjectId> = Vec::with_capacity(a.objects as usize);
     let desc = |i: usize| ObjectDesc {
@@ -147,13 +151,9 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
         ..ObjectDesc::default()
     };
     for i in 0..a.objects as usize {
-        let billiard = Billiard::new(
+        let billiard = path(
             a.seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
-            rng.in_box(bounds.0, bounds.1),
-            rng.rotation(),
-            speed,
-            0.03,
-            bounds,
+            &mut rng,
         );
         let shape = shape_ids[i % shape_ids.len()];
         ids.push(world.add_object(shape, billiard.pose(), desc(i))?);
@@ -161,29 +161,16 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     }
     // Starts in free space, as in the single flight: objects that touch something are
     // placed again, a few rounds.
+    let mut touching: Vec<usize> = Vec::with_capacity(a.objects as usize);
     for _ in 0..20 {
         world.step()?;
-        let mut touching: Vec<usize> = Vec::new();
-        for p in world.pairs() {
-            touching.push(p.a_user as usize);
-            if let Body::Object(_) = p.b {
-                touching.push(p.b_user as usize);
-            }
-        }
+        in_contact(&world, &mut touching);
         if touching.is_empty() {
             break;
         }
-        touching.sort_unstable();
-        touching.dedup();
-        for i in touching {
-            paths[i] = Billiard::new(
-                rng.next_u64(),
-                rng.in_box(bounds.0, bounds.1),
-                rng.rotation(),
-                speed,
-                0.03,
-                bounds,
-            );
+        for &i in &touching {
+            let seed = rng.next_u64();
+            paths[i] = path(seed, &mut rng);
             world.set_pose(ids[i], paths[i].pose())?;
         }
     }
@@ -202,7 +189,6 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
 
     let bar = flights::bar(a.steps, "frames");
     let mut t = Totals::default();
-    let mut bounced: Vec<usize> = Vec::with_capacity(a.objects as usize);
     for _ in 0..a.steps {
         for (path, &id) in paths.iter_mut().zip(&ids) {
             world.set_pose(id, path.step())?;
@@ -221,17 +207,8 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
         t.ends += s.ends;
         t.refattened += s.refattened;
         // Objects that ended the frame in contact go back and turn round (§5.2.2).
-        bounced.clear();
-        for p in world.pairs() {
-            bounced.push(p.a_user as usize);
-            if let Body::Object(_) = p.b {
-                t.object_pairs += 1;
-                bounced.push(p.b_user as usize);
-            }
-        }
-        bounced.sort_unstable();
-        bounced.dedup();
-        for &i in &bounced {
+        t.object_pairs += in_contact(&world, &mut touching);
+        for &i in &touching {
             paths[i].bounce();
         }
         bar.inc(1);
@@ -239,6 +216,23 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     bar.finish_and_clear();
     summary(a, &t, &world, build_ms, env_triangles);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The objects (by index: their user value) in some colliding pair of the last step, into
+/// `out`, sorted; returns the pairs of two objects.
+fn in_contact<const K: usize>(world: &World<K>, out: &mut Vec<usize>) -> u64 {
+    out.clear();
+    let mut object_pairs = 0;
+    for p in world.pairs() {
+        out.push(p.a_user as usize);
+        if let Body::Object(_) = p.b {
+            object_pairs += 1;
+            out.push(p.b_user as usize);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    object_pairs
 }
 
 fn summary<const K: usize>(
