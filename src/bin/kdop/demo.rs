@@ -98,16 +98,8 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
     let mut env_triangles = 0;
     for (i, (mesh, placement)) in parts.into_iter().enumerate() {
-        let (mlo, mhi) = mesh.bounds();
-        for c in 0..8 {
-            let corner = DVec3::new(
-                if c & 1 == 0 { mlo.x } else { mhi.x },
-                if c & 2 == 0 { mlo.y } else { mhi.y },
-                if c & 4 == 0 { mlo.z } else { mhi.z },
-            );
-            let p = placement.transform_point(corner);
-            (lo, hi) = (lo.min(p), hi.max(p));
-        }
+        let (plo, phi) = mesh.transformed(&placement)?.bounds();
+        (lo, hi) = (lo.min(plo), hi.max(phi));
         env_triangles += mesh.triangle_count();
         let shape = world.add_shape(mesh).map_err(|e| e.context("ENV"))?;
         let desc = PartDesc {
