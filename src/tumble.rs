@@ -75,10 +75,9 @@ pub struct FlyingObject<const K: usize> {
     pub(crate) id: u64,
 }
 
-/// The largest flying leaf whose triangle pairs are decided one by one. Measured on the
-/// nested spheres and the Swept flight (thirteenth stop, in git's history of `docs/benchmarks.md`): at the
-/// default leaf size of 4 a batch costs as many cycles as it saves in mispredicted
-/// branches; at 16 it saves 12 % of the Swept flight's time.
+/// The largest flying leaf whose triangle pairs are decided one by one: at the default leaf
+/// size of 4 a batch costs as many cycles as it saves in mispredicted branches; larger
+/// leaves gain from it (`docs/benchmarks.md`, "Design choices").
 pub(crate) const SMALL_LEAF: usize = 4;
 
 impl<const K: usize> FlyingObject<K> {
@@ -622,11 +621,9 @@ pub(crate) enum CornerSet {
 }
 
 /// Whether nodes that keep their own corners put the directions in the lanes
-/// ([`own_lanes`]) rather than the vertices ([`tumble_lanes`], then a fold). Callgrind over
-/// the paper's flights (tenth stop; in git's history of `docs/benchmarks.md`): directions in the lanes win for
-/// k = 6 (Torus 53.5 M -> 46.5 M), 18 and 26 (Swept 59.5 M -> 56.7 M), and lose for
-/// k = 14, whose seven directions leave the one-register fold cheap (Torus 40.7 M ->
-/// 42.4 M).
+/// ([`own_lanes`]) rather than the vertices ([`tumble_lanes`], then a fold): it pays for
+/// every k but 14, whose seven directions leave the one-register fold cheap
+/// (`docs/benchmarks.md`, "Design choices").
 const fn own_in_lanes(k: usize) -> bool {
     k != 14
 }
@@ -1203,11 +1200,9 @@ impl Climber {
 
 /// Hulls of at most this many vertices are scanned whole for the root bound rather than
 /// climbed: one pass over the vertices, all directions at once in vector lanes, against
-/// 2k/2 climbs that must at least check their certificates. Callgrind over the paper's
-/// flights (tenth stop; in git's history of `docs/benchmarks.md`): scanning saves 6 % of all instructions on
-/// Swept (18 hull vertices) and 16 % on Interior (35), and costs the same as climbing on
-/// the slowly turning 747 (187, k = 18). Scan cost grows with the hull, a climb's does
-/// not; 64 stays well below that break-even.
+/// 2k/2 climbs that must at least check their certificates. Scan cost grows with the hull,
+/// a climb's does not; 64 stays well below the size where they cost the same
+/// (`docs/benchmarks.md`, "Design choices").
 const SCAN_HULL: usize = 64;
 
 /// A pose whose first pulled-back direction moved by more than this share of its largest
