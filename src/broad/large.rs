@@ -37,8 +37,7 @@ impl BroadPhase {
                 let statics: &[Entry] = if p.dynamic { &cell.statics } else { &[] };
                 for e in cell.entries.iter().chain(statics) {
                     compared += 1;
-                    let b = crate::broad::Aabb::new(e.lo, e.hi);
-                    if p.aabb.overlaps(&b) && bucket(home(&me, e, inv), mask) == c as usize {
+                    if p.aabb.overlaps(&e.aabb()) && bucket(home(&me, e, inv), mask) == c as usize {
                         out.push((l.min(e.proxy), l.max(e.proxy)));
                     }
                 }

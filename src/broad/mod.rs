@@ -14,12 +14,14 @@
 //! bucket's own memory, no map lookup.
 //!
 //! Boxes spanning more than [`LARGE_CELLS`] cells are not put into cells; each is checked
-//! against the cells it covers (`large.rs`). Cells holding only static boxes are never swept:
-//! static and sleeping boxes cost nothing per frame until they or a neighbour move.
+//! against the cells it covers (`large.rs`). Each cell keeps its static boxes in a list of
+//! their own that is never swept; their pairs with dynamic boxes are kept from update to
+//! update and looked for again only for boxes placed since (`statics.rs`), so static and
+//! sleeping boxes cost nothing per frame until they or a neighbour move.
 //!
-//! One file per operation: `update.rs` places boxes into cells, `sweep.rs` finds the pairs,
-//! `large.rs` the pairs of large boxes, `brute.rs` holds the oracles (all pairs, and one
-//! plain sweep).
+//! One file per operation: `update.rs` places boxes into cells, `sweep.rs` finds the pairs
+//! of dynamic boxes, `statics.rs` keeps their pairs with static ones, `large.rs` the pairs
+//! of large boxes, `brute.rs` holds the oracles (all pairs, and one plain sweep).
 
 mod brute;
 mod large;
@@ -131,6 +133,12 @@ struct Entry {
     hi: [f32; 3],
     proxy: u32,
     dynamic: bool,
+}
+
+impl Entry {
+    fn aabb(&self) -> Aabb {
+        Aabb::new(self.lo, self.hi)
+    }
 }
 
 /// Per proxy: its box, whether it moves, and where it was placed.

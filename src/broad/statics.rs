@@ -86,7 +86,7 @@ impl BroadPhase {
             let first = s.partition_point(|b| b.lo[0] < from);
             for b in s[first..].iter().take_while(|b| b.lo[0] <= a.hi[0]) {
                 compared += 1;
-                if overlaps(&a, b) && bucket(home(&a, b, inv), mask) == c as usize {
+                if a.aabb().overlaps(&b.aabb()) && bucket(home(&a, b, inv), mask) == c as usize {
                     out.push((d, b.proxy));
                 }
             }
@@ -106,7 +106,7 @@ impl BroadPhase {
             for a in &self.cells[c as usize].entries {
                 compared += 1;
                 if !self.proxies[a.proxy as usize].touched
-                    && overlaps(a, &b)
+                    && a.aabb().overlaps(&b.aabb())
                     && bucket(home(a, &b, inv), mask) == c as usize
                 {
                     out.push((a.proxy, s));
@@ -115,8 +115,4 @@ impl BroadPhase {
         }
         compared
     }
-}
-
-fn overlaps(a: &Entry, b: &Entry) -> bool {
-    (0..3).all(|i| a.lo[i] <= b.hi[i] && b.lo[i] <= a.hi[i])
 }
