@@ -16,10 +16,10 @@ mod obb;
 pub mod oracle;
 mod pair;
 mod pose;
+mod query;
 pub mod scene;
 #[cfg(test)]
 mod testing;
-mod traverse;
 mod tri;
 mod tumble;
 mod world;
@@ -33,7 +33,7 @@ pub use mesh::Mesh;
 pub use obb::{ObbOutcome, ObbQueryState, ObbTree};
 pub use pair::{ObjectContact, PairOutcome, Reference};
 pub use pose::Pose;
-pub use traverse::{Contact, Descent, Mode, Outcome, QueryOptions, QueryState, QueryStats};
+pub use query::{Contact, Descent, Mode, Outcome, QueryOptions, QueryState, QueryStats};
 pub use tri::{
     ContactShape, Triangle, contact_shape, intersecting_pairs, intersecting_pairs_screened,
     triangle_distance, triangles_intersect, triangles_intersect_screened,

@@ -18,7 +18,7 @@
 use crate::dop::Wide;
 use crate::error::{Error, Result};
 use crate::pose::Pose;
-use crate::traverse::{QueryOptions, QueryState, QueryStats, Twin, size};
+use crate::query::{Full, QueryOptions, QueryState, QueryStats, Twin, size};
 use crate::tumble::FlyingObject;
 
 /// A contact between two objects: a triangle of each, as indices in their meshes.
@@ -132,15 +132,17 @@ impl<const K: usize> FlyingObject<K> {
             Reference::A => (self, other),
             Reference::B => (other, self),
         };
-        let stats = fixed.statics().run(
+        let (stats, _) = fixed.statics().run(
             flying,
             &relative,
             options,
-            state,
+            state.parts(),
             Wide::detect(),
             Some(&twin),
+            &mut Full,
         )?;
-        let (contacts, raw) = state.pair_lists();
+        let work = &mut state.work;
+        let (contacts, raw) = (&mut work.pair_contacts, &work.raw);
         contacts.clear();
         // `raw` holds [part 0, reference triangle, other triangle].
         contacts.extend(raw.iter().map(|&[_, r, o]| {

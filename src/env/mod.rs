@@ -8,6 +8,8 @@
 //! addressed by stable [`PartId`] handles; the part tree is a separate node array whose leaves
 //! name parts, so parts can later be inserted and removed by editing that tree alone.
 
+mod collide;
+
 use crate::dop::Dop;
 use crate::error::{Error, Result};
 use crate::hierarchy::{BuildOptions, Bvh, Node, build_over_boxes};
@@ -163,8 +165,8 @@ impl<const K: usize> Environment<K> {
     /// first need (a copy of the part's hierarchy with its corners and hull).
     pub(crate) fn flying_for(&self, object: &FlyingObject<K>) -> Option<&FlyingObject<K>> {
         if self.parts.len() != 1
-            || crate::traverse::size(&object.part.bvh.root_dop())
-                <= SWAP * crate::traverse::size(&self.top[0].dop)
+            || crate::query::size(&object.part.bvh.root_dop())
+                <= SWAP * crate::query::size(&self.top[0].dop)
         {
             return None;
         }

@@ -6,7 +6,9 @@ use super::{Obb, Placed, fit_axes, sat};
 use crate::error::{Error, Result};
 use crate::mesh::Mesh;
 use crate::pose::Pose;
-use crate::traverse::{Descent, Mode, QueryOptions, QueryStats};
+use crate::query::{
+    Control, Descent, Ended, Expand, Full, Mode, NodePair, PairStack, QueryOptions, QueryStats,
+};
 use crate::tri::{Triangle, triangle_distance, triangles_intersect};
 use glam::DVec3;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -180,6 +182,22 @@ impl ObbTree {
         options: &QueryOptions,
         state: &'s mut ObbQueryState,
     ) -> Result<ObbOutcome<'s>> {
+        Ok(self
+            .collide_under(object, pose, options, state, &mut Full)?
+            .0)
+    }
+
+    /// [`ObbTree::collide`] under `control` (from its start pairs, if any, as `[flying
+    /// node, 0, this tree's node]`), and how the descent ended; a stopped descent leaves
+    /// its unvisited pairs in the state.
+    pub(crate) fn collide_under<'s>(
+        &self,
+        object: &ObbTree,
+        pose: &Pose,
+        options: &QueryOptions,
+        state: &'s mut ObbQueryState,
+        control: &mut impl Control,
+    ) -> Result<(ObbOutcome<'s>, Ended)> {
         let eps = options.epsilon;
         if !(eps >= 0.0 && eps.is_finite()) {
             return Err(Error::InvalidParameter {
@@ -188,74 +206,146 @@ impl ObbTree {
             });
         }
         state.bind(object);
-        let a = pose.linear();
-        let t = pose.translation();
-        let a_norm = pose.linear_inf_norm();
-        let detect = options.mode == Mode::Detect;
-        let mut stats = QueryStats::default();
         state.contacts.clear();
         state.stack.clear();
-        state.stack.push((0, 0));
-        let stamp = state.stamp;
-        'pairs: while let Some((ei, fi)) = state.stack.pop() {
-            let (en, fnode) = (&self.nodes[ei as usize], &object.nodes[fi as usize]);
-            let slot = &mut state.placed[fi as usize];
-            if slot.0 != stamp {
-                *slot = (stamp, Placed::new(&fnode.obb, &a, t, a_norm));
-                stats.nu += 1;
+        let start = control.start();
+        if start.is_empty() {
+            state.stack.push_if([0, 0, 0], true);
+        }
+        for &[f, _, e] in start {
+            if f as usize >= object.nodes.len() || e as usize >= self.nodes.len() {
+                return Err(Error::InvalidParameter {
+                    name: "start",
+                    reason: format!("node pair ({e}, {f}) is not in these trees"),
+                });
             }
-            let fb = slot.1;
-            stats.nv += 1;
-            if !sat(&en.obb, &fb, eps) {
-                continue;
-            }
-            match (en.count > 0, fnode.count > 0) {
-                (true, true) => {
-                    for e in en.first..en.first + en.count {
-                        let et = &self.tris[e as usize];
-                        for f in fnode.first..fnode.first + fnode.count {
-                            let ft = state.placed_tri(object, pose, f);
-                            stats.np += 1;
-                            let hit = if eps == 0.0 {
-                                triangles_intersect(et, &ft)
-                            } else {
-                                triangle_distance(et, &ft) <= eps
-                            };
-                            if hit {
-                                state
-                                    .contacts
-                                    .push([self.ids[e as usize], object.ids[f as usize]]);
-                                if detect {
-                                    break 'pairs;
-                                }
+            state.stack.push_if([f, 0, e], true);
+        }
+        let mut side = ObbSide {
+            env: self,
+            object,
+            pose,
+            a: pose.linear(),
+            t: pose.translation(),
+            a_norm: pose.linear_inf_norm(),
+            eps,
+            detect: options.mode == Mode::Detect,
+            descent: options.descent,
+            stamp: state.stamp,
+            state,
+            stats: QueryStats::default(),
+        };
+        let ended = crate::query::descend(&mut side, control);
+        let (state, mut stats) = (side.state, side.stats);
+        state.contacts.sort_unstable();
+        stats.contacts = state.contacts.len() as u64;
+        Ok((
+            ObbOutcome {
+                collides: !state.contacts.is_empty(),
+                contacts: &state.contacts,
+                stats,
+            },
+            ended,
+        ))
+    }
+}
+
+/// The OBB trees' side of the descent: a pair is tested when it is popped (a box test
+/// costs about what a push does), then split on the larger box or expanded into triangle
+/// pairs.
+struct ObbSide<'a, 's> {
+    env: &'a ObbTree,
+    object: &'a ObbTree,
+    pose: &'a Pose,
+    a: glam::DMat3,
+    t: DVec3,
+    a_norm: f64,
+    eps: f64,
+    detect: bool,
+    descent: Descent,
+    stamp: u32,
+    state: &'s mut ObbQueryState,
+    stats: QueryStats,
+}
+
+impl Expand for ObbSide<'_, '_> {
+    fn stack(&mut self) -> &mut PairStack {
+        &mut self.state.stack
+    }
+
+    fn stats(&self) -> &QueryStats {
+        &self.stats
+    }
+
+    fn expand(&mut self, [fi, _, ei]: NodePair) -> bool {
+        let (env, object, eps) = (self.env, self.object, self.eps);
+        let (en, fnode) = (&env.nodes[ei as usize], &object.nodes[fi as usize]);
+        let slot = &mut self.state.placed[fi as usize];
+        if slot.0 != self.stamp {
+            *slot = (
+                self.stamp,
+                Placed::new(&fnode.obb, &self.a, self.t, self.a_norm),
+            );
+            self.stats.nu += 1;
+        }
+        let fb = slot.1;
+        self.stats.nv += 1;
+        if !sat(&en.obb, &fb, eps) {
+            return false;
+        }
+        let stack = &mut self.state.stack;
+        match (en.count > 0, fnode.count > 0) {
+            (true, true) => {
+                for e in en.first..en.first + en.count {
+                    let et = &env.tris[e as usize];
+                    for f in fnode.first..fnode.first + fnode.count {
+                        let ft = self.state.placed_tri(object, self.pose, f);
+                        self.stats.np += 1;
+                        let hit = if eps == 0.0 {
+                            triangles_intersect(et, &ft)
+                        } else {
+                            triangle_distance(et, &ft) <= eps
+                        };
+                        if hit {
+                            self.state
+                                .contacts
+                                .push([env.ids[e as usize], object.ids[f as usize]]);
+                            if self.detect {
+                                return true;
                             }
                         }
                     }
                 }
-                (true, false) => state.push_fly(ei, fnode.first),
-                (false, true) => state.push_env(en.first, fi),
-                (false, false) => {
-                    let fly_size: f64 = fb.edges.iter().map(|e| e.length()).sum();
-                    let env_first = match options.descent {
-                        Descent::EnvironmentFirst => true,
-                        Descent::Larger => en.obb.size() >= fly_size,
-                    };
-                    if env_first {
-                        state.push_env(en.first, fi);
-                    } else {
-                        state.push_fly(ei, fnode.first);
-                    }
+            }
+            (true, false) => split_fly(stack, fnode.first, ei),
+            (false, true) => split_env(stack, fi, en.first),
+            (false, false) => {
+                let fly_size: f64 = fb.edges.iter().map(|e| e.length()).sum();
+                let env_first = match self.descent {
+                    Descent::EnvironmentFirst => true,
+                    Descent::Larger => en.obb.size() >= fly_size,
+                };
+                if env_first {
+                    split_env(stack, fi, en.first);
+                } else {
+                    split_fly(stack, fnode.first, ei);
                 }
             }
         }
-        state.contacts.sort_unstable();
-        stats.contacts = state.contacts.len() as u64;
-        Ok(ObbOutcome {
-            collides: !state.contacts.is_empty(),
-            contacts: &state.contacts,
-            stats,
-        })
+        false
     }
+}
+
+/// Pushes the pairs of a static node's children `c`, `c + 1` with flying node `fi`, the
+/// first child to be popped first.
+fn split_env(stack: &mut PairStack, fi: u32, c: u32) {
+    stack.push_two([fi, 0, c + 1], true, [fi, 0, c], true);
+}
+
+/// Pushes the pairs of flying node `fi`'s children `c`, `c + 1` with static node `ei`, the
+/// first child to be popped first.
+fn split_fly(stack: &mut PairStack, c: u32, ei: u32) {
+    stack.push_two([c + 1, 0, ei], true, [c, 0, ei], true);
 }
 
 /// Reusable scratch for [`ObbTree::collide`]: the flying boxes and triangles placed for the
@@ -268,7 +358,7 @@ pub struct ObbQueryState {
     placed: Vec<(u32, Placed)>,
     tri_stamp: Vec<u32>,
     tri_world: Vec<Triangle>,
-    stack: Vec<(u32, u32)>,
+    stack: PairStack,
     contacts: Vec<[u32; 2]>,
 }
 
@@ -317,16 +407,6 @@ impl ObbQueryState {
         }
         self.tri_world[f]
     }
-
-    fn push_env(&mut self, first_child: u32, fi: u32) {
-        self.stack.push((first_child + 1, fi));
-        self.stack.push((first_child, fi));
-    }
-
-    fn push_fly(&mut self, ei: u32, first_child: u32) {
-        self.stack.push((ei, first_child + 1));
-        self.stack.push((ei, first_child));
-    }
 }
 
 /// The answer of one [`ObbTree::collide`]; contacts borrow the [`ObbQueryState`].
@@ -339,4 +419,91 @@ pub struct ObbOutcome<'a> {
     pub contacts: &'a [[u32; 2]],
     /// Work done: `nv` box tests, `np` triangle tests, `nu` flying boxes placed.
     pub stats: QueryStats,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::Limit;
+    use crate::testing::lcg;
+
+    /// A soup of `n` triangles of size about `size` in the cube `[0, 10]^3`.
+    fn soup(n: usize, size: f64, s: &mut u64) -> Mesh {
+        let p = |s: &mut u64| DVec3::new(lcg(s), lcg(s), lcg(s));
+        let tris: Vec<[DVec3; 3]> = (0..n)
+            .map(|_| {
+                let c = p(s) * 10.0;
+                [c, c + (p(s) - 0.5) * size, c + (p(s) - 0.5) * size]
+            })
+            .collect();
+        Mesh::from_triangles(&tris).unwrap()
+    }
+
+    /// The OBB trees run the same descent as the k-DOP hierarchies: stopped after a few
+    /// pairs and resumed from the pairs left, round after round, they find exactly the
+    /// contacts of one full query, none twice; and start pairs outside the trees are
+    /// typed errors.
+    #[test]
+    fn stopped_obb_descents_resume_to_the_full_answer() {
+        let mut s = 21u64;
+        let env = ObbTree::from_mesh(&soup(1500, 0.8, &mut s), 2).unwrap();
+        let obj = ObbTree::from_mesh(&soup(200, 0.6, &mut s), 1).unwrap();
+        let (mut full, mut part) = (ObbQueryState::new(), ObbQueryState::new());
+        let (mut stops, mut contacts) = (0, 0);
+        for i in 0..30 {
+            let q = glam::DQuat::from_axis_angle(
+                DVec3::new(lcg(&mut s), 1.0, 0.3).normalize(),
+                2.0 * i as f64,
+            );
+            let t = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * 4.0;
+            let pose = Pose::new(glam::DMat3::from_quat(q), t).unwrap();
+            let options = QueryOptions {
+                descent: [Descent::Larger, Descent::EnvironmentFirst][i % 2],
+                epsilon: [0.0, 0.05][(i / 2) % 2],
+                ..QueryOptions::REPORT
+            };
+            let want = env
+                .collide(&obj, &pose, &options, &mut full)
+                .unwrap()
+                .contacts
+                .to_vec();
+            let mut got = Vec::new();
+            let mut limit = Limit::default();
+            loop {
+                limit.left = 1 + (lcg(&mut s) * 12.0) as usize;
+                let (out, ended) = env
+                    .collide_under(&obj, &pose, &options, &mut part, &mut limit)
+                    .unwrap();
+                got.extend_from_slice(out.contacts);
+                if ended == Ended::Done {
+                    break;
+                }
+                stops += 1;
+                assert!(stops < 1_000_000, "the descent does not progress");
+                limit.start = part.stack.live().to_vec();
+            }
+            got.sort_unstable();
+            assert_eq!(got, want, "pose {i}");
+            contacts += want.len();
+        }
+        assert!(
+            stops > 1000 && contacts > 100,
+            "{stops} stops, {contacts} contacts"
+        );
+        let pose = Pose::IDENTITY;
+        for bad in [
+            [obj.node_count() as u32, 0, 0],
+            [0, 0, env.node_count() as u32],
+        ] {
+            let mut start = Limit {
+                left: usize::MAX,
+                start: vec![bad],
+            };
+            let got = env.collide_under(&obj, &pose, &QueryOptions::REPORT, &mut part, &mut start);
+            assert!(
+                matches!(got, Err(Error::InvalidParameter { name: "start", .. })),
+                "{bad:?}"
+            );
+        }
+    }
 }

@@ -12,7 +12,7 @@ mod reference;
 use crate::env::Environment;
 use crate::pair::ObjectContact;
 use crate::pose::Pose;
-use crate::traverse::Contact;
+use crate::query::Contact;
 use crate::tri::{triangle_distance, triangles_intersect};
 use crate::tumble::FlyingObject;
 use glam::DVec3;

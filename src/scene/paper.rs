@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::hierarchy::BuildOptions;
 use crate::mesh::Mesh;
 use crate::pose::Pose;
-use crate::traverse::{QueryOptions, QueryState};
+use crate::query::{QueryOptions, QueryState};
 use crate::tri::Triangle;
 use crate::tumble::FlyingObject;
 use glam::{DMat3, DQuat, DVec3};

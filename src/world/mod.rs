@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::hierarchy::BuildOptions;
 use crate::mesh::Mesh;
 use crate::pose::Pose;
-use crate::traverse::{Mode, QueryState};
+use crate::query::{Mode, QueryState};
 use crate::tumble::FlyingObject;
 use parking_lot::Mutex;
 use slotmap::SlotMap;
@@ -406,7 +406,7 @@ impl<const K: usize> World<K> {
         desc: PartDesc,
     ) -> Result<PartHandle> {
         let object = &self.shape(shape)?.object;
-        let bound = QueryState::new().root_bound_unkept(object, &placement);
+        let bound = crate::query::PlacedObject::new().root_bound_unkept(object, &placement);
         let aabb = aabb_of(&bound).ok_or(Error::InvalidPose {
             reason: "the placed part has no finite bounds",
         })?;

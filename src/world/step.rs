@@ -10,7 +10,7 @@
 use super::{Body, ObjectId, ObjectKey, PartHandle, PartKey, Slot, World, aabb_of};
 use crate::dop::Dop;
 use crate::error::{Error, Result};
-use crate::traverse::{Mode, QueryOptions, QueryState};
+use crate::query::{Mode, QueryOptions, QueryState};
 use parking_lot::Mutex;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -205,7 +205,7 @@ impl<const K: usize> World<K> {
                 .map(|&k| {
                     let o = &world.objects[k];
                     let shape = &world.shapes[o.shape].object;
-                    world.workspace().root_bound_unkept(shape, &o.pose)
+                    world.workspace().object.root_bound_unkept(shape, &o.pose)
                 })
                 .collect_into_vec(&mut roots);
         }

@@ -1,0 +1,104 @@
+//! A flying object against an environment (Klosowski et al. 1998, §4.2): the descent of
+//! `crate::query` with the environment as its static side, or, for a single part much
+//! smaller than the object, with the object as the static side and the part flying.
+
+use super::Environment;
+use crate::dop::Wide;
+use crate::error::Result;
+use crate::pose::Pose;
+use crate::query::{
+    Contact, Control, Ended, Full, Outcome, QueryOptions, QueryState, QueryStats, Statics, Twin,
+};
+use crate::tumble::FlyingObject;
+
+impl<const K: usize> Environment<K> {
+    /// Checks `object` placed by `pose` against the environment.
+    ///
+    /// Answers are exact for the environment's triangles as stored (world coordinates) and
+    /// the object's placed by [`Pose::transform_point`]. When the environment is one part
+    /// whose box is more than four times smaller than the object's (both in their own
+    /// frames, as [`crate::Reference::of`] compares objects), the descent runs in the
+    /// object's frame with the part re-bounded, not the large object; the answer is the same.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidParameter`] for a negative or non-finite epsilon.
+    ///
+    /// # Performance
+    /// No allocation once `state` has warmed up (its buffers grow to the largest report).
+    /// Nodes of the flying hierarchy are re-bounded at most once per pose; repeating a
+    /// query with the same pose reuses them.
+    pub fn collide<'s>(
+        &self,
+        object: &FlyingObject<K>,
+        pose: &Pose,
+        options: &QueryOptions,
+        state: &'s mut QueryState<K>,
+    ) -> Result<Outcome<'s>> {
+        zone!("Environment::collide");
+        let (stats, _) = self.query(object, pose, options, state, Wide::detect(), &mut Full)?;
+        Ok(self.finish(state, stats))
+    }
+
+    /// [`Environment::collide`] under `control`, with the k-DOP tests of the descent in
+    /// AVX form when `wide` is given and k is 18 or 26 (tests run both forms and compare).
+    /// Leaves the raw contacts in the state.
+    pub(crate) fn query(
+        &self,
+        object: &FlyingObject<K>,
+        pose: &Pose,
+        options: &QueryOptions,
+        state: &mut QueryState<K>,
+        wide: Option<Wide>,
+        control: &mut impl Control,
+    ) -> Result<(QueryStats, Ended)> {
+        if let Some(part) = self.flying_for(object) {
+            // The object is the static side and the part flies in its frame; answers stay
+            // exact in world coordinates. Without a usable inverse of `pose` the object
+            // cannot be seen from, and the environment stays the static side.
+            if let Some((twin, inverse)) = Twin::new(pose, &Pose::IDENTITY, object.magnitude, part)
+            {
+                let q = state.parts();
+                let done =
+                    object
+                        .statics()
+                        .run(part, &inverse, options, q, wide, Some(&twin), control)?;
+                // [0, object triangle, part triangle] as the environment's contacts are.
+                state.work.raw.iter_mut().for_each(|r| r.swap(1, 2));
+                return Ok(done);
+            }
+        }
+        self.statics()
+            .run(object, pose, options, state.parts(), wide, None, control)
+    }
+
+    /// The environment as the static side of a descent.
+    pub(crate) fn statics(&self) -> Statics<'_, K> {
+        Statics {
+            top: &self.top,
+            parts: &self.parts,
+        }
+    }
+
+    /// Sorts the raw contacts of a query into the state's contact list and answers.
+    pub(crate) fn finish<'s>(
+        &self,
+        state: &'s mut QueryState<K>,
+        mut stats: QueryStats,
+    ) -> Outcome<'s> {
+        let work = &mut state.work;
+        work.raw.sort_unstable();
+        work.contacts.clear();
+        work.contacts
+            .extend(work.raw.iter().map(|&[p, e, o]| Contact {
+                part: self.ids[p as usize],
+                env_triangle: e,
+                object_triangle: o,
+            }));
+        stats.contacts = work.contacts.len() as u64;
+        Outcome {
+            collides: !work.contacts.is_empty(),
+            contacts: &work.contacts,
+            stats,
+        }
+    }
+}

@@ -1,0 +1,582 @@
+//! The k-DOP back-end of the descent (Klosowski et al. 1998, §4.2, Algorithm 1): a flying
+//! hierarchy re-bounded under its pose against a static side, which is either an
+//! environment (the part tree, whose leaves lead into the parts' hierarchies) or one
+//! object's hierarchy in that object's own frame. Algorithm 1 descends the static side
+//! first and re-bounds flying nodes only where it is close; the `Larger` rule splits the
+//! larger node. Environment leaves of several triangles are refined into one bound per
+//! triangle from their leaf codes, and very unequal sizes go on as single triangles
+//! screened by their planes (`tri::node`). Node pairs are expanded one at a time under a
+//! [`Control`] (`control.rs`).
+
+use super::control::{self, Control, Ended, Expand};
+use super::placed::{FlyLink, PlacedObject};
+use super::workspace::{PairStack, RefinedTri, Workspace};
+use super::{Descent, Mode, NodePair, PairCache, QueryOptions, QueryStats, size};
+use crate::dop::{Dop, Narrow, OverlapForm, Wide};
+use crate::env::Part;
+use crate::error::{Error, Result};
+use crate::hierarchy::{Bvh, END, Node, codes};
+use crate::pose::Pose;
+use crate::tri::{TriBox, triangle_meets_dop};
+use crate::tumble::FlyingObject;
+use glam::DVec3;
+
+/// Marks a part-tree entry in a node pair.
+pub(crate) const TOP: u32 = u32::MAX;
+/// Marks a static entry that is one triangle of a refined leaf: the other bits index the
+/// workspace's `tri_dops`.
+pub(crate) const TRI: u32 = 1 << 31;
+/// Marks a flying entry that is one triangle of a flying leaf: the other bits are its leaf
+/// position.
+pub(crate) const FTRI: u32 = 1 << 31;
+/// A flying leaf goes on as its triangles (`tri::node`) only when it is this many times
+/// larger than the environment node (sum of box extents): nearer in size its k-DOP prunes
+/// as well and the per-triangle tests cost more than they save.
+const LARGE: f32 = 4.0;
+/// An environment triangle screens flying nodes by `tri::node` only when it is this many
+/// times larger than them: long triangles of parts of similar size pass most screens, so
+/// below this the test costs more than it prunes. Both factors were chosen by measurement
+/// (`docs/benchmarks.md`, "Issue 18").
+pub(crate) const LARGE_ENV: f32 = 64.0;
+
+/// The mutable state one query works with, each part from its owner: the flying object's
+/// pose cache, the thread's workspace, the pair's cache.
+pub(crate) struct Parts<'a, const K: usize> {
+    pub(crate) object: &'a mut PlacedObject<K>,
+    pub(crate) work: &'a mut Workspace<K>,
+    pub(crate) pair: &'a mut PairCache,
+}
+
+/// The static side of a descent: a tree over parts whose leaves name parts, and the parts,
+/// each a hierarchy in the frame where queries compare bounds (an environment's parts in
+/// world coordinates, or one object's hierarchy in its own frame).
+#[derive(Clone, Copy)]
+pub(crate) struct Statics<'a, const K: usize> {
+    pub(crate) top: &'a [Node<K>],
+    pub(crate) parts: &'a [Part<K>],
+}
+
+impl<const K: usize> FlyingObject<K> {
+    /// The object as the static side of a descent: its hierarchy in its own frame under a
+    /// part tree of one leaf.
+    pub(crate) fn statics(&self) -> Statics<'_, K> {
+        Statics {
+            top: &self.top,
+            parts: std::slice::from_ref(&self.part),
+        }
+    }
+}
+
+/// What a descent needs besides the state: the object, its pose and the query's options.
+pub(crate) struct Walk<'a, const K: usize> {
+    pub(crate) object: &'a FlyingObject<K>,
+    /// The object's pose in the static side's frame, where bounds are compared.
+    pub(crate) pose: &'a Pose,
+    /// The user's epsilon: triangle pairs closer than this are contacts.
+    pub(crate) eps: f64,
+    /// What bounds are enlarged by: `eps`, plus the twin frames' margin.
+    pub(crate) prune: f64,
+    pub(crate) twin: Option<&'a Twin>,
+    pub(crate) detect: bool,
+    larger_first: bool,
+}
+
+impl<const K: usize> Walk<'_, K> {
+    /// Static triangle `epos` of `bvh` where its pairs are decided: placed into the world
+    /// frame for object pairs ([`Twin`]), else as stored.
+    #[inline]
+    pub(crate) fn static_triangle(&self, bvh: &Bvh<K>, epos: usize) -> [DVec3; 3] {
+        match self.twin {
+            Some(twin) => bvh.tri_at(epos).map(|v| twin.fixed.transform_point(v)),
+            None => bvh.tri_at(epos),
+        }
+    }
+}
+
+/// Where answers are exact when that is not the frame bounds are compared in: the static
+/// side's triangles placed by `fixed`, the flying object's by `flying` (each by
+/// [`Pose::transform_point`]). `margin` bounds how far a point shared by two triangles
+/// there can lie, seen in the static side's frame, from both triangles as the descent
+/// bounds them ([`Pose::twin_margin`]); bounds are enlarged by it so that no contact is
+/// pruned.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Twin {
+    fixed: Pose,
+    pub(crate) flying: Pose,
+    margin: f64,
+}
+
+impl Twin {
+    /// The frames of a static side posed by `fixed` and a flying object posed by `flying`,
+    /// with the flying object's pose in the static side's frame; `None` where `fixed` has
+    /// no inverse that can be trusted.
+    pub(crate) fn new<const K: usize>(
+        fixed: &Pose,
+        flying: &Pose,
+        fixed_magnitude: f64,
+        object: &FlyingObject<K>,
+    ) -> Option<(Twin, Pose)> {
+        let relative = fixed.relative(flying).ok()?;
+        let margin = fixed.twin_margin(flying, &relative, fixed_magnitude, object.magnitude)?;
+        let twin = Twin {
+            fixed: *fixed,
+            flying: *flying,
+            margin,
+        };
+        Some((twin, relative))
+    }
+}
+
+impl<const K: usize> Statics<'_, K> {
+    /// One query of `object` placed by `pose` (in the static side's frame): the witness
+    /// re-test, then the descent from the roots or `control`'s start pairs, with its k-DOP
+    /// tests in AVX form when `wide` is given and k is 18 or 26. Leaves the contacts in the
+    /// workspace's `raw` as `[part, static triangle, object triangle]`, and a stopped
+    /// descent's unvisited pairs on its stack.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a negative or non-finite epsilon, or a start pair
+    /// that names no node pair of these hierarchies.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run(
+        &self,
+        object: &FlyingObject<K>,
+        pose: &Pose,
+        options: &QueryOptions,
+        q: Parts<'_, K>,
+        wide: Option<Wide>,
+        twin: Option<&Twin>,
+        control: &mut impl Control,
+    ) -> Result<(QueryStats, Ended)> {
+        let eps = options.epsilon;
+        if eps.is_nan() || eps < 0.0 || !eps.is_finite() {
+            return Err(Error::InvalidParameter {
+                name: "epsilon",
+                reason: format!("{eps} is not a finite non-negative number"),
+            });
+        }
+        if let Some(bad) = control.start().iter().find(|&&s| !self.names(object, s)) {
+            return Err(Error::InvalidParameter {
+                name: "start",
+                reason: format!("node pair {bad:?} is not in these hierarchies"),
+            });
+        }
+        if q.object.bind(object) {
+            q.pair.clear();
+        }
+        if let Some(twin) = twin {
+            q.object.twin_begin(&twin.flying);
+        }
+        let detect = options.mode == Mode::Detect;
+        let walk = Walk {
+            object,
+            pose,
+            eps,
+            prune: eps + twin.map_or(0.0, |t| t.margin),
+            twin,
+            detect,
+            larger_first: options.descent == Descent::Larger,
+        };
+        let mut side = KdopSide {
+            statics: self,
+            walk: &walk,
+            form: Narrow,
+            object: q.object,
+            work: q.work,
+            pair: q.pair,
+            stats: QueryStats::default(),
+        };
+        if detect && options.witness {
+            if let Some(w) = side.pair.witness {
+                side.object.place_only(pose, walk.prune, options.rebound);
+                if side.retest(w) {
+                    side.stats.witness_hits = 1;
+                    side.work.raw.clear();
+                    side.work.raw.push([
+                        w[0],
+                        self.parts[w[0] as usize].bvh.id_at(w[1] as usize),
+                        object.part.bvh.id_at(w[2] as usize),
+                    ]);
+                    return Ok((side.stats, Ended::Found));
+                }
+                side.pair.witness = None;
+            }
+        }
+        if let Some(steps) = side
+            .object
+            .set_pose(object, pose, walk.prune, options.rebound)
+        {
+            // The root, re-bounded exactly.
+            side.stats.climb_steps = steps;
+            side.stats.nu += 1;
+        }
+        side.work.start_query();
+        side.seed(control.start());
+        let done = match wide {
+            // SAFETY: `wide` exists, so the CPU supports AVX.
+            #[cfg(target_arch = "x86_64")]
+            Some(wide) if K >= 16 => {
+                let mut side = side.with_form(wide);
+                let ended = unsafe { descend_avx(&mut side, control) };
+                (side.stats, ended)
+            }
+            _ => {
+                let ended = control::descend(&mut side, control);
+                (side.stats, ended)
+            }
+        };
+        Ok(done)
+    }
+
+    /// Whether `[f, p, e]` names a node pair of `object` and these hierarchies (a flying
+    /// node or triangle; a part-tree node, or a node of a part).
+    fn names(&self, object: &FlyingObject<K>, [f, p, e]: NodePair) -> bool {
+        let flying = if f & FTRI != 0 {
+            ((f & !FTRI) as usize) < object.part.bvh.triangle_count()
+        } else {
+            (f as usize) < object.links.len()
+        };
+        let fixed = match p {
+            TOP => (e as usize) < self.top.len(),
+            _ => self
+                .parts
+                .get(p as usize)
+                .is_some_and(|part| (e as usize) < part.bvh.nodes.len()),
+        };
+        flying && fixed
+    }
+
+    /// The static node of entry `(p, e)` (not a refined triangle), as `(part, node, node
+    /// record)`. A part-tree leaf has the part root's bound: it is entered as that root,
+    /// without a test of its own.
+    #[inline(always)]
+    fn entry(&self, p: u32, e: u32) -> (u32, u32, &Node<K>) {
+        match p {
+            TOP if self.top[e as usize].is_leaf() => {
+                let part = self.top[e as usize].first_triangle();
+                (part, 0, &self.parts[part as usize].bvh.nodes[0])
+            }
+            TOP => (p, e, &self.top[e as usize]),
+            _ => (p, e, &self.parts[p as usize].bvh.nodes[e as usize]),
+        }
+    }
+
+    /// The children `c`, `c + 1` of an internal node of part `p` (or of the part tree).
+    #[inline(always)]
+    fn children(&self, p: u32, c: u32) -> [&Node<K>; 2] {
+        let nodes = if p == TOP {
+            self.top
+        } else {
+            &self.parts[p as usize].bvh.nodes
+        };
+        [&nodes[c as usize], &nodes[c as usize + 1]]
+    }
+
+    /// Whether static triangle `pos` of part `p` (bound `dop`), when larger than the flying
+    /// leaf (bound `fd`, size `fsize`), misses that leaf by a separating axis: one test
+    /// instead of one per flying triangle, whose boxes a large triangle at an angle mostly
+    /// overlaps. Flying k-DOPs are enlarged by epsilon already.
+    #[inline]
+    fn misses_leaf(
+        &self,
+        p: u32,
+        pos: usize,
+        dop: &Dop<K>,
+        fd: &Dop<K>,
+        fsize: f32,
+        stats: &mut QueryStats,
+    ) -> bool {
+        if size(dop) <= LARGE_ENV * fsize {
+            return false;
+        }
+        let et = self.parts[p as usize].bvh.tri_at(pos);
+        stats.nv += 1;
+        !triangle_meets_dop(&et, &TriBox::new(&et), fd, 0.0)
+    }
+}
+
+/// [`control::descend`] over the k-DOP side compiled with AVX: the k-DOP tests inlined into
+/// it take eight intervals per comparison (k = 18 and 26). `Wide` proves AVX is there, but
+/// a function compiled for a CPU feature is still `unsafe` to call from code that is not.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+fn descend_avx<const K: usize>(
+    side: &mut KdopSide<'_, '_, K, Wide>,
+    control: &mut impl Control,
+) -> Ended {
+    control::descend(side, control)
+}
+
+/// The k-DOP hierarchies' side of a descent.
+pub(crate) struct KdopSide<'a, 'q, const K: usize, F> {
+    pub(super) statics: &'a Statics<'a, K>,
+    pub(super) walk: &'a Walk<'a, K>,
+    form: F,
+    pub(super) object: &'q mut PlacedObject<K>,
+    pub(super) work: &'q mut Workspace<K>,
+    pub(super) pair: &'q mut PairCache,
+    pub(super) stats: QueryStats,
+}
+
+impl<'a, 'q, const K: usize, F: OverlapForm> KdopSide<'a, 'q, K, F> {
+    /// The same side with its k-DOP tests in another form.
+    fn with_form<G: OverlapForm>(self, form: G) -> KdopSide<'a, 'q, K, G> {
+        KdopSide {
+            statics: self.statics,
+            walk: self.walk,
+            form,
+            object: self.object,
+            work: self.work,
+            pair: self.pair,
+            stats: self.stats,
+        }
+    }
+
+    /// Pushes the start pairs that overlap, or the roots if they do and there are none.
+    /// Pairs on the stack are known to overlap: children are tested before they are
+    /// pushed, so a disjoint pair costs one test and no stack traffic.
+    fn seed(&mut self, start: &[NodePair]) {
+        if start.is_empty() {
+            self.stats.nv += 1;
+            let roots = self
+                .form
+                .overlaps(&self.object.fly[0].dop, &self.statics.top[0].dop);
+            self.work.stack.push_if([0, TOP, 0], roots);
+            return;
+        }
+        let (object, pose, prune) = (self.walk.object, self.walk.pose, self.walk.prune);
+        for &[f, p, e] in start {
+            let env = &self.statics.entry(p, e).2.dop;
+            self.stats.nv += 1;
+            let keep = if f & FTRI != 0 {
+                let ft = self.object.placed(object, pose, (f & !FTRI) as usize);
+                triangle_meets_dop(&ft.corners, &ft.bbox, env, prune)
+            } else {
+                let fd = self.object.fly_dop(object, f, &mut self.stats);
+                self.form.overlaps(fd, env)
+            };
+            self.work.stack.push_if([f, p, e], keep);
+        }
+    }
+}
+
+impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
+    #[inline(always)]
+    fn stack(&mut self) -> &mut PairStack {
+        &mut self.work.stack
+    }
+
+    #[inline(always)]
+    fn stats(&self) -> &QueryStats {
+        &self.stats
+    }
+
+    /// Refined-leaf entries index this query's `tri_dops`; they are pushed only by the
+    /// expansion of a leaf pair and popped before any pair pushed earlier.
+    #[inline(always)]
+    fn resumable(&self, [_, _, e]: NodePair) -> bool {
+        e & TRI == 0
+    }
+
+    /// One node pair of the descent: the flying node splits, the static one does, or
+    /// triangles are tested.
+    #[inline(always)]
+    fn expand(&mut self, [f, p, e]: NodePair) -> bool {
+        let &Walk {
+            object,
+            pose,
+            prune,
+            larger_first,
+            ..
+        } = self.walk;
+        let form = self.form;
+        let statics = self.statics;
+        if f & FTRI != 0 {
+            return self.one_flying_triangle((f & !FTRI) as usize, p, e);
+        }
+        // Borrowed, not copied: a copy moves 80 bytes per popped pair.
+        let fly = &self.object.fly[f as usize];
+        let fd = &fly.dop;
+        let fnode = FlyLink(fly.link);
+        let fsize = fly.size;
+        if e & TRI != 0 {
+            // One triangle of a refined environment leaf. Only the branch that needs the
+            // triangle's bound copies it (104 bytes at k = 26); the common one reads the
+            // position alone.
+            let slot = (e & !TRI) as usize;
+            if fnode.is_leaf() {
+                let RefinedTri { dop, pos, .. } = self.work.tri_dops[slot];
+                if statics.misses_leaf(p, pos as usize, &dop, fd, fsize, &mut self.stats) {
+                    return false;
+                }
+                return self.test_pairs(p, pos as usize, fnode.first_triangle() as usize);
+            }
+            let RefinedTri { dop, pos, .. } = self.work.tri_dops[slot];
+            let c = fnode.first_child();
+            let stack = &mut self.work.stack;
+            if size(&dop) > LARGE_ENV * fsize {
+                // A triangle much larger than the flying node: its plane and edges prune
+                // what its k-DOP cannot.
+                let et = statics.parts[p as usize].bvh.tri_at(pos as usize);
+                let eb = TriBox::new(&et);
+                let screen = Some((&et, &eb));
+                let at = [p, e];
+                self.object
+                    .descend_fly(stack, form, object, c, at, &dop, screen, &mut self.stats);
+            } else {
+                self.object.descend_fly(
+                    stack,
+                    form,
+                    object,
+                    c,
+                    [p, e],
+                    &dop,
+                    None,
+                    &mut self.stats,
+                );
+            }
+            return false;
+        }
+        let (p, e, env) = statics.entry(p, e);
+        if !env.is_leaf() {
+            if fnode.is_leaf() && fsize > LARGE * size(&env.dop) {
+                // A flying leaf larger than the environment node goes on as its triangles,
+                // each kept only where it may meet the node (`tri::node`): large triangles
+                // at an angle have k-DOPs far larger than themselves.
+                let mut pos = fnode.first_triangle() as usize;
+                loop {
+                    let ft = self.object.placed(object, pose, pos);
+                    self.stats.nv += 1;
+                    let keep = triangle_meets_dop(&ft.corners, &ft.bbox, &env.dop, prune);
+                    self.work.stack.push_if([FTRI | pos as u32, p, e], keep);
+                    if object.part.bvh.ids[pos] & END != 0 {
+                        break;
+                    }
+                    pos += 1;
+                }
+                return false;
+            }
+            // The environment node splits unless the Larger rule splits the flying one
+            // (which the shared branch below does).
+            if !(larger_first && !fnode.is_leaf() && fsize > size(&env.dop)) {
+                let c = env.first_child();
+                let kids = statics.children(p, c);
+                self.stats.nv += 2;
+                // Right first, so the left child is processed first.
+                let right = form.overlaps(fd, &kids[1].dop);
+                let left = form.overlaps(fd, &kids[0].dop);
+                self.work
+                    .stack
+                    .push_two([f, p, c + 1], right, [f, p, c], left);
+                return false;
+            }
+        } else {
+            let part = &statics.parts[p as usize];
+            let bvh = &part.bvh;
+            let first = env.first_triangle() as usize;
+            if bvh.ids[first] & END == 0 {
+                // Refine a leaf of several triangles into one bound per triangle, so that
+                // the flying hierarchy descends against the triangles, not their union: the
+                // pruning of single-triangle leaves for a fraction of their memory. The
+                // bounds are decoded from the part's leaf codes, once per query.
+                let work = &mut *self.work;
+                let fresh = work.tri_dops.len() as u32;
+                let mut slot = match work.memo.get_or_insert(p, e, fresh) {
+                    Some(slot) => slot as usize,
+                    None => {
+                        let mut pos = first;
+                        loop {
+                            let dop = codes::decode(&env.dop, &part.codes[pos]);
+                            let at = pos as u32;
+                            work.tri_dops.push(RefinedTri { dop, pos: at });
+                            if bvh.ids[pos] & END != 0 {
+                                break;
+                            }
+                            pos += 1;
+                        }
+                        fresh as usize
+                    }
+                };
+                loop {
+                    let RefinedTri { dop, pos, .. } = &work.tri_dops[slot];
+                    self.stats.nv += 1;
+                    let hit = form.overlaps(fd, dop);
+                    work.stack.push_if([f, p, TRI | slot as u32], hit);
+                    if bvh.ids[*pos as usize] & END != 0 {
+                        break;
+                    }
+                    slot += 1;
+                }
+                return false;
+            }
+        }
+        // The flying node splits: it is the larger against an internal environment node,
+        // or the environment side is one triangle.
+        if !fnode.is_leaf() {
+            let c = fnode.first_child();
+            self.object.descend_fly(
+                &mut self.work.stack,
+                form,
+                object,
+                c,
+                [p, e],
+                &env.dop,
+                None,
+                &mut self.stats,
+            );
+            return false;
+        }
+        // A flying leaf against a one-triangle environment leaf: the triangle pairs.
+        let first = env.first_triangle() as usize;
+        if statics.misses_leaf(p, first, &env.dop, fd, fsize, &mut self.stats) {
+            return false;
+        }
+        self.test_pairs(p, first, fnode.first_triangle() as usize)
+    }
+}
+
+impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
+    /// One triangle of a flying leaf (leaf position `fpos`) against static entry `(p, e)`:
+    /// the triangle pairs at static leaves, else the static node splits and each child is
+    /// kept where the triangle may meet it. Returns true when a detect query can stop.
+    #[inline(never)]
+    fn one_flying_triangle(&mut self, fpos: usize, p: u32, e: u32) -> bool {
+        let &Walk {
+            object,
+            pose,
+            prune,
+            ..
+        } = self.walk;
+        let statics = self.statics;
+        // Flying triangles are only ever paired with nodes, never with refined leaves.
+        let (p, _, env) = statics.entry(p, e);
+        if env.is_leaf() {
+            let bvh = &statics.parts[p as usize].bvh;
+            let mut epos = env.first_triangle() as usize;
+            loop {
+                if self.test_pair(p, epos, fpos) {
+                    return true;
+                }
+                if bvh.ids[epos] & END != 0 {
+                    return false;
+                }
+                epos += 1;
+            }
+        }
+        let c = env.first_child();
+        let kids = statics.children(p, c);
+        let ft = self.object.placed(object, pose, fpos);
+        let (corners, bbox) = (ft.corners, ft.bbox);
+        self.stats.nv += 2;
+        let right = triangle_meets_dop(&corners, &bbox, &kids[1].dop, prune);
+        let left = triangle_meets_dop(&corners, &bbox, &kids[0].dop, prune);
+        let f = FTRI | fpos as u32;
+        self.work
+            .stack
+            .push_two([f, p, c + 1], right, [f, p, c], left);
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests;

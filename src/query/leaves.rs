@@ -1,0 +1,156 @@
+//! Triangle pairs at the leaves of the descent (Klosowski et al. 1998, §4.2: "if both are
+//! leaves, test the triangles"): exact tests (`tri::filtered`), several flying triangles
+//! against one static triangle at a time where leaves are wide (`tri::lanes`), and the
+//! re-test of a pair's last contact (temporal coherence, §6.1).
+
+use super::descent::{KdopSide, Walk};
+use super::placed::PlacedTri;
+use crate::dop::OverlapForm;
+use crate::hierarchy::{Bvh, END};
+use crate::tri::{BATCH, TriBox, intersect_batch, intersect_filtered, set_bits, triangle_distance};
+use glam::DVec3;
+
+impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
+    /// Flying triangle `pos` placed where its pairs are decided: by the world pose for
+    /// object pairs (`Twin`), else by the query's pose.
+    #[inline]
+    fn flying_triangle(&mut self, pos: usize) -> &PlacedTri {
+        let walk = self.walk;
+        if walk.twin.is_some() {
+            self.object.twin_placed(walk.object, pos)
+        } else {
+            self.object.placed(walk.object, walk.pose, pos)
+        }
+    }
+
+    /// Records a contact: static leaf position `epos` of `part` (hierarchy `bvh`) with
+    /// object leaf position `fpos`; it is also the pair's next witness.
+    #[inline]
+    fn record(&mut self, part: u32, bvh: &Bvh<K>, epos: usize, fpos: usize) {
+        let object = self.walk.object;
+        self.work
+            .raw
+            .push([part, bvh.id_at(epos), object.part.bvh.id_at(fpos)]);
+        self.pair.witness = Some([part, epos as u32, fpos as u32]);
+    }
+
+    /// One triangle pair: static leaf position `epos` of `part`, object leaf position
+    /// `fpos`. Returns true when a detect query can stop.
+    #[inline]
+    pub(super) fn test_pair(&mut self, part: u32, epos: usize, fpos: usize) -> bool {
+        if self.retest([part, epos as u32, fpos as u32]) {
+            let statics = self.statics;
+            let bvh = &statics.parts[part as usize].bvh;
+            self.record(part, bvh, epos, fpos);
+            return self.walk.detect;
+        }
+        false
+    }
+
+    /// Whether `[part, static position, object position]` is a contact under the walk's
+    /// pose (one triangle test, counted in `np`): the witness re-test, and the single pairs
+    /// of a flying triangle's descent. Out-of-range positions (a witness from another
+    /// static side) are not, and cost no test.
+    pub(super) fn retest(&mut self, [part, epos, fpos]: [u32; 3]) -> bool {
+        let walk = self.walk;
+        let statics = self.statics;
+        let Some(p) = statics.parts.get(part as usize) else {
+            return false;
+        };
+        let (epos, fpos) = (epos as usize, fpos as usize);
+        if epos >= p.bvh.triangle_count() || fpos >= walk.object.part.bvh.triangle_count() {
+            return false;
+        }
+        self.stats.np += 1;
+        let et = walk.static_triangle(&p.bvh, epos);
+        pair_hit(&et, &TriBox::new(&et), self.flying_triangle(fpos), walk.eps)
+    }
+
+    /// Tests the static triangle at leaf position `epos` against the flying leaf starting
+    /// at `fpos0`. Returns true when a detect query can stop.
+    #[inline]
+    pub(super) fn test_pairs(&mut self, part: u32, epos: usize, fpos0: usize) -> bool {
+        let walk: &Walk<'_, K> = self.walk;
+        let (object, pose, eps, detect) = (walk.object, walk.pose, walk.eps, walk.detect);
+        let statics = self.statics;
+        let bvh = &statics.parts[part as usize].bvh;
+        // The static triangle and its box serve every flying triangle of the leaf.
+        let et = walk.static_triangle(bvh, epos);
+        let ebox = TriBox::new(&et);
+        let mut fpos = fpos0;
+        if walk.twin.is_some() || eps != 0.0 || !object.wide_leaves {
+            loop {
+                self.stats.np += 1;
+                if pair_hit(&et, &ebox, self.flying_triangle(fpos), eps) {
+                    self.record(part, bvh, epos, fpos);
+                    if detect {
+                        return true;
+                    }
+                }
+                if object.part.bvh.ids[fpos] & END != 0 {
+                    return false;
+                }
+                fpos += 1;
+            }
+        }
+        // Exact contacts against wide leaves: the leaf's triangles whose boxes meet the
+        // static triangle's are listed (no branch per pair) and decided together, up to
+        // `BATCH` at a time (`tri::intersect_batch`). In detect mode the whole batch is
+        // tested and its first contact in leaf order kept, so `np` counts every pair of
+        // the batch.
+        loop {
+            let start = fpos;
+            let mut listed = [0u8; BATCH];
+            let mut n = 0;
+            let last = loop {
+                self.stats.np += 1;
+                let ft = self.object.placed(object, pose, fpos);
+                listed[n % BATCH] = (fpos - start) as u8;
+                n += usize::from(ebox.overlaps_box(&ft.bbox));
+                let end = object.part.bvh.ids[fpos] & END != 0;
+                fpos += 1;
+                if end || fpos - start == BATCH {
+                    break end;
+                }
+            };
+            if n != 0 {
+                let placed = &self.object.placed[start..fpos];
+                let found = intersect_batch(n, |j| (&placed[usize::from(listed[j])].corners, &et));
+                for j in set_bits(found) {
+                    let hit = start + usize::from(listed[j]);
+                    self.record(part, bvh, epos, hit);
+                    if detect {
+                        return true;
+                    }
+                }
+            }
+            if last {
+                return false;
+            }
+        }
+    }
+}
+
+/// Whether a static triangle `et` (with its box `ebox`) and a placed object triangle `ft`
+/// are a contact: they intersect (`eps == 0`), or are closer than `eps`.
+#[inline(always)]
+fn pair_hit(et: &[DVec3; 3], ebox: &TriBox, ft: &PlacedTri, eps: f64) -> bool {
+    if eps == 0.0 {
+        ebox.overlaps_box(&ft.bbox) && intersect_filtered(&ft.corners, et)
+    } else {
+        within(et, &ft.corners, eps)
+    }
+}
+
+/// Triangles closer than `eps` (or intersecting).
+#[inline]
+fn within(a: &[DVec3; 3], b: &[DVec3; 3], eps: f64) -> bool {
+    let lo_a = a[0].min(a[1]).min(a[2]) - DVec3::splat(eps);
+    let hi_a = a[0].max(a[1]).max(a[2]) + DVec3::splat(eps);
+    let lo_b = b[0].min(b[1]).min(b[2]);
+    let hi_b = b[0].max(b[1]).max(b[2]);
+    if !(lo_a.cmple(hi_b).all() && lo_b.cmple(hi_a).all()) {
+        return false;
+    }
+    triangle_distance(a, b) <= eps
+}

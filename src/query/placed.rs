@@ -1,0 +1,342 @@
+//! A flying object placed by one pose (Klosowski et al. 1998, §4.1, "tumbling" the flying
+//! hierarchy): its root k-DOP re-bounded exactly by hill-climbing once per pose, every other
+//! node re-bounded lazily the first time a descent reaches it, and its triangles placed once
+//! per pose. Records are stamped with the pose they are for, so a new pose clears nothing.
+
+use super::{QueryStats, size};
+use crate::dop::{Dop, Growth, OverlapForm};
+use crate::pose::Pose;
+use crate::tri::{TriBox, triangle_meets_dop};
+use crate::tumble::{Climber, FlyingObject, PoseFrame, Rebound, root_dop, root_dop_unkept};
+use glam::DVec3;
+
+use super::workspace::PairStack;
+
+/// The pose cache of one flying object: re-bounded nodes, placed triangles, the root's
+/// hill-climbing state. Its size follows the object's hierarchy (about 128 bytes per
+/// triangle), not the environment's; it binds to another object on first use.
+#[derive(Clone, Debug, Default)]
+pub struct PlacedObject<const K: usize> {
+    object: u64,
+    stamp: u32,
+    /// The current pose, epsilon (bits) and re-bounding method: the key of the stamped
+    /// re-bounded nodes.
+    last: Option<(Pose, u64, Rebound)>,
+    /// The margins of that epsilon, per direction.
+    growth: Growth,
+    frame: Option<PoseFrame<K>>,
+    /// Per flying node: its re-bounded k-DOP, the stamp of the pose it is for, its link.
+    /// One record, so a node costs one cache miss, not three.
+    pub(crate) fly: Vec<FlyNode<K>>,
+    /// Per object triangle (leaf order): its placed corners, their box, and the stamp of
+    /// the pose they are for. One record per triangle rather than per vertex: a pair's test
+    /// reads one record with one stamp check.
+    pub(crate) placed: Vec<PlacedTri>,
+    /// The same for object-against-object queries, whose triangles are tested placed into
+    /// the world frame (`Twin`): keyed by `twin_stamp`, which changes with the flying
+    /// object's world pose (`twin_pose`), not with the relative pose.
+    twin_placed: Vec<PlacedTri>,
+    twin_stamp: u32,
+    twin_pose: Option<Pose>,
+    climber: Climber,
+}
+
+impl<const K: usize> PlacedObject<K> {
+    /// An empty cache; it binds to an object on first use.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Binds to `obj`: its records are sized and every cached node, triangle and pose is
+    /// forgotten. Returns whether it was bound to another object before.
+    pub(crate) fn bind(&mut self, obj: &FlyingObject<K>) -> bool {
+        if self.object == obj.id {
+            return false;
+        }
+        self.object = obj.id;
+        self.last = None;
+        self.fly.clear();
+        self.fly.extend(obj.links.iter().map(|&link| FlyNode {
+            dop: Dop::EMPTY,
+            stamp: 0,
+            link,
+            size: 0.0,
+        }));
+        // Triangle records are not rewritten, only grown: new stamps make every record
+        // of the object before stale (many objects of several shapes share a thread's
+        // cache in the world, and rewriting them cost a pass per change of shape).
+        self.next_stamp();
+        self.twin_pose = None;
+        let n = obj.part.bvh.tris.len();
+        let blank = PlacedTri {
+            stamp: 0,
+            corners: [DVec3::ZERO; 3],
+            bbox: TriBox::new(&[DVec3::ZERO; 3]),
+        };
+        if self.placed.len() < n {
+            self.placed.resize(n, blank);
+        }
+        if self.twin_placed.len() < n {
+            self.twin_placed.resize(n, blank);
+        }
+        self.climber.reset(obj.hull_pts.len(), K);
+        if self.frame.is_none() {
+            self.frame = Some(PoseFrame::new(&Pose::IDENTITY, obj.magnitude));
+        }
+        true
+    }
+
+    /// Starts a new pose (new stamp, root re-bounded exactly) unless it is the last one;
+    /// the climbing steps when it started one.
+    pub(crate) fn set_pose(
+        &mut self,
+        obj: &FlyingObject<K>,
+        pose: &Pose,
+        eps: f64,
+        method: Rebound,
+    ) -> Option<u64> {
+        let key = (*pose, eps.to_bits(), method);
+        if self.last == Some(key) {
+            return None;
+        }
+        self.last = Some(key);
+        self.growth = Growth::new::<K>(eps);
+        self.next_stamp();
+        // In place: the frame holds a matrix of up to 3 KB for `Rebound::Slabs`.
+        let frame = match &mut self.frame {
+            Some(frame) => {
+                frame.set(pose, obj.magnitude);
+                frame
+            }
+            none => none.insert(PoseFrame::new(pose, obj.magnitude)),
+        };
+        let before = self.climber.steps;
+        let root = root_dop(obj, frame, &mut self.climber);
+        self.fly[0].dop = if eps > 0.0 {
+            root.grown(&self.growth)
+        } else {
+            root
+        };
+        self.fly[0].size = size(&self.fly[0].dop);
+        self.fly[0].stamp = self.stamp;
+        Some(self.climber.steps - before)
+    }
+
+    /// A bound of `obj` placed by `pose` (exact where the hull is scanned or the pose only
+    /// moves, else re-bounded from the slabs) for an object that keeps no cache here: the
+    /// world's objects and parts use a thread's cache as scratch, without re-binding it (a
+    /// pass over the object's nodes and triangles each time the shape changes).
+    pub(crate) fn root_bound_unkept(&mut self, obj: &FlyingObject<K>, pose: &Pose) -> Dop<K> {
+        // The frame is re-set below, so the cached pose no longer describes it.
+        self.last = None;
+        let frame = match &mut self.frame {
+            Some(frame) => {
+                frame.set(pose, obj.magnitude);
+                frame
+            }
+            none => none.insert(PoseFrame::new(pose, obj.magnitude)),
+        };
+        root_dop_unkept(obj, frame, &mut self.climber)
+    }
+
+    /// A new stamp: every re-bounded node and placed triangle is stale.
+    fn next_stamp(&mut self) {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.fly.iter_mut().for_each(|n| n.stamp = 0);
+            self.placed.iter_mut().for_each(|t| t.stamp = 0);
+            self.stamp = 1;
+        }
+    }
+
+    /// Readies the placed-triangle cache for `pose` without re-bounding the root (the
+    /// witness test needs one placed triangle, not the hierarchy). Unless `pose` is the
+    /// current one, the cache is invalidated and the pose is forgotten, so that the next
+    /// descent starts with [`PlacedObject::set_pose`] in full.
+    pub(crate) fn place_only(&mut self, pose: &Pose, eps: f64, method: Rebound) {
+        if self.last != Some((*pose, eps.to_bits(), method)) {
+            self.last = None;
+            self.next_stamp();
+        }
+    }
+
+    /// The tumbled k-DOP of flying node `f`, re-bounded now if not yet for this pose.
+    /// Inlined: most calls find the node current (a stamp comparison).
+    #[inline(always)]
+    pub(crate) fn fly_dop(
+        &mut self,
+        obj: &FlyingObject<K>,
+        f: u32,
+        stats: &mut QueryStats,
+    ) -> &Dop<K> {
+        let fi = f as usize;
+        if self.fly[fi].stamp != self.stamp {
+            self.rebound(obj, fi, stats);
+        }
+        &self.fly[fi].dop
+    }
+
+    /// Re-bounds flying node `fi` for the current pose.
+    #[inline(never)]
+    fn rebound(&mut self, obj: &FlyingObject<K>, fi: usize, stats: &mut QueryStats) {
+        // Queries reach nodes only after `set_pose`, which sets both.
+        if let (Some((_, eps, method)), Some(frame)) = (self.last, self.frame.as_mut()) {
+            let mut dop = crate::tumble::tumble_node(obj, fi, frame, method);
+            if f64::from_bits(eps) > 0.0 {
+                dop = dop.grown(&self.growth);
+            }
+            let parent = &self.fly[obj.parent[fi] as usize];
+            // Both the node's and its parent's bounds contain the node's geometry, and so
+            // does their intersection, when the parent's is for this pose: a descent reaches
+            // the parent first, one started from saved pairs need not. (A shifted node lies
+            // inside its shifted parent already; a node bounded from its own corners gains
+            // too little to pay for the intersection.)
+            if !frame.translation_only
+                && obj.corners[fi] == crate::tumble::CornerSet::Dop
+                && parent.stamp == self.stamp
+            {
+                dop = dop.intersect(&parent.dop);
+            }
+            self.fly[fi].dop = dop;
+            self.fly[fi].size = size(&dop);
+            self.fly[fi].stamp = self.stamp;
+            stats.nu += 1;
+        }
+    }
+
+    /// Pushes the children `c`, `c + 1` of a flying node paired with static entry `(p, e)`
+    /// whose bound is `env`, each if its (re-bounded) k-DOP overlaps `env` and, when the
+    /// entry is one large triangle given as `screen`, may meet that triangle (`tri::node`;
+    /// flying k-DOPs are enlarged by eps already).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn descend_fly(
+        &mut self,
+        stack: &mut PairStack,
+        form: impl OverlapForm,
+        obj: &FlyingObject<K>,
+        c: u32,
+        [p, e]: [u32; 2],
+        env: &Dop<K>,
+        screen: Option<(&[DVec3; 3], &TriBox)>,
+        stats: &mut QueryStats,
+    ) {
+        stats.nv += 2;
+        let mut keep = |this: &mut Self, f: u32| {
+            let fd = this.fly_dop(obj, f, stats);
+            form.overlaps(fd, env)
+                && screen.is_none_or(|(t, tb)| triangle_meets_dop(t, tb, fd, 0.0))
+        };
+        let right = keep(self, c + 1);
+        let left = keep(self, c);
+        stack.push_two([c + 1, p, e], right, [c, p, e], left);
+    }
+
+    /// The object triangle at leaf-order position `pos`, placed (corners and box) once
+    /// per pose.
+    #[inline]
+    pub(crate) fn placed(&mut self, obj: &FlyingObject<K>, pose: &Pose, pos: usize) -> &PlacedTri {
+        let rec = &mut self.placed[pos];
+        if rec.stamp != self.stamp {
+            rec.place(self.stamp, obj, pose, pos);
+        }
+        rec
+    }
+
+    /// Starts an object-against-object query whose flying object is placed by `flying` in
+    /// the world frame: its cached world-placed triangles stay valid if that pose did not
+    /// change since the last such query.
+    pub(crate) fn twin_begin(&mut self, flying: &Pose) {
+        if self.twin_pose == Some(*flying) {
+            return;
+        }
+        self.twin_pose = Some(*flying);
+        self.twin_stamp = self.twin_stamp.wrapping_add(1);
+        if self.twin_stamp == 0 {
+            self.twin_placed.iter_mut().for_each(|t| t.stamp = 0);
+            self.twin_stamp = 1;
+        }
+    }
+
+    /// The object triangle at leaf-order position `pos` placed by the world pose of
+    /// [`PlacedObject::twin_begin`], once per such pose.
+    #[inline]
+    pub(crate) fn twin_placed(&mut self, obj: &FlyingObject<K>, pos: usize) -> &PlacedTri {
+        let rec = &mut self.twin_placed[pos];
+        if rec.stamp != self.twin_stamp {
+            let pose = self.twin_pose.unwrap_or(Pose::IDENTITY);
+            rec.place(self.twin_stamp, obj, &pose, pos);
+        }
+        rec
+    }
+
+    /// Bytes held.
+    #[must_use]
+    pub fn memory_bytes(&self) -> usize {
+        self.fly.capacity() * size_of::<FlyNode<K>>()
+            + (self.placed.capacity() + self.twin_placed.capacity()) * size_of::<PlacedTri>()
+            + self.frame.as_ref().map_or(0, |_| size_of::<PoseFrame<K>>())
+    }
+}
+
+/// Query-time record of one flying node.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FlyNode<const K: usize> {
+    pub(crate) dop: Dop<K>,
+    stamp: u32,
+    pub(crate) link: u32,
+    /// [`size`] of `dop`, for the descent rule.
+    pub(crate) size: f32,
+}
+
+/// Query-time record of one object triangle: its placed corners and their box, for the
+/// pose of `stamp`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PlacedTri {
+    stamp: u32,
+    pub(crate) corners: [DVec3; 3],
+    pub(crate) bbox: TriBox,
+}
+
+impl PlacedTri {
+    /// Object triangle `pos` placed by `pose`, stamped `stamp`.
+    #[inline]
+    fn place<const K: usize>(
+        &mut self,
+        stamp: u32,
+        obj: &FlyingObject<K>,
+        pose: &Pose,
+        pos: usize,
+    ) {
+        self.stamp = stamp;
+        // Explicit indexing: `[T; 3]::map` costs dozens of instructions per call here.
+        let [a, b, c] = obj.part.bvh.tris[pos];
+        let v = &obj.part.bvh.vertices;
+        self.corners = [
+            pose.transform_point(v[a as usize]),
+            pose.transform_point(v[b as usize]),
+            pose.transform_point(v[c as usize]),
+        ];
+        self.bbox = TriBox::new(&self.corners);
+    }
+}
+
+/// A flying node's link: its first child, or with the leaf bit its first triangle.
+#[derive(Clone, Copy)]
+pub(crate) struct FlyLink(pub(crate) u32);
+
+impl FlyLink {
+    #[inline]
+    pub(crate) fn is_leaf(self) -> bool {
+        self.0 & crate::hierarchy::LEAF != 0
+    }
+    #[inline]
+    pub(crate) fn first_child(self) -> u32 {
+        self.0
+    }
+    #[inline]
+    pub(crate) fn first_triangle(self) -> u32 {
+        self.0 & !crate::hierarchy::LEAF
+    }
+}
