@@ -1241,7 +1241,8 @@ pub(crate) fn root_dop<const K: usize>(
 
 /// [`root_dop`] for an object that keeps no climb state between queries (the world's
 /// objects, which share a thread's state): exact by a scan or a shift where that is cheap,
-/// else re-bounded as any node is. A climb from another object's extremes crosses much of
+/// else the root k-DOP's corners projected (the k-DOP of the turned root k-DOP: no per-pose
+/// matrix to fill, and as tight as the slabs or tighter up to their margins). A climb from another object's extremes crosses much of
 /// the hull, and keeping a climb per object cost more than it saved in the world demo
 /// (`docs/benchmarks.md`, "World step").
 pub(crate) fn root_dop_unkept<const K: usize>(
@@ -1249,11 +1250,13 @@ pub(crate) fn root_dop_unkept<const K: usize>(
     frame: &mut PoseFrame<K>,
     scratch: &mut Climber,
 ) -> Dop<K> {
-    // No previous pull: the pose counts as a jump. The scratch's own is put back.
-    let own = scratch.last_pull.take();
-    let root = root_dop(obj, frame, scratch);
-    scratch.last_pull = own;
-    root
+    if obj.hull_pts.len() <= SCAN_HULL || frame.translation_only {
+        return root_exact(obj, frame, scratch);
+    }
+    // A pose with no previous one to climb from: the root's own corners projected, which
+    // needs none of the per-pose matrix the slabs fill (most of a pose's set-up when the
+    // root is all a pose is used for, as in the world's bounds).
+    tumble_node(obj, 0, frame, Rebound::Corners)
 }
 
 /// The exact k-DOP of the placed object, however far the pose turned: [`root_dop`]
