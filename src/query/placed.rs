@@ -39,6 +39,10 @@ pub struct PlacedObject<const K: usize> {
     twin_stamp: u32,
     twin_pose: Option<Pose>,
     climber: Climber,
+    /// A root bound computed elsewhere for (object id, pose): the next
+    /// [`PlacedObject::set_pose`] takes it instead of bounding the root again if it is for
+    /// that object and pose.
+    offered: Option<(u64, Pose, Dop<K>)>,
 }
 
 impl<const K: usize> PlacedObject<K> {
@@ -112,7 +116,10 @@ impl<const K: usize> PlacedObject<K> {
             none => none.insert(PoseFrame::new(pose, obj.magnitude)),
         };
         let before = self.climber.steps;
-        let root = root_dop(obj, frame, &mut self.climber);
+        let root = match self.offered.take() {
+            Some((id, at, root)) if id == obj.id && at == *pose => root,
+            _ => root_dop(obj, frame, &mut self.climber),
+        };
         self.fly[0].dop = if eps > 0.0 {
             root.grown(&self.growth)
         } else {
@@ -124,7 +131,7 @@ impl<const K: usize> PlacedObject<K> {
     }
 
     /// A bound of `obj` placed by `pose` (exact where the hull is scanned or the pose only
-    /// moves, else re-bounded from the slabs) for an object that keeps no cache here: the
+    /// moves, else from the root k-DOP's corners) for an object that keeps no cache here: the
     /// world's objects and parts use a thread's cache as scratch, without re-binding it (a
     /// pass over the object's nodes and triangles each time the shape changes).
     pub(crate) fn root_bound_unkept(&mut self, obj: &FlyingObject<K>, pose: &Pose) -> Dop<K> {
@@ -138,6 +145,14 @@ impl<const K: usize> PlacedObject<K> {
             none => none.insert(PoseFrame::new(pose, obj.magnitude)),
         };
         root_dop_unkept(obj, frame, &mut self.climber)
+    }
+
+    /// Offers a bound of `obj`'s root under `pose` (any bound that contains the placed
+    /// object, ungrown) for the next query, which uses it if it places `obj` by exactly
+    /// `pose`: the world's objects are bounded once per step for the broad phase, and their
+    /// pairs against parts that stand at the identity see them by the same pose.
+    pub(crate) fn offer_root(&mut self, obj: &FlyingObject<K>, pose: &Pose, root: Dop<K>) {
+        self.offered = Some((obj.id, *pose, root));
     }
 
     /// A new stamp: every re-bounded node and placed triangle is stale.

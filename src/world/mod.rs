@@ -163,6 +163,8 @@ struct Object<const K: usize> {
     fat: Dop<K>,
     /// Whether the pose changed since the last step.
     moved: bool,
+    /// Where this step's root bound at `pose` is in the step's scratch, if it was made.
+    root: Option<u32>,
 }
 
 struct PartRec<const K: usize> {
@@ -309,6 +311,7 @@ impl<const K: usize> World<K> {
             desc,
             fat: Dop::EMPTY,
             moved: true,
+            root: None,
         });
         self.name_proxy(Slot::Object(key));
         self.moved.push(key);

@@ -89,7 +89,10 @@ enum Job {
 
 /// The buffers of a step, kept from step to step so that a steady state allocates nothing.
 pub(super) struct Frame<const K: usize> {
+    /// The root bounds of the objects moved this step, in the order of `rooted`.
     roots: Vec<Dop<K>>,
+    /// The objects whose `root` names an entry of `roots`.
+    rooted: Vec<ObjectKey>,
     jobs: Vec<Job>,
     /// Per job: its contacts, `[a triangle, b triangle]`.
     outs: Vec<Vec<[u32; 2]>>,
@@ -105,6 +108,7 @@ impl<const K: usize> Default for Frame<K> {
     fn default() -> Self {
         Frame {
             roots: Vec::new(),
+            rooted: Vec::new(),
             jobs: Vec::new(),
             outs: Vec::new(),
             pairs: Vec::new(),
@@ -120,6 +124,7 @@ impl<const K: usize> Frame<K> {
     pub(super) fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
         self.roots.capacity() * size_of::<Dop<K>>()
+            + self.rooted.capacity() * size_of::<ObjectKey>()
             + self.jobs.capacity() * size_of::<Job>()
             + self
                 .outs
@@ -197,6 +202,12 @@ impl<const K: usize> World<K> {
         let mut moved = std::mem::take(&mut self.moved);
         moved.retain(|&k| self.objects.get(k).is_some_and(|o| o.moved));
         stats.moved = moved.len() as u64;
+        // The last step's roots are about to be overwritten: no object may name them.
+        for &k in &self.frame.rooted {
+            if let Some(o) = self.objects.get_mut(k) {
+                o.root = None;
+            }
+        }
         let mut roots = std::mem::take(&mut self.frame.roots);
         {
             let world = &*self;
@@ -209,9 +220,10 @@ impl<const K: usize> World<K> {
                 })
                 .collect_into_vec(&mut roots);
         }
-        for (&k, root) in moved.iter().zip(&roots) {
+        for (i, (&k, root)) in moved.iter().zip(&roots).enumerate() {
             let o = &mut self.objects[k];
             o.moved = false;
+            o.root = Some(i as u32);
             if o.fat.is_empty() || !o.fat.contains(root) {
                 let e = root.box_extent();
                 o.fat = root.enlarged(self.options.fat_margin * e.max_element());
@@ -223,8 +235,10 @@ impl<const K: usize> World<K> {
                     .set(super::proxy_of(Slot::Object(k)), aabb, true)?;
             }
         }
-        moved.clear();
-        self.moved = moved;
+        // The moved list becomes the rooted one, and the last rooted list the next moved.
+        let rooted = std::mem::replace(&mut self.frame.rooted, moved);
+        self.moved = rooted;
+        self.moved.clear();
         self.frame.roots = roots;
         Ok(())
     }
@@ -339,6 +353,12 @@ impl<const K: usize> World<K> {
         };
         let oa = &self.objects[a];
         let mut ws = self.workspace();
+        if let Some(i) = oa.root {
+            // Bounded for the broad phase this step; used if the pair sees `a` by its pose.
+            let shape = &self.shapes[oa.shape].object;
+            ws.object
+                .offer_root(shape, &oa.pose, self.frame.roots[i as usize]);
+        }
         let hit = self.shapes[oa.shape]
             .object
             .collide_with(&oa.pose, b_obj, b_pose, &options(mode), &mut ws)
