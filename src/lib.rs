@@ -26,7 +26,7 @@ mod world;
 
 pub use broad::{Aabb, BroadPhase, BroadStats, LARGE_CELLS};
 pub use dop::{Dop, OverlapOrder, axes};
-pub use env::{Environment, Part, PartId};
+pub use env::{DynamicTree, Environment, Part, PartId, TreeLeaf};
 pub use error::{Error, FormatError, Result};
 pub use hierarchy::{AxisRule, BuildOptions, Bvh, SplitPoint};
 pub use mesh::Mesh;

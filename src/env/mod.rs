@@ -9,6 +9,9 @@
 //! name parts, so parts can later be inserted and removed by editing that tree alone.
 
 mod collide;
+mod tree;
+
+pub use tree::{DynamicTree, TreeLeaf};
 
 use crate::dop::Dop;
 use crate::error::{Error, Result};

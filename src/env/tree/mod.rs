@@ -1,0 +1,345 @@
+//! An editable tree of k-DOPs (Klosowski et al. 1998, §6.1, "Dynamic environments": parts
+//! inserted and deleted with local rebalancing), after Box2D v3's dynamic tree: a node pool
+//! with parent links, a free list and `u32` indices; leaves under *fat* k-DOPs (the item's
+//! bound enlarged by a margin) so that small moves change nothing; insertion by a
+//! branch-and-bound search for the sibling of least cost (Bittner, Hapala and Havran 2013,
+//! insertion-based optimisation), then rotations on the way up; deletion by promoting the
+//! sibling.
+//!
+//! One file per operation: `insert.rs`, `remove.rs`, `rotate.rs`, `validate.rs`; queries
+//! and the cost here.
+//!
+//! The cost of a tree is the sum of its internal nodes' areas (the surface area of their
+//! bounding boxes): the surface-area heuristic's expected work of a query, up to constants.
+//! [`DynamicTree::cost_ratio`] compares it with a fresh top-down build of the same leaves.
+
+mod insert;
+mod remove;
+mod rotate;
+mod validate;
+
+use crate::dop::Dop;
+use crate::error::{Error, Result};
+
+/// No node.
+const NULL: u32 = u32::MAX;
+/// The height of a node on the free list.
+const FREE: u32 = u32::MAX;
+
+/// A leaf of a [`DynamicTree`]: its node and the generation that node had when the leaf was
+/// made, so a handle to a removed leaf is an error, never another leaf.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TreeLeaf {
+    index: u32,
+    generation: u32,
+}
+
+/// One node of the pool.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TreeNode<const K: usize> {
+    /// A leaf's fat k-DOP, or the union of an internal node's children's.
+    pub(crate) dop: Dop<K>,
+    /// The parent, or [`NULL`] for the root; on the free list, the next free node.
+    pub(crate) parent: u32,
+    /// The two children of an internal node; a leaf's `[NULL, item]`.
+    pub(crate) child: [u32; 2],
+    /// 0 for a leaf, one more than the higher child for an internal node, [`FREE`] on the
+    /// free list.
+    pub(crate) height: u32,
+    /// Bumped each time the node is freed.
+    generation: u32,
+}
+
+const _: () = assert!(size_of::<TreeNode<18>>() == 92);
+
+impl<const K: usize> TreeNode<K> {
+    #[inline]
+    pub(crate) fn is_leaf(&self) -> bool {
+        self.height == 0
+    }
+}
+
+/// A tree of k-DOPs that takes insertions, removals and moves of its leaves, each leaf
+/// carrying a `u32` item (a part index, an object id).
+///
+/// # Example
+/// ```
+/// use glam::DVec3;
+/// use kdop::{Dop, DynamicTree};
+/// let cube = |c: f64| Dop::<18>::from_points(&[DVec3::splat(c - 0.5), DVec3::splat(c + 0.5)]);
+/// let mut tree = DynamicTree::<18>::new(0.1)?;
+/// let a = tree.insert(&cube(0.0), 7)?;
+/// let b = tree.insert(&cube(5.0), 8)?;
+/// let mut hits = Vec::new();
+/// tree.query(&cube(4.5), |item| hits.push(item));
+/// assert_eq!(hits, [8]);
+/// tree.remove(b)?;
+/// assert!(tree.remove(b).is_err(), "a removed leaf's handle is stale");
+/// assert_eq!(tree.item(a)?, 7);
+/// # Ok::<(), kdop::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct DynamicTree<const K: usize> {
+    pub(crate) nodes: Vec<TreeNode<K>>,
+    pub(crate) root: u32,
+    free: u32,
+    leaves: u32,
+    /// The margin leaves are enlarged by, as a share of their largest box extent.
+    margin: f64,
+    /// Traversal scratch, kept so that queries and insertions do not allocate.
+    stack: Vec<u32>,
+    /// The sibling search's queue: (lower bound, node, inherited cost), bounds as bits.
+    heap: std::collections::BinaryHeap<(std::cmp::Reverse<u64>, u32, u64)>,
+}
+
+impl<const K: usize> DynamicTree<K> {
+    /// An empty tree whose leaves are enlarged by `margin` times their largest extent on
+    /// every side (0 for tight leaves).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a negative or non-finite margin.
+    pub fn new(margin: f64) -> Result<Self> {
+        if !(margin.is_finite() && margin >= 0.0) {
+            return Err(Error::InvalidParameter {
+                name: "margin",
+                reason: format!("must be finite and not negative, got {margin}"),
+            });
+        }
+        Ok(DynamicTree {
+            nodes: Vec::new(),
+            root: NULL,
+            free: NULL,
+            leaves: 0,
+            margin,
+            stack: Vec::new(),
+            heap: Default::default(),
+        })
+    }
+
+    /// Number of leaves.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.leaves as usize
+    }
+
+    /// Whether the tree has no leaves.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.leaves == 0
+    }
+
+    /// Height of the root (0 for one leaf or none).
+    #[must_use]
+    pub fn height(&self) -> u32 {
+        if self.root == NULL {
+            0
+        } else {
+            self.nodes[self.root as usize].height
+        }
+    }
+
+    /// The item of `leaf`.
+    ///
+    /// # Errors
+    /// [`Error::StaleHandle`] for a removed leaf, or one of another tree that names no
+    /// leaf here.
+    pub fn item(&self, leaf: TreeLeaf) -> Result<u32> {
+        Ok(self.nodes[self.check(leaf)?].child[1])
+    }
+
+    /// The fat k-DOP of `leaf`.
+    ///
+    /// # Errors
+    /// As [`DynamicTree::item`].
+    pub fn fat(&self, leaf: TreeLeaf) -> Result<Dop<K>> {
+        Ok(self.nodes[self.check(leaf)?].dop)
+    }
+
+    /// Calls `found` with the item of every leaf whose fat k-DOP overlaps `dop`, in tree
+    /// order.
+    pub fn query(&mut self, dop: &Dop<K>, mut found: impl FnMut(u32)) {
+        if self.root == NULL {
+            return;
+        }
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.clear();
+        stack.push(self.root);
+        while let Some(i) = stack.pop() {
+            let node = &self.nodes[i as usize];
+            if !node.dop.overlaps(dop) {
+                continue;
+            }
+            if node.is_leaf() {
+                found(node.child[1]);
+            } else {
+                stack.extend([node.child[1], node.child[0]]);
+            }
+        }
+        self.stack = stack;
+    }
+
+    /// Moves `leaf` to the bound `dop`: nothing changes while `dop` stays inside the leaf's
+    /// fat k-DOP; otherwise the leaf is re-inserted under a new fat k-DOP around `dop`.
+    /// Returns whether it was re-inserted.
+    ///
+    /// # Errors
+    /// As [`DynamicTree::item`], and as [`DynamicTree::insert`] for `dop`.
+    pub fn move_leaf(&mut self, leaf: TreeLeaf, dop: &Dop<K>) -> Result<bool> {
+        let i = self.check(leaf)?;
+        check_bound(dop)?;
+        if self.nodes[i].dop.contains(dop) {
+            return Ok(false);
+        }
+        let item = self.nodes[i].child[1];
+        self.detach(i as u32);
+        let fat = self.fattened(dop);
+        self.nodes[i].dop = fat;
+        self.nodes[i].child = [NULL, item];
+        self.attach(i as u32);
+        Ok(true)
+    }
+
+    /// The sum of the internal nodes' areas (see the module page); 0 for a tree of at most
+    /// one leaf.
+    #[must_use]
+    pub fn cost(&self) -> f64 {
+        self.internal_nodes().map(|n| area(&n.dop)).sum()
+    }
+
+    /// [`DynamicTree::cost`] over the cost of a fresh top-down build of the same fat
+    /// leaves (the surface-area rule of [`crate::BuildOptions`]): how much the edits have
+    /// worn the tree. 1 for fewer than three leaves.
+    #[must_use]
+    pub fn cost_ratio(&self) -> f64 {
+        let dops: Vec<Dop<K>> = self
+            .nodes
+            .iter()
+            .filter(|n| n.is_leaf())
+            .map(|n| n.dop)
+            .collect();
+        if dops.len() < 3 {
+            return 1.0;
+        }
+        let centroids: Vec<glam::DVec3> = dops.iter().map(centre).collect();
+        let (fresh, _) = crate::hierarchy::build_over_boxes(
+            &centroids,
+            &dops,
+            crate::hierarchy::AxisRule::SurfaceArea,
+        );
+        let fresh: f64 = fresh
+            .iter()
+            .filter(|n| !n.is_leaf())
+            .map(|n| area(&n.dop))
+            .sum();
+        if fresh > 0.0 {
+            self.cost() / fresh
+        } else {
+            1.0
+        }
+    }
+
+    /// Bytes held.
+    #[must_use]
+    pub fn memory_bytes(&self) -> usize {
+        self.nodes.capacity() * size_of::<TreeNode<K>>()
+            + self.stack.capacity() * 4
+            + self.heap.capacity() * 24
+    }
+
+    fn internal_nodes(&self) -> impl Iterator<Item = &TreeNode<K>> {
+        self.nodes
+            .iter()
+            .filter(|n| n.height != FREE && !n.is_leaf())
+    }
+
+    /// The node of a live leaf handle.
+    fn check(&self, leaf: TreeLeaf) -> Result<usize> {
+        match self.nodes.get(leaf.index as usize) {
+            Some(n) if n.generation == leaf.generation && n.height == 0 => Ok(leaf.index as usize),
+            _ => Err(Error::StaleHandle { what: "tree leaf" }),
+        }
+    }
+
+    /// `dop` enlarged by the tree's margin.
+    fn fattened(&self, dop: &Dop<K>) -> Dop<K> {
+        if self.margin == 0.0 {
+            return *dop;
+        }
+        dop.enlarged(self.margin * dop.box_extent().max_element())
+    }
+
+    /// A node from the free list, or a new one.
+    fn allocate(&mut self) -> u32 {
+        if self.free != NULL {
+            let i = self.free;
+            self.free = self.nodes[i as usize].parent;
+            return i;
+        }
+        self.nodes.push(TreeNode {
+            dop: Dop::EMPTY,
+            parent: NULL,
+            child: [NULL; 2],
+            height: FREE,
+            generation: 0,
+        });
+        (self.nodes.len() - 1) as u32
+    }
+
+    /// Puts node `i` on the free list.
+    fn release(&mut self, i: u32) {
+        let node = &mut self.nodes[i as usize];
+        node.height = FREE;
+        node.generation = node.generation.wrapping_add(1);
+        node.child = [NULL; 2];
+        node.parent = self.free;
+        self.free = i;
+    }
+
+    /// Makes node `i` its children's union again; its height too.
+    pub(crate) fn refit(&mut self, i: u32) {
+        let [a, b] = self.nodes[i as usize].child;
+        let (na, nb) = (&self.nodes[a as usize], &self.nodes[b as usize]);
+        let dop = na.dop.merge(&nb.dop);
+        let height = 1 + na.height.max(nb.height);
+        let node = &mut self.nodes[i as usize];
+        node.dop = dop;
+        node.height = height;
+    }
+}
+
+/// The area of a k-DOP for the cost: the surface area of its bounding box.
+#[inline]
+pub(crate) fn area<const K: usize>(d: &Dop<K>) -> f64 {
+    let e = d.box_extent();
+    2.0 * (e.x * e.y + e.y * e.z + e.z * e.x)
+}
+
+/// [`area`] of the union of two k-DOPs, from their boxes alone (the other bounds do not
+/// change a box's area).
+#[inline]
+pub(crate) fn union_area<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> f64 {
+    let e = |i: usize| f64::from(a.hi(i).max(b.hi(i))) - f64::from(a.lo(i).min(b.lo(i)));
+    let (x, y, z) = (e(0), e(1), e(2));
+    2.0 * (x * y + y * z + z * x)
+}
+
+/// The centre of a k-DOP's bounding box.
+fn centre<const K: usize>(d: &Dop<K>) -> glam::DVec3 {
+    let lo = glam::DVec3::new(d.lo(0).into(), d.lo(1).into(), d.lo(2).into());
+    let hi = glam::DVec3::new(d.hi(0).into(), d.hi(1).into(), d.hi(2).into());
+    (lo + hi) / 2.0
+}
+
+/// A bound a leaf can have: not empty, every value finite.
+fn check_bound<const K: usize>(dop: &Dop<K>) -> Result<()> {
+    if dop.is_empty() || (0..K / 2).any(|i| !(dop.lo(i).is_finite() && dop.hi(i).is_finite())) {
+        return Err(Error::InvalidParameter {
+            name: "bound",
+            reason: "a leaf's k-DOP must be finite and not empty".into(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

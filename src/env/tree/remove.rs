@@ -1,0 +1,47 @@
+//! Removal from the dynamic tree (Box2D's `b2RemoveLeaf`): the leaf's sibling takes its
+//! parent's place, the parent is freed, and the path above is refitted.
+
+use super::{DynamicTree, NULL, TreeLeaf};
+use crate::error::Result;
+
+impl<const K: usize> DynamicTree<K> {
+    /// Removes `leaf`; its handle is stale afterwards. Returns its item.
+    ///
+    /// # Errors
+    /// [`crate::Error::StaleHandle`] for a leaf already removed (or not of this tree); the
+    /// tree is unchanged.
+    pub fn remove(&mut self, leaf: TreeLeaf) -> Result<u32> {
+        let i = self.check(leaf)? as u32;
+        let item = self.nodes[i as usize].child[1];
+        self.detach(i);
+        self.release(i);
+        self.leaves -= 1;
+        Ok(item)
+    }
+
+    /// Unlinks leaf node `leaf` from the tree, keeping the node.
+    pub(super) fn detach(&mut self, leaf: u32) {
+        if self.root == leaf {
+            self.root = NULL;
+            return;
+        }
+        let parent = self.nodes[leaf as usize].parent;
+        let grand = self.nodes[parent as usize].parent;
+        let c = self.nodes[parent as usize].child;
+        let sibling = if c[0] == leaf { c[1] } else { c[0] };
+        self.nodes[sibling as usize].parent = grand;
+        if grand == NULL {
+            self.root = sibling;
+        } else {
+            let gc = &mut self.nodes[grand as usize].child;
+            let slot = usize::from(gc[1] == parent);
+            gc[slot] = sibling;
+        }
+        self.release(parent);
+        let mut at = grand;
+        while at != NULL {
+            self.refit(at);
+            at = self.nodes[at as usize].parent;
+        }
+    }
+}

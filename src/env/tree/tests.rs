@@ -1,0 +1,178 @@
+//! The dynamic tree against a model of its leaves: seeded random inserts, removals and
+//! moves, each followed by a full check of the invariants, and queries compared with a
+//! brute-force scan of the model's fat bounds.
+
+use super::*;
+use crate::testing::lcg;
+use glam::DVec3;
+
+/// A box of size up to `size` near `c`, as a k-DOP of its corners.
+fn cube<const K: usize>(c: DVec3, size: f64, s: &mut u64) -> Dop<K> {
+    let h = DVec3::new(lcg(s), lcg(s), lcg(s)) * size + DVec3::splat(0.01);
+    Dop::from_points(&[c - h, c + h])
+}
+
+fn point(s: &mut u64, side: f64) -> DVec3 {
+    DVec3::new(lcg(s), lcg(s), lcg(s)) * side
+}
+
+/// What the tree should hold: per live item, its handle and its fat bound, kept by the
+/// documented rule (a move inside the fat bound keeps it; otherwise the new bound is
+/// enlarged by the margin times its largest extent).
+struct Model<const K: usize> {
+    live: Vec<(u32, TreeLeaf, Dop<K>)>,
+    margin: f64,
+}
+
+impl<const K: usize> Model<K> {
+    fn fat(&self, d: &Dop<K>) -> Dop<K> {
+        d.enlarged(self.margin * d.box_extent().max_element())
+    }
+}
+
+fn random_edits<const K: usize>(margin: f64, seed: u64) {
+    let mut s = seed;
+    let side = 20.0;
+    let mut tree = DynamicTree::<K>::new(margin).unwrap();
+    let mut model = Model::<K> {
+        live: Vec::new(),
+        margin,
+    };
+    let mut next_item = 0u32;
+    let (mut queries, mut hits, mut moves_kept) = (0, 0, 0);
+    for step in 0..3000 {
+        let r = lcg(&mut s);
+        if model.live.is_empty() || r < 0.45 {
+            let d = cube::<K>(point(&mut s, side), 1.5, &mut s);
+            let leaf = tree.insert(&d, next_item).unwrap();
+            model.live.push((next_item, leaf, model.fat(&d)));
+            next_item += 1;
+        } else if r < 0.7 {
+            let j = (lcg(&mut s) * model.live.len() as f64) as usize;
+            let (item, leaf, _) = model.live.swap_remove(j);
+            assert_eq!(tree.remove(leaf).unwrap(), item);
+        } else {
+            let j = (lcg(&mut s) * model.live.len() as f64) as usize;
+            let (item, leaf, fat) = model.live[j];
+            // Half of the moves are small (often inside the fat bound), half far.
+            let inside = fat.box_extent() * 0.5;
+            let centre = DVec3::new(
+                f64::from(fat.lo(0)) + inside.x,
+                f64::from(fat.lo(1)) + inside.y,
+                f64::from(fat.lo(2)) + inside.z,
+            );
+            let c = if lcg(&mut s) < 0.5 {
+                centre + (point(&mut s, 1.0) - 0.5) * 0.2
+            } else {
+                point(&mut s, side)
+            };
+            let d = cube::<K>(c, 0.3, &mut s);
+            let moved = tree.move_leaf(leaf, &d).unwrap();
+            assert_eq!(moved, !fat.contains(&d), "step {step}");
+            if moved {
+                model.live[j].2 = model.fat(&d);
+            } else {
+                moves_kept += 1;
+            }
+            assert_eq!(tree.item(leaf).unwrap(), item);
+        }
+        tree.validate()
+            .unwrap_or_else(|e| panic!("step {step}: {e}"));
+        assert_eq!(tree.len(), model.live.len());
+        if step % 20 == 0 {
+            let q = cube::<K>(point(&mut s, side), 6.0, &mut s);
+            let mut got = Vec::new();
+            tree.query(&q, |item| got.push(item));
+            got.sort_unstable();
+            let mut want: Vec<u32> = model
+                .live
+                .iter()
+                .filter(|(_, _, fat)| fat.overlaps(&q))
+                .map(|&(item, _, _)| item)
+                .collect();
+            want.sort_unstable();
+            assert_eq!(got, want, "step {step}");
+            queries += 1;
+            hits += want.len();
+        }
+    }
+    for &(item, leaf, fat) in &model.live {
+        assert_eq!(tree.fat(leaf).unwrap(), fat, "item {item}");
+    }
+    assert!(
+        queries > 100 && hits > 100,
+        "{queries} queries, {hits} hits"
+    );
+    assert!(margin == 0.0 || moves_kept > 50, "{moves_kept} moves kept");
+}
+
+#[test]
+fn random_edits_keep_the_invariants_and_the_answers() {
+    random_edits::<18>(0.2, 1);
+    random_edits::<6>(0.0, 2);
+    random_edits::<26>(0.1, 3);
+}
+
+/// Handles of removed leaves are errors, also after their node is reused by a new leaf;
+/// bad bounds are refused and leave the tree as it was.
+#[test]
+fn stale_handles_and_bad_bounds_are_typed_errors() {
+    let mut s = 4u64;
+    let mut tree = DynamicTree::<18>::new(0.1).unwrap();
+    let a = tree.insert(&cube(DVec3::ZERO, 1.0, &mut s), 1).unwrap();
+    let b = tree
+        .insert(&cube(DVec3::splat(3.0), 1.0, &mut s), 2)
+        .unwrap();
+    assert_eq!(tree.remove(a).unwrap(), 1);
+    for _ in 0..3 {
+        tree.insert(&cube(DVec3::splat(6.0), 1.0, &mut s), 3)
+            .unwrap();
+    }
+    assert!(matches!(tree.remove(a), Err(Error::StaleHandle { .. })));
+    assert!(matches!(tree.item(a), Err(Error::StaleHandle { .. })));
+    let d = cube(DVec3::ONE, 1.0, &mut s);
+    assert!(matches!(
+        tree.move_leaf(a, &d),
+        Err(Error::StaleHandle { .. })
+    ));
+    let nan = Dop::<18>::from_points(&[DVec3::new(f64::NAN, 0.0, 0.0)]);
+    for bad in [Dop::<18>::EMPTY, nan] {
+        assert!(matches!(
+            tree.insert(&bad, 9),
+            Err(Error::InvalidParameter { .. })
+        ));
+        assert!(matches!(
+            tree.move_leaf(b, &bad),
+            Err(Error::InvalidParameter { .. })
+        ));
+    }
+    assert_eq!(tree.len(), 4);
+    tree.validate().unwrap();
+    assert!(DynamicTree::<18>::new(f64::NAN).is_err());
+    assert!(DynamicTree::<18>::new(-1.0).is_err());
+}
+
+/// A tree grown by insertions of scattered boxes stays within a small factor of a fresh
+/// top-down build's cost, and removing every leaf empties it. (Inserting every leaf as the
+/// root's sibling, without the sibling search, gives a chain whose cost grows with the
+/// leaf count.)
+#[test]
+fn insertions_stay_near_a_fresh_build() {
+    let mut s = 8u64;
+    let mut tree = DynamicTree::<18>::new(0.1).unwrap();
+    let leaves: Vec<TreeLeaf> = (0..4000)
+        .map(|i| {
+            tree.insert(&cube(point(&mut s, 60.0), 1.0, &mut s), i)
+                .unwrap()
+        })
+        .collect();
+    tree.validate().unwrap();
+    let ratio = tree.cost_ratio();
+    assert!(ratio < 1.6, "cost ratio {ratio}");
+    assert!(tree.height() < 40, "height {}", tree.height());
+    for leaf in leaves {
+        tree.remove(leaf).unwrap();
+    }
+    assert!(tree.is_empty());
+    tree.validate().unwrap();
+}
