@@ -8,6 +8,18 @@ pub(crate) fn lcg(s: &mut u64) -> f64 {
     ((*s >> 11) as f64) / ((1u64 << 53) as f64)
 }
 
+/// A soup of `n` triangles of size about `size` in the cube `[0, 10]^3`.
+pub(crate) fn soup(n: usize, size: f64, s: &mut u64) -> crate::mesh::Mesh {
+    let p = |s: &mut u64| glam::DVec3::new(lcg(s), lcg(s), lcg(s));
+    let tris: Vec<[glam::DVec3; 3]> = (0..n)
+        .map(|_| {
+            let c = p(s) * 10.0;
+            [c, c + (p(s) - 0.5) * size, c + (p(s) - 0.5) * size]
+        })
+        .collect();
+    crate::mesh::Mesh::from_triangles(&tris).unwrap()
+}
+
 /// Runs a test function generic over k for k = 6, 14, 18 and 26, in that order:
 /// `for_each_k!(one)` calls `one::<6>()`, `one::<14>()`, `one::<18>()`, `one::<26>()`.
 macro_rules! for_each_k {

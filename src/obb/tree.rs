@@ -425,19 +425,7 @@ pub struct ObbOutcome<'a> {
 mod tests {
     use super::*;
     use crate::query::Limit;
-    use crate::testing::lcg;
-
-    /// A soup of `n` triangles of size about `size` in the cube `[0, 10]^3`.
-    fn soup(n: usize, size: f64, s: &mut u64) -> Mesh {
-        let p = |s: &mut u64| DVec3::new(lcg(s), lcg(s), lcg(s));
-        let tris: Vec<[DVec3; 3]> = (0..n)
-            .map(|_| {
-                let c = p(s) * 10.0;
-                [c, c + (p(s) - 0.5) * size, c + (p(s) - 0.5) * size]
-            })
-            .collect();
-        Mesh::from_triangles(&tris).unwrap()
-    }
+    use crate::testing::{lcg, soup};
 
     /// The OBB trees run the same descent as the k-DOP hierarchies: stopped after a few
     /// pairs and resumed from the pairs left, round after round, they find exactly the

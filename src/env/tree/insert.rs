@@ -57,13 +57,7 @@ impl<const K: usize> DynamicTree<K> {
         }
         self.nodes[sibling as usize].parent = parent;
         self.nodes[leaf as usize].parent = parent;
-        if old_parent == NULL {
-            self.root = parent;
-        } else {
-            let c = &mut self.nodes[old_parent as usize].child;
-            let slot = usize::from(c[1] == sibling);
-            c[slot] = parent;
-        }
+        self.replace_child(old_parent, sibling, parent);
         let mut at = old_parent;
         while at != NULL {
             self.refit(at);

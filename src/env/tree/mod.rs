@@ -295,6 +295,19 @@ impl<const K: usize> DynamicTree<K> {
         self.free = i;
     }
 
+    /// Puts `new` where `old` was among `parent`'s children (or at the root, for no
+    /// parent), and makes `parent` the parent of `new`.
+    pub(crate) fn replace_child(&mut self, parent: u32, old: u32, new: u32) {
+        self.nodes[new as usize].parent = parent;
+        if parent == NULL {
+            self.root = new;
+            return;
+        }
+        let c = &mut self.nodes[parent as usize].child;
+        let slot = usize::from(c[1] == old);
+        c[slot] = new;
+    }
+
     /// Makes node `i` its children's union again; its height too.
     pub(crate) fn refit(&mut self, i: u32) {
         let [a, b] = self.nodes[i as usize].child;

@@ -29,14 +29,7 @@ impl<const K: usize> DynamicTree<K> {
         let grand = self.nodes[parent as usize].parent;
         let c = self.nodes[parent as usize].child;
         let sibling = if c[0] == leaf { c[1] } else { c[0] };
-        self.nodes[sibling as usize].parent = grand;
-        if grand == NULL {
-            self.root = sibling;
-        } else {
-            let gc = &mut self.nodes[grand as usize].child;
-            let slot = usize::from(gc[1] == parent);
-            gc[slot] = sibling;
-        }
+        self.replace_child(grand, parent, sibling);
         self.release(parent);
         let mut at = grand;
         while at != NULL {

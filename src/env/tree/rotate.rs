@@ -38,14 +38,8 @@ impl<const K: usize> DynamicTree<K> {
     /// Swaps `down` (a child of `a`) with `up` (a child of `a`'s other child).
     fn swap(&mut self, a: u32, down: u32, up: u32) {
         let mid = self.nodes[up as usize].parent;
-        let ac = &mut self.nodes[a as usize].child;
-        let slot = usize::from(ac[1] == down);
-        ac[slot] = up;
-        let mc = &mut self.nodes[mid as usize].child;
-        let slot = usize::from(mc[1] == up);
-        mc[slot] = down;
-        self.nodes[up as usize].parent = a;
-        self.nodes[down as usize].parent = mid;
+        self.replace_child(a, down, up);
+        self.replace_child(mid, up, down);
         self.refit(mid);
         self.refit(a);
     }

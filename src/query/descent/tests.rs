@@ -5,23 +5,10 @@
 use super::*;
 use crate::BuildOptions;
 use crate::env::Environment;
-use crate::mesh::Mesh;
 use crate::query::{Full, Limit, QueryState};
-use crate::testing::lcg;
+use crate::testing::{lcg, soup};
 use crate::tumble::Rebound;
 use glam::DMat3;
-
-/// A soup of `n` triangles of size about `size` in the cube `[0, 10]^3`.
-fn soup(n: usize, size: f64, s: &mut u64) -> Mesh {
-    let p = |s: &mut u64| DVec3::new(lcg(s), lcg(s), lcg(s));
-    let tris: Vec<[DVec3; 3]> = (0..n)
-        .map(|_| {
-            let c = p(s) * 10.0;
-            [c, c + (p(s) - 0.5) * size, c + (p(s) - 0.5) * size]
-        })
-        .collect();
-    Mesh::from_triangles(&tris).unwrap()
-}
 
 /// A seeded pose: every third a pure translation, the others turned too.
 fn pose(i: usize, s: &mut u64) -> Pose {
@@ -245,15 +232,14 @@ fn start_pairs_outside_the_hierarchies_are_errors() {
     let (env, obj) = scenes::<18>(&mut s).swap_remove(0);
     let pose = pose(1, &mut s);
     let mut state = QueryState::new();
-    let (want, _) = run(
-        &env,
-        &obj,
-        &pose,
-        &QueryOptions::REPORT,
-        &mut state,
-        &mut Full,
-    )
-    .unwrap();
+    let report = |state: &mut QueryState<18>, control: &mut Limit| {
+        run(&env, &obj, &pose, &QueryOptions::REPORT, state, control)
+    };
+    let everything = || Limit {
+        left: usize::MAX,
+        start: Vec::new(),
+    };
+    let (want, _) = report(&mut state, &mut everything()).unwrap();
     let nodes = obj.links.len() as u32;
     for bad in [
         [nodes, TOP, 0],
@@ -266,26 +252,11 @@ fn start_pairs_outside_the_hierarchies_are_errors() {
             left: usize::MAX,
             start: vec![[0, TOP, 0], bad],
         };
-        match run(
-            &env,
-            &obj,
-            &pose,
-            &QueryOptions::REPORT,
-            &mut state,
-            &mut start,
-        ) {
+        match report(&mut state, &mut start) {
             Err(Error::InvalidParameter { name: "start", .. }) => {}
             other => panic!("{bad:?}: {other:?}"),
         }
-        let (again, _) = run(
-            &env,
-            &obj,
-            &pose,
-            &QueryOptions::REPORT,
-            &mut state,
-            &mut Full,
-        )
-        .unwrap();
+        let (again, _) = report(&mut state, &mut everything()).unwrap();
         assert_eq!(again, want);
     }
 }
