@@ -62,9 +62,10 @@ pub enum Error {
     },
     /// An operating-system I/O error (the message of [`std::io::Error`]).
     Io(String),
-    /// A world handle whose object, shape or part was removed.
+    /// A handle whose object, shape, part or tree leaf was removed, or a contact pair of
+    /// an earlier step.
     StaleHandle {
-        /// What the handle named ("object", "shape", "part").
+        /// What the handle named ("object", "shape", "part", "tree leaf", "contact pair").
         what: &'static str,
     },
     /// A handle of another world.
@@ -167,7 +168,7 @@ impl fmt::Display for Error {
                 reason,
             } => write!(f, "cannot read mesh {source_name}: {reason}"),
             Error::Io(e) => write!(f, "I/O error: {e}"),
-            Error::StaleHandle { what } => write!(f, "the {what} of this handle was removed"),
+            Error::StaleHandle { what } => write!(f, "the {what} of this handle is gone"),
             Error::ForeignHandle { what } => {
                 write!(f, "this {what} handle belongs to another world")
             }

@@ -315,7 +315,7 @@ fn world_contacts_have_shapes_on_both_triangles() {
     };
     for pair in world.pairs() {
         let got = world.contact_shapes(pair).unwrap();
-        let contacts = world.contacts(pair);
+        let contacts = world.contacts(pair).unwrap();
         assert_eq!(got.len(), contacts.len());
         for (shape, c) in got.iter().zip(contacts) {
             let (ta, tb) = (place(pair.a, c[0]), place(pair.b, c[1]));

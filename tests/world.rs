@@ -85,7 +85,7 @@ fn check_step(
         "{context}: colliding pairs differ"
     );
     for p in world.pairs() {
-        let got = world.contacts(p).to_vec();
+        let got = world.contacts(p).unwrap().to_vec();
         let want = &truth[&(p.a, p.b)];
         let detect = |b: &Body| match b {
             Body::Object(o) => objects[o].mode == Mode::Detect,
@@ -128,7 +128,14 @@ fn by_user(world: &World<18>) -> UserFrame {
     world
         .pairs()
         .iter()
-        .map(|p| (p.a_user, p.b_user, p.event, world.contacts(p).to_vec()))
+        .map(|p| {
+            (
+                p.a_user,
+                p.b_user,
+                p.event,
+                world.contacts(p).unwrap().to_vec(),
+            )
+        })
         .collect()
 }
 
@@ -292,6 +299,8 @@ fn removal_ends_a_pair_and_handles_are_checked() {
         (Body::Object(a), Body::Part(part))
     );
     assert_eq!((w.pairs()[0].a_user, w.pairs()[0].b_user), (42, 0));
+    let kept = w.pairs()[0];
+    assert_eq!(w.contacts(&kept).unwrap(), &[[0, 0]]);
     w.remove_object(a).unwrap();
     w.step().unwrap();
     assert!(w.pairs().is_empty());
@@ -299,6 +308,13 @@ fn removal_ends_a_pair_and_handles_are_checked() {
     assert_eq!(w.ended()[0].a_user, 42);
     w.step().unwrap();
     assert!(w.ended().is_empty(), "an end is reported once");
+    // A pair kept from an earlier step names contacts that are gone.
+    assert!(matches!(
+        w.contacts(&kept),
+        Err(Error::StaleHandle {
+            what: "contact pair"
+        })
+    ));
 
     // Stale and foreign handles are errors, never another item.
     let b = w.add_object(s, turned, desc).unwrap();
@@ -318,6 +334,18 @@ fn removal_ends_a_pair_and_handles_are_checked() {
     assert!(matches!(
         w.add_object(s2, Pose::IDENTITY, desc),
         Err(Error::ForeignHandle { what: "shape" })
+    ));
+    other
+        .add_part(s2, Pose::IDENTITY, PartDesc::default())
+        .unwrap();
+    other.set_pose(c, turned).unwrap();
+    other.step().unwrap();
+    let theirs = other.pairs()[0];
+    assert!(matches!(
+        w.contacts(&theirs),
+        Err(Error::ForeignHandle {
+            what: "contact pair"
+        })
     ));
     assert!(matches!(
         w.remove_shape(s),

@@ -170,7 +170,7 @@ fuzz_target!(|data: &[u8]| {
                 let got: BTreeMap<(Body, Body), Vec<[u32; 2]>> = w
                     .pairs()
                     .iter()
-                    .map(|p| ((p.a, p.b), w.contacts(p).to_vec()))
+                    .map(|p| ((p.a, p.b), w.contacts(p).unwrap().to_vec()))
                     .collect();
                 assert_eq!(got, truth, "pairs or contacts differ from brute force");
                 let ended: Vec<(Body, Body)> = w.ended().iter().map(|e| (e.a, e.b)).collect();

@@ -18,11 +18,12 @@ impl<const K: usize> World<K> {
     /// ask for the pairs you show, not for every pair of every frame.
     ///
     /// # Errors
-    /// A body of the pair removed since the step ([`Error::StaleHandle`]), or an object of
+    /// A pair of an earlier step or another world (as [`World::contacts`]), a body of the
+    /// pair removed since the step ([`Error::StaleHandle`]), or an object of
     /// it moved since ([`Error::InvalidParameter`]: its contacts are those of its old
     /// pose, which the world no longer has; step again).
     pub fn contact_shapes(&self, pair: &ContactPair) -> Result<Vec<ContactShape>> {
-        let contacts = self.contacts(pair);
+        let contacts = self.contacts(pair)?;
         let a = self.placed_triangles(pair.a, contacts.iter().map(|c| c[0]))?;
         let b = self.placed_triangles(pair.b, contacts.iter().map(|c| c[1]))?;
         a.iter()

@@ -198,7 +198,7 @@ struct PartRec<const K: usize> {
 /// world.step()?;
 /// let pair = &world.pairs()[0];
 /// assert_eq!((pair.a, pair.event), (Body::Object(a), PairEvent::Begin));
-/// assert_eq!(world.contacts(pair), &[[0, 0]]);
+/// assert_eq!(world.contacts(pair)?, &[[0, 0]]);
 /// # Ok::<(), kdop::Error>(())
 /// ```
 pub struct World<const K: usize> {

@@ -37,6 +37,9 @@ pub struct ContactPair {
     pub b_user: u64,
     /// Begin or persist.
     pub event: PairEvent,
+    /// The world and the step that found it: its contacts are that step's.
+    world: u32,
+    step: u64,
     start: u32,
     len: u32,
 }
@@ -89,6 +92,8 @@ enum Job {
 
 /// The buffers of a step, kept from step to step so that a steady state allocates nothing.
 pub(super) struct Frame<const K: usize> {
+    /// Steps run so far: the stamp of the pairs this step lists.
+    step: u64,
     /// The root bounds of the objects moved this step, in the order of `rooted`.
     roots: Vec<Dop<K>>,
     /// The objects whose `root` names an entry of `roots`.
@@ -107,6 +112,7 @@ pub(super) struct Frame<const K: usize> {
 impl<const K: usize> Default for Frame<K> {
     fn default() -> Self {
         Frame {
+            step: 0,
             roots: Vec::new(),
             rooted: Vec::new(),
             jobs: Vec::new(),
@@ -176,6 +182,7 @@ impl<const K: usize> World<K> {
                 .resize_with(threads, || Mutex::new(QueryState::new()));
         }
         let mut stats = StepStats::default();
+        self.frame.step += 1;
         self.update_bounds(&mut stats)?;
         self.broad.update();
         stats.broad_pairs = self.broad.pair_count() as u64;
@@ -409,6 +416,8 @@ impl<const K: usize> World<K> {
                 a_user,
                 b_user,
                 event: PairEvent::Begin,
+                world: self.id,
+                step: f.step,
                 start: f.tris.len() as u32,
                 len: out.len() as u32,
             });
@@ -470,12 +479,22 @@ impl<const K: usize> World<K> {
 
     /// A pair's contacts: `[a's triangle, b's triangle]`, as indices in the shapes' meshes,
     /// sorted. A detect-mode pair lists the one contact it found.
-    #[must_use]
-    pub fn contacts(&self, pair: &ContactPair) -> &[[u32; 2]] {
-        self.frame
-            .tris
-            .get(pair.start as usize..(pair.start + pair.len) as usize)
-            .unwrap_or(&[])
+    ///
+    /// # Errors
+    /// A pair of an earlier step ([`Error::StaleHandle`]: its contacts are gone, and
+    /// another pair's are where they were) or of another world ([`Error::ForeignHandle`]).
+    pub fn contacts(&self, pair: &ContactPair) -> Result<&[[u32; 2]]> {
+        if pair.world != self.id {
+            return Err(Error::ForeignHandle {
+                what: "contact pair",
+            });
+        }
+        if pair.step != self.frame.step {
+            return Err(Error::StaleHandle {
+                what: "contact pair",
+            });
+        }
+        Ok(&self.frame.tris[pair.start as usize..(pair.start + pair.len) as usize])
     }
 
     /// The pairs that collided at the step before the last and not at the last.

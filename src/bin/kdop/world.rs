@@ -122,7 +122,7 @@ fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<Exit
         for p in world.pairs() {
             let (x, y, swap) = named(p.a, p.b, p.a_user, p.b_user, &names);
             let mut contacts: Vec<([u32; 2], serde_json::Value)> = world
-                .contacts(p)
+                .contacts(p)?
                 .iter()
                 .map(|&c| (c, serde_json::Value::Null))
                 .collect();
