@@ -1056,6 +1056,24 @@ pub(crate) struct Climber {
 }
 
 impl Climber {
+    /// Capacities of its buffers (for [`Climber::reserve`]).
+    pub(crate) fn sizes(&self) -> [usize; 4] {
+        [
+            self.extremes.capacity(),
+            self.certs.capacity(),
+            self.mark.capacity(),
+            self.queue.capacity(),
+        ]
+    }
+
+    /// Grows its buffers to at least `sizes`.
+    pub(crate) fn reserve(&mut self, sizes: [usize; 4]) {
+        crate::query::grow(&mut self.extremes, sizes[0]);
+        crate::query::grow(&mut self.certs, sizes[1]);
+        crate::query::grow(&mut self.mark, sizes[2]);
+        crate::query::grow(&mut self.queue, sizes[3]);
+    }
+
     pub(crate) fn reset(&mut self, hull_len: usize, k: usize) {
         self.extremes.clear();
         self.extremes.resize(k, 0);

@@ -223,10 +223,30 @@ impl<const K: usize> QueryState<K> {
         &self.work.contacts
     }
 
+    /// Capacities of its buffers, for [`QueryState::reserve`].
+    pub(crate) fn sizes(&self) -> [usize; 14] {
+        let (a, b) = (self.object.sizes(), self.work.sizes());
+        std::array::from_fn(|i| if i < 7 { a[i] } else { b[i - 7] })
+    }
+
+    /// Grows its buffers to at least `sizes` (another state's), so that the queries that
+    /// state has run allocate nothing here either.
+    pub(crate) fn reserve(&mut self, sizes: &[usize; 14]) {
+        self.object.reserve(sizes[..7].try_into().unwrap_or([0; 7]));
+        self.work.reserve(sizes[7..].try_into().unwrap_or([0; 7]));
+    }
+
     /// Bytes held: the pose cache (which follows the object's size) and the workspace.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
         self.object.memory_bytes() + self.work.memory_bytes()
+    }
+}
+
+/// Grows `v`'s capacity to at least `capacity`.
+pub(crate) fn grow<T>(v: &mut Vec<T>, capacity: usize) {
+    if v.capacity() < capacity {
+        v.reserve_exact(capacity - v.len());
     }
 }
 

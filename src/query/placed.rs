@@ -286,6 +286,29 @@ impl<const K: usize> PlacedObject<K> {
         rec
     }
 
+    /// Capacities of its buffers (for [`PlacedObject::reserve`]).
+    pub(crate) fn sizes(&self) -> [usize; 7] {
+        let c = self.climber.sizes();
+        [
+            self.fly.capacity(),
+            self.placed.capacity(),
+            self.twin_placed.capacity(),
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+        ]
+    }
+
+    /// Grows its buffers to at least `sizes`, so that binding an object no larger than
+    /// one they came from allocates nothing.
+    pub(crate) fn reserve(&mut self, s: [usize; 7]) {
+        super::grow(&mut self.fly, s[0]);
+        super::grow(&mut self.placed, s[1]);
+        super::grow(&mut self.twin_placed, s[2]);
+        self.climber.reserve([s[3], s[4], s[5], s[6]]);
+    }
+
     /// Bytes held.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {

@@ -41,6 +41,31 @@ impl<const K: usize> Workspace<K> {
         self.stack.live()
     }
 
+    /// Capacities of its buffers (for [`Workspace::reserve`]).
+    pub(crate) fn sizes(&self) -> [usize; 7] {
+        [
+            self.stack.slots.len(),
+            self.tri_dops.capacity(),
+            self.memo.keys.len(),
+            self.memo.used.capacity(),
+            self.raw.capacity(),
+            self.contacts.capacity(),
+            self.pair_contacts.capacity(),
+        ]
+    }
+
+    /// Grows its buffers to at least `sizes`, so that a query no larger than one they
+    /// came from allocates nothing.
+    pub(crate) fn reserve(&mut self, s: [usize; 7]) {
+        self.stack.reserve(s[0]);
+        super::grow(&mut self.tri_dops, s[1]);
+        self.memo.reserve(s[2]);
+        super::grow(&mut self.memo.used, s[3]);
+        super::grow(&mut self.raw, s[4]);
+        super::grow(&mut self.contacts, s[5]);
+        super::grow(&mut self.pair_contacts, s[6]);
+    }
+
     /// Bytes held.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
@@ -111,6 +136,13 @@ impl RefineMemo {
                 return None;
             }
             i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Makes the table at least `entries` long (a power of two), keeping its entries.
+    fn reserve(&mut self, entries: usize) {
+        while self.keys.len() < entries {
+            self.grow();
         }
     }
 

@@ -190,10 +190,27 @@ impl<const K: usize> World<K> {
         stats.narrow_pairs = self.frame.jobs.len() as u64;
         let broad_done = Instant::now();
         self.run_jobs()?;
+        self.even_out_workspaces();
         self.merge(&mut stats);
         stats.broad_us = (broad_done - start).as_secs_f64() * 1e6;
         stats.narrow_us = broad_done.elapsed().as_secs_f64() * 1e6;
         Ok(stats)
+    }
+
+    /// Grows every thread's workspace to the largest any of them needed: which thread
+    /// runs which job varies from run to run, and must not decide whether a later step
+    /// allocates (once each size has been reached by some thread, no step does).
+    fn even_out_workspaces(&mut self) {
+        let mut largest = [0usize; 14];
+        for ws in &mut self.workspaces {
+            let sizes = ws.get_mut().sizes();
+            for (l, s) in largest.iter_mut().zip(sizes) {
+                *l = (*l).max(s);
+            }
+        }
+        for ws in &mut self.workspaces {
+            ws.get_mut().reserve(&largest);
+        }
     }
 
     /// The thread's workspace.
