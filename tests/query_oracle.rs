@@ -394,3 +394,37 @@ fn detect_witness_is_exact_and_survives_other_environments() {
     assert!(hits > 20, "witness never used ({hits})");
     assert_eq!(plain_hits, 0, "witness used though switched off");
 }
+
+/// An environment of no parts is valid: it meets nothing in either mode, it saves and
+/// loads back as itself, and a state moves between it and a full environment without harm.
+#[test]
+fn an_empty_environment_meets_nothing() {
+    fn one<const K: usize>() {
+        let empty = Environment::<K>::build(vec![], &BuildOptions::ENVIRONMENT).unwrap();
+        assert_eq!((empty.part_count(), empty.triangle_count()), (0, 0));
+        assert!(empty.bounds().is_empty());
+        empty.validate().unwrap();
+        let sc = scene(3);
+        let full = Environment::<K>::build(sc.parts.clone(), &BuildOptions::ENVIRONMENT).unwrap();
+        let obj = FlyingObject::<K>::new(sc.object.clone(), &BuildOptions::FLYING).unwrap();
+        let loaded = Environment::<K>::from_bytes(&empty.to_bytes()).unwrap();
+        assert_eq!(loaded.part_count(), 0);
+        let mut state = QueryState::new();
+        state.prepare(&empty, &obj);
+        let mut hits = 0;
+        for pose in &sc.poses {
+            for options in [QueryOptions::DETECT, QueryOptions::REPORT] {
+                for env in [&empty, &loaded] {
+                    let out = env.collide(&obj, pose, &options, &mut state).unwrap();
+                    assert!(!out.collides && out.contacts.is_empty());
+                    assert_eq!(out.stats.np, 0);
+                }
+                let out = full.collide(&obj, pose, &options, &mut state).unwrap();
+                hits += usize::from(out.collides);
+            }
+        }
+        assert!(hits > 0, "the full environment should be met");
+    }
+    one::<6>();
+    one::<18>();
+}

@@ -116,16 +116,15 @@ impl<const K: usize> Environment<K> {
     }
 
     /// Builds every part's hierarchy (in parallel, deterministically) and the part tree.
+    /// No parts make an empty environment, which nothing touches.
     ///
     /// # Errors
-    /// [`Error::EmptyMesh`] without parts; [`Error::CoordinateOutOfRange`] if a placement
+    /// [`Error::EmptyMesh`] for a part's mesh without triangles;
+    /// [`Error::CoordinateOutOfRange`] if a placement
     /// moves a vertex out of range; [`Error::InvalidParameter`] for bad options.
     pub fn build(parts: Vec<(Mesh, Pose)>, options: &BuildOptions) -> Result<Self> {
         zone!("Environment::build");
         options.check()?;
-        if parts.is_empty() {
-            return Err(Error::EmptyMesh);
-        }
         if parts.len() > crate::mesh::MAX_ELEMENTS {
             return Err(Error::TooLarge {
                 what: "parts",
@@ -222,10 +221,10 @@ impl<const K: usize> Environment<K> {
             + self.flying.get().map_or(0, FlyingObject::memory_bytes)
     }
 
-    /// The k-DOP around the whole environment.
+    /// The k-DOP around the whole environment (empty for an environment of no parts).
     #[must_use]
     pub fn bounds(&self) -> Dop<K> {
-        self.top[0].dop
+        self.top.first().map_or(Dop::EMPTY, |n| n.dop)
     }
 
     /// Checks every part hierarchy with its leaf codes, and the part tree.
@@ -245,6 +244,9 @@ impl<const K: usize> Environment<K> {
 }
 
 fn build_top<const K: usize>(parts: &[Part<K>], options: BuildOptions) -> Vec<Node<K>> {
+    if parts.is_empty() {
+        return Vec::new();
+    }
     let dops: Vec<Dop<K>> = parts.iter().map(|p| p.bvh.root_dop()).collect();
     let centroids: Vec<DVec3> = dops
         .iter()

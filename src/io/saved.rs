@@ -238,10 +238,8 @@ impl<const K: usize> Environment<K> {
             .check()
             .map_err(|_| FormatError::Corrupt("leaf size out of range"))?;
         let header = 12 * 8 + if version >= 2 { 32 } else { 24 };
+        // No parts is an empty environment, as `Environment::build` makes.
         let part_count = c.count(header)?;
-        if part_count == 0 {
-            return Err(FormatError::Corrupt("no parts").into());
-        }
         // First the part headers, in order, which locate each part's arrays; then every
         // part decoded and validated in parallel (results in file order, so the error
         // reported for a damaged file is always that of its first damaged part).

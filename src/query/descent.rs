@@ -337,10 +337,11 @@ impl<'a, 'q, const K: usize, F: OverlapForm> KdopSide<'a, 'q, K, F> {
     /// pushed, so a disjoint pair costs one test and no stack traffic.
     fn seed(&mut self, start: &[NodePair]) {
         if start.is_empty() {
+            let Some(top) = self.statics.top.first() else {
+                return; // No parts: nothing to meet.
+            };
             self.stats.nv += 1;
-            let roots = self
-                .form
-                .overlaps(&self.object.fly[0].dop, &self.statics.top[0].dop);
+            let roots = self.form.overlaps(&self.object.fly[0].dop, &top.dop);
             self.work.stack.push_if([0, TOP, 0], roots);
             return;
         }

@@ -203,7 +203,7 @@ impl<const K: usize> QueryState<K> {
             .map(|p| p.bvh.depth())
             .max()
             .unwrap_or(0)
-            + statics.top.len().ilog2() as usize
+            + statics.top.len().max(1).ilog2() as usize
             + object.part.bvh.depth();
         self.work.stack.reserve(16 * (depth + 8));
     }
