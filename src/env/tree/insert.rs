@@ -69,7 +69,8 @@ impl<const K: usize> DynamicTree<K> {
     /// The node whose union with `dop` costs the tree least.
     fn best_sibling(&mut self, dop: &Dop<K>) -> u32 {
         use std::cmp::Reverse;
-        // Bounds and costs are non-negative, so their bits order as the numbers do.
+        // Bounds and costs are kept non-negative (rounding could take a growth below zero,
+        // huge bounds make it NaN), so their bits order as the numbers do.
         let leaf_area = area(dop);
         let mut best = self.root;
         let mut best_cost = union_area(&self.nodes[self.root as usize].dop, dop);
@@ -91,7 +92,7 @@ impl<const K: usize> DynamicTree<K> {
             if node.is_leaf() {
                 continue;
             }
-            let below = inherited + direct - area(&node.dop);
+            let below = (inherited + direct - area(&node.dop)).max(0.0);
             let lower = leaf_area + below;
             if lower < best_cost {
                 for c in node.child {
