@@ -2,7 +2,7 @@
 //! triangle's k-DOP as one byte, a step count from its leaf's bound inward, rounded
 //! outward. Klosowski et al. 1998 (§4.3) give the environment single-triangle leaves;
 //! kdop keeps leaves of τ = 4 for memory and refines them during a query into one bound
-//! per triangle (`traverse`). Decoding a code is a multiply-add per bound, far cheaper than
+//! per triangle (`query::descent`). Decoding a code is a multiply-add per bound, far cheaper than
 //! projecting the triangle's corners (`docs/benchmarks.md`, "Design choices"). The idea is
 //! that of quantised child bounds in compressed BVHs; the step is 1/255 of the leaf's
 //! width per axis.
