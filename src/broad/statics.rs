@@ -71,8 +71,9 @@ impl BroadPhase {
     }
 
     /// Appends `(d, s)` for every static box `s` that dynamic box `d` overlaps, each pair
-    /// in the bucket of its home cell only; finds them by a binary search of each bucket's
-    /// statics (sorted by lower x, no wider than `static_width`).
+    /// in the bucket of its home cell only; finds them by binary searches of each bucket's
+    /// lower-x keys (statics sorted by lower x, no wider than `static_width`), then reads
+    /// the entries between in order.
     fn statics_met_by(&self, d: u32, out: &mut Vec<(u32, u32)>, buckets: &mut Vec<u32>) -> u64 {
         let Some(a) = self.in_cells(d, true, buckets) else {
             return 0;
@@ -81,10 +82,25 @@ impl BroadPhase {
         let mut compared = 0;
         for &c in buckets.iter() {
             let cell = &self.cells[c as usize];
-            let s = &cell.statics;
+            let (s, keys) = (&cell.statics, &cell.static_lo);
             let from = a.lo[0] - cell.static_width;
-            let first = s.partition_point(|b| b.lo[0] < from);
-            for b in s[first..].iter().take_while(|b| b.lo[0] <= a.hi[0]) {
+            // Every change to the statics re-makes the keys at the sort before this; were
+            // one missed, the entries themselves are searched rather than stale keys.
+            debug_assert_eq!(s.len(), keys.len(), "keys follow the statics");
+            let (first, end) = if keys.len() == s.len() {
+                let first = keys.partition_point(|&lo| lo < from);
+                (
+                    first,
+                    first + keys[first..].partition_point(|&lo| lo <= a.hi[0]),
+                )
+            } else {
+                let first = s.partition_point(|b| b.lo[0] < from);
+                (
+                    first,
+                    first + s[first..].partition_point(|b| b.lo[0] <= a.hi[0]),
+                )
+            };
+            for b in &s[first..end] {
                 compared += 1;
                 if a.aabb().overlaps(&b.aabb()) && bucket(home(&a, b, inv), mask) == c as usize {
                     out.push((d, b.proxy));

@@ -287,6 +287,11 @@ impl BroadPhase {
             if let Some(at) = list.iter().position(|x| x.proxy == id) {
                 // `remove`, not `swap_remove`: the rest stays sorted.
                 list.remove(at);
+                if !dynamic {
+                    // The lower-x keys follow the statics at the next sort.
+                    cell.statics_dirty = true;
+                    mark_dirty(cell, c, &mut self.dirty);
+                }
                 if cell.is_empty() {
                     self.filled -= 1;
                 }
@@ -318,6 +323,8 @@ impl BroadPhase {
                     .iter()
                     .map(|e| e.hi[0] - e.lo[0])
                     .fold(0.0, f32::max);
+                cell.static_lo.clear();
+                cell.static_lo.extend(cell.statics.iter().map(|e| e.lo[0]));
             }
         }
         self.dirty.clear();
