@@ -15,12 +15,7 @@ impl BroadPhase {
         let mut compared = 0;
         for (n, &l) in self.large.iter().enumerate() {
             let p = &self.proxies[l as usize];
-            let me = Entry {
-                lo: p.aabb.lo,
-                hi: p.aabb.hi,
-                proxy: l,
-                dynamic: p.dynamic,
-            };
+            let me = Entry::of(l, p);
             for &m in &self.large[n + 1..] {
                 let q = &self.proxies[m as usize];
                 compared += 1;

@@ -130,15 +130,24 @@ impl Cell {
 }
 
 /// A box as a cell holds it: its bounds inline, so a sweep reads one record per box.
+/// Whether it moves is which of the cell's lists holds it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Entry {
     lo: [f32; 3],
     hi: [f32; 3],
     proxy: u32,
-    dynamic: bool,
 }
 
 impl Entry {
+    /// The entry of proxy `id`, whose record is `p`.
+    fn of(id: u32, p: &Proxy) -> Entry {
+        Entry {
+            lo: p.aabb.lo,
+            hi: p.aabb.hi,
+            proxy: id,
+        }
+    }
+
     fn aabb(&self) -> Aabb {
         Aabb::new(self.lo, self.hi)
     }

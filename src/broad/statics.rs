@@ -62,12 +62,7 @@ impl BroadPhase {
         let p = &self.proxies[id as usize];
         let (lo, hi) = p.cells.filter(|_| p.live && p.dynamic == dynamic)?;
         buckets_of(lo, hi, self.cells.len() - 1, buckets);
-        Some(Entry {
-            lo: p.aabb.lo,
-            hi: p.aabb.hi,
-            proxy: id,
-            dynamic,
-        })
+        Some(Entry::of(id, p))
     }
 
     /// Appends `(d, s)` for every static box `s` that dynamic box `d` overlaps, each pair

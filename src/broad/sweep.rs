@@ -43,21 +43,18 @@ impl BroadPhase {
 fn sweep_cell(cell: &Cell, c: usize, mask: usize, inv: f32, out: &mut Vec<(u32, u32)>) -> u64 {
     out.clear();
     let mut compared = 0;
-    let mut meet = |a: &Entry, b: &Entry| {
-        compared += 1;
-        // One unpredictable branch, not four: most pairs met here fail along y or z.
-        if overlaps_yz(a, b) && bucket(home(a, b, inv), mask) == c {
-            out.push((a.proxy.min(b.proxy), a.proxy.max(b.proxy)));
-        }
-    };
-    let d = &cell.entries;
-    for (i, a) in d.iter().enumerate() {
-        for b in &d[i + 1..] {
+    let e = &cell.entries;
+    for (i, a) in e.iter().enumerate() {
+        for b in &e[i + 1..] {
             // Sorted by lower x: nothing further overlaps `a` along x.
             if b.lo[0] > a.hi[0] {
                 break;
             }
-            meet(a, b);
+            compared += 1;
+            // One unpredictable branch, not four: most pairs met here fail along y or z.
+            if overlaps_yz(a, b) && bucket(home(a, b, inv), mask) == c {
+                out.push((a.proxy.min(b.proxy), a.proxy.max(b.proxy)));
+            }
         }
     }
     compared

@@ -205,19 +205,14 @@ impl BroadPhase {
             Some((lo, hi)) => buckets_of(lo, hi, mask, &mut new_b),
             None => new_b.clear(),
         }
-        let entry = Entry {
-            lo: p.aabb.lo,
-            hi: p.aabb.hi,
-            proxy: id,
-            dynamic: p.dynamic,
-        };
+        let (entry, dynamic) = (Entry::of(id, &p), p.dynamic);
         // Both lists are sorted: one merge finds the buckets left, kept and entered.
         let (mut i, mut j) = (0, 0);
         while i < old_b.len() || j < new_b.len() {
             let (o, n) = (old_b.get(i).copied(), new_b.get(j).copied());
             match (o, n) {
                 (Some(o), Some(n)) if o == n => {
-                    self.rewrite_entry(o as usize, entry);
+                    self.rewrite_entry(o as usize, entry, dynamic);
                     i += 1;
                     j += 1;
                 }
@@ -226,7 +221,7 @@ impl BroadPhase {
                     i += 1;
                 }
                 (_, Some(n)) => {
-                    self.add_entry(n as usize, entry);
+                    self.add_entry(n as usize, entry, dynamic);
                     j += 1;
                 }
                 _ => unreachable!("one list is not exhausted"),
@@ -237,15 +232,15 @@ impl BroadPhase {
         self.proxies[id as usize].cells = new_cells;
     }
 
-    fn add_entry(&mut self, c: usize, e: Entry) {
+    fn add_entry(&mut self, c: usize, e: Entry, dynamic: bool) {
         let cell = &mut self.cells[c];
         if cell.is_empty() {
             self.filled += 1;
         }
-        cell.list(e.dynamic).push(e);
-        note_static(cell, &e);
+        cell.list(dynamic).push(e);
+        note_static(cell, &e, dynamic);
         mark_dirty(cell, c, &mut self.dirty);
-        self.static_entries += u64::from(!e.dynamic);
+        self.static_entries += u64::from(!dynamic);
         if !cell.entries.is_empty() && !cell.active {
             cell.active = true;
             self.active.push(c as u32);
@@ -253,26 +248,22 @@ impl BroadPhase {
         self.entries += 1;
     }
 
-    fn rewrite_entry(&mut self, c: usize, e: Entry) {
+    fn rewrite_entry(&mut self, c: usize, e: Entry, dynamic: bool) {
         let cell = &mut self.cells[c];
-        if let Some(slot) = cell.list(e.dynamic).iter_mut().find(|x| x.proxy == e.proxy) {
+        if let Some(slot) = cell.list(dynamic).iter_mut().find(|x| x.proxy == e.proxy) {
             *slot = e;
-        } else if let Some(at) = cell
-            .list(!e.dynamic)
-            .iter()
-            .position(|x| x.proxy == e.proxy)
-        {
+        } else if let Some(at) = cell.list(!dynamic).iter().position(|x| x.proxy == e.proxy) {
             // The proxy turned dynamic or static: its entry changes lists.
-            cell.list(!e.dynamic).remove(at);
-            cell.list(e.dynamic).push(e);
+            cell.list(!dynamic).remove(at);
+            cell.list(dynamic).push(e);
             cell.statics_dirty = true;
-            if e.dynamic {
+            if dynamic {
                 self.static_entries -= 1;
             } else {
                 self.static_entries += 1;
             }
         }
-        note_static(cell, &e);
+        note_static(cell, &e, dynamic);
         mark_dirty(cell, c, &mut self.dirty);
         if !cell.entries.is_empty() && !cell.active {
             cell.active = true;
@@ -333,8 +324,8 @@ impl BroadPhase {
 
 /// Records that a static entry was added or rewritten: its list needs sorting and may be
 /// wider.
-fn note_static(cell: &mut Cell, e: &Entry) {
-    if !e.dynamic {
+fn note_static(cell: &mut Cell, e: &Entry, dynamic: bool) {
+    if !dynamic {
         cell.statics_dirty = true;
         cell.static_width = cell.static_width.max(e.hi[0] - e.lo[0]);
     }
