@@ -1067,11 +1067,15 @@ impl Climber {
     }
 
     /// Grows its buffers to at least `sizes`.
-    pub(crate) fn reserve(&mut self, sizes: [usize; 4]) {
-        crate::query::grow(&mut self.extremes, sizes[0]);
-        crate::query::grow(&mut self.certs, sizes[1]);
-        crate::query::grow(&mut self.mark, sizes[2]);
-        crate::query::grow(&mut self.queue, sizes[3]);
+    pub(crate) fn reserve(&mut self, sizes: &[usize]) {
+        self.extremes
+            .reserve_exact(sizes[0].saturating_sub(self.extremes.len()));
+        self.certs
+            .reserve_exact(sizes[1].saturating_sub(self.certs.len()));
+        self.mark
+            .reserve_exact(sizes[2].saturating_sub(self.mark.len()));
+        self.queue
+            .reserve_exact(sizes[3].saturating_sub(self.queue.len()));
     }
 
     pub(crate) fn reset(&mut self, hull_len: usize, k: usize) {

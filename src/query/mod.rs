@@ -232,21 +232,14 @@ impl<const K: usize> QueryState<K> {
     /// Grows its buffers to at least `sizes` (another state's), so that the queries that
     /// state has run allocate nothing here either.
     pub(crate) fn reserve(&mut self, sizes: &[usize; 14]) {
-        self.object.reserve(sizes[..7].try_into().unwrap_or([0; 7]));
-        self.work.reserve(sizes[7..].try_into().unwrap_or([0; 7]));
+        self.object.reserve(&sizes[..7]);
+        self.work.reserve(&sizes[7..]);
     }
 
     /// Bytes held: the pose cache (which follows the object's size) and the workspace.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
         self.object.memory_bytes() + self.work.memory_bytes()
-    }
-}
-
-/// Grows `v`'s capacity to at least `capacity`.
-pub(crate) fn grow<T>(v: &mut Vec<T>, capacity: usize) {
-    if v.capacity() < capacity {
-        v.reserve_exact(capacity - v.len());
     }
 }
 

@@ -300,13 +300,16 @@ impl<const K: usize> PlacedObject<K> {
         ]
     }
 
-    /// Grows its buffers to at least `sizes`, so that binding an object no larger than
-    /// one they came from allocates nothing.
-    pub(crate) fn reserve(&mut self, s: [usize; 7]) {
-        super::grow(&mut self.fly, s[0]);
-        super::grow(&mut self.placed, s[1]);
-        super::grow(&mut self.twin_placed, s[2]);
-        self.climber.reserve([s[3], s[4], s[5], s[6]]);
+    /// Grows its buffers to at least `sizes` (as [`PlacedObject::sizes`] gives them), so
+    /// that binding an object no larger than one they came from allocates nothing. Exact,
+    /// not doubled: states evened out to each other's sizes must not outgrow each other.
+    pub(crate) fn reserve(&mut self, s: &[usize]) {
+        self.fly.reserve_exact(s[0].saturating_sub(self.fly.len()));
+        self.placed
+            .reserve_exact(s[1].saturating_sub(self.placed.len()));
+        self.twin_placed
+            .reserve_exact(s[2].saturating_sub(self.twin_placed.len()));
+        self.climber.reserve(&s[3..]);
     }
 
     /// Bytes held.

@@ -56,14 +56,19 @@ impl<const K: usize> Workspace<K> {
 
     /// Grows its buffers to at least `sizes`, so that a query no larger than one they
     /// came from allocates nothing.
-    pub(crate) fn reserve(&mut self, s: [usize; 7]) {
+    pub(crate) fn reserve(&mut self, s: &[usize]) {
         self.stack.reserve(s[0]);
-        super::grow(&mut self.tri_dops, s[1]);
+        self.tri_dops
+            .reserve_exact(s[1].saturating_sub(self.tri_dops.len()));
         self.memo.reserve(s[2]);
-        super::grow(&mut self.memo.used, s[3]);
-        super::grow(&mut self.raw, s[4]);
-        super::grow(&mut self.contacts, s[5]);
-        super::grow(&mut self.pair_contacts, s[6]);
+        self.memo
+            .used
+            .reserve_exact(s[3].saturating_sub(self.memo.used.len()));
+        self.raw.reserve_exact(s[4].saturating_sub(self.raw.len()));
+        self.contacts
+            .reserve_exact(s[5].saturating_sub(self.contacts.len()));
+        self.pair_contacts
+            .reserve_exact(s[6].saturating_sub(self.pair_contacts.len()));
     }
 
     /// Bytes held.
