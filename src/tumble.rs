@@ -1264,9 +1264,9 @@ pub(crate) fn root_dop<const K: usize>(
 /// [`root_dop`] for an object that keeps no climb state between queries (the world's
 /// objects, which share a thread's state): exact by a scan or a shift where that is cheap,
 /// else the root k-DOP's corners projected (the k-DOP of the turned root k-DOP: no per-pose
-/// matrix to fill, and as tight as the slabs or tighter up to their margins). A climb from another object's extremes crosses much of
-/// the hull, and keeping a climb per object cost more than it saved in the world demo
-/// (`docs/benchmarks.md`, "World step").
+/// matrix to fill, and as tight as the slabs or tighter up to their margins). A climb from
+/// another object's extremes crosses much of the hull, and keeping a climb per object cost
+/// more than it saved in the world demo (`docs/benchmarks.md`, "World step").
 pub(crate) fn root_dop_unkept<const K: usize>(
     obj: &FlyingObject<K>,
     frame: &mut PoseFrame<K>,

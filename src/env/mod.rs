@@ -120,8 +120,8 @@ impl<const K: usize> Environment<K> {
     ///
     /// # Errors
     /// [`Error::EmptyMesh`] for a part's mesh without triangles;
-    /// [`Error::CoordinateOutOfRange`] if a placement
-    /// moves a vertex out of range; [`Error::InvalidParameter`] for bad options.
+    /// [`Error::CoordinateOutOfRange`] if a placement moves a vertex out of range;
+    /// [`Error::InvalidParameter`] for bad options.
     pub fn build(parts: Vec<(Mesh, Pose)>, options: &BuildOptions) -> Result<Self> {
         zone!("Environment::build");
         options.check()?;

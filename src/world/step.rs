@@ -92,7 +92,7 @@ enum Job {
 
 /// The buffers of a step, kept from step to step so that a steady state allocates nothing.
 pub(super) struct Frame<const K: usize> {
-    /// Steps run so far: the stamp of the pairs this step lists.
+    /// Lists of pairs made so far: the stamp of the pairs `pairs` holds.
     step: u64,
     /// The root bounds of the objects moved this step, in the order of `rooted`.
     roots: Vec<Dop<K>>,
@@ -182,7 +182,6 @@ impl<const K: usize> World<K> {
                 .resize_with(threads, || Mutex::new(QueryState::new()));
         }
         let mut stats = StepStats::default();
-        self.frame.step += 1;
         self.update_bounds(&mut stats)?;
         self.broad.update();
         stats.broad_pairs = self.broad.pair_count() as u64;
@@ -395,6 +394,9 @@ impl<const K: usize> World<K> {
     /// before.
     fn merge(&mut self, stats: &mut StepStats) {
         let f = &mut self.frame;
+        // A new list of pairs: those of the list before are stale from here on (and only
+        // from here: a step that fails earlier leaves the last list and its contacts).
+        f.step += 1;
         f.pairs.clear();
         f.tris.clear();
         for (job, out) in f.jobs.iter().zip(&f.outs) {
