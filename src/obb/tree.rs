@@ -205,20 +205,23 @@ impl ObbTree {
                 reason: format!("{eps} is not a finite non-negative number"),
             });
         }
+        let start = control.start();
+        if let Some([f, _, e]) = start
+            .iter()
+            .find(|&&[f, _, e]| f as usize >= object.nodes.len() || e as usize >= self.nodes.len())
+        {
+            return Err(Error::InvalidParameter {
+                name: "start",
+                reason: format!("node pair ({e}, {f}) is not in these trees"),
+            });
+        }
         state.bind(object);
         state.contacts.clear();
         state.stack.clear();
-        let start = control.start();
         if start.is_empty() {
             state.stack.push_if([0, 0, 0], true);
         }
         for &[f, _, e] in start {
-            if f as usize >= object.nodes.len() || e as usize >= self.nodes.len() {
-                return Err(Error::InvalidParameter {
-                    name: "start",
-                    reason: format!("node pair ({e}, {f}) is not in these trees"),
-                });
-            }
             state.stack.push_if([f, 0, e], true);
         }
         let mut side = ObbSide {
@@ -231,7 +234,6 @@ impl ObbTree {
             eps,
             detect: options.mode == Mode::Detect,
             descent: options.descent,
-            stamp: state.stamp,
             state,
             stats: QueryStats::default(),
         };
@@ -263,7 +265,6 @@ struct ObbSide<'a, 's> {
     eps: f64,
     detect: bool,
     descent: Descent,
-    stamp: u32,
     state: &'s mut ObbQueryState,
     stats: QueryStats,
 }
@@ -280,12 +281,10 @@ impl Expand for ObbSide<'_, '_> {
     fn expand(&mut self, [fi, _, ei]: NodePair) -> bool {
         let (env, object, eps) = (self.env, self.object, self.eps);
         let (en, fnode) = (&env.nodes[ei as usize], &object.nodes[fi as usize]);
+        let stamp = self.state.stamp;
         let slot = &mut self.state.placed[fi as usize];
-        if slot.0 != self.stamp {
-            *slot = (
-                self.stamp,
-                Placed::new(&fnode.obb, &self.a, self.t, self.a_norm),
-            );
+        if slot.0 != stamp {
+            *slot = (stamp, Placed::new(&fnode.obb, &self.a, self.t, self.a_norm));
             self.stats.nu += 1;
         }
         let fb = slot.1;
