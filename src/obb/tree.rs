@@ -270,14 +270,17 @@ struct ObbSide<'a, 's> {
 }
 
 impl Expand for ObbSide<'_, '_> {
+    #[inline(always)]
     fn stack(&mut self) -> &mut PairStack {
         &mut self.state.stack
     }
 
+    #[inline(always)]
     fn stats(&self) -> &QueryStats {
         &self.stats
     }
 
+    #[inline(always)]
     fn expand(&mut self, [fi, _, ei]: NodePair) -> bool {
         let (env, object, eps) = (self.env, self.object, self.eps);
         let (en, fnode) = (&env.nodes[ei as usize], &object.nodes[fi as usize]);
