@@ -38,7 +38,7 @@ pub use tri::{
     ContactShape, Triangle, contact_shape, intersecting_pairs, intersecting_pairs_screened,
     triangle_distance, triangles_intersect, triangles_intersect_screened,
 };
-pub use tumble::{FlyingObject, Rebound};
+pub use tumble::{DeformStats, FlyingObject, Rebound};
 pub use world::{
     Body, ContactPair, EndedPair, ObjectDesc, ObjectId, PairEvent, PartDesc, PartHandle, ShapeId,
     StepStats, World, WorldOptions,

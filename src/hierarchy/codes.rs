@@ -74,7 +74,7 @@ pub(crate) fn own_bound<const K: usize>(bvh: &Bvh<K>, pos: usize) -> Dop<K> {
 /// `own`): per bound the estimated step count, then, while [`decode`] puts a bound inside
 /// `own`'s, one step less. The check runs the decoder itself, so what queries decode is
 /// what was checked.
-fn encode_one<const K: usize>(leaf: &Dop<K>, own: &Dop<K>) -> [u8; K] {
+pub(crate) fn encode_one<const K: usize>(leaf: &Dop<K>, own: &Dop<K>) -> [u8; K] {
     let n = K / 2;
     // Per bound: the gap between the leaf's bound and the triangle's, in steps (255 per
     // width; a flat axis has no steps). `as u8` truncates the clamped non-negative count,

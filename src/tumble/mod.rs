@@ -31,6 +31,10 @@ use glam::DVec3;
 use std::cmp::Ordering;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
+mod deform;
+
+pub use deform::DeformStats;
+
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Unit roundoff of `f32`.
@@ -73,6 +77,8 @@ pub struct FlyingObject<const K: usize> {
     /// leaf's triangle pairs as a batch (`tri::intersect_batch`), else one by one.
     pub(crate) wide_leaves: bool,
     pub(crate) id: u64,
+    /// Buffers kept between deformations ([`FlyingObject::deform`]); none until the first.
+    pub(crate) deform: Option<deform::DeformScratch>,
 }
 
 /// The largest flying leaf whose triangle pairs are decided one by one: at the default leaf
@@ -100,84 +106,21 @@ impl<const K: usize> FlyingObject<K> {
                 parent[node.first_child() as usize + 1] = i as u32;
             }
         }
-        let mut vstart = Vec::with_capacity(n + 1);
-        let mut chunks: Vec<[[f32; LANES]; 3]> = Vec::new();
-        let mut slack = Vec::with_capacity(n);
-        vstart.push(0u32);
+        let mut arrays = CornerArrays::with_capacity(n);
         let mut own: Vec<u32> = Vec::new();
-        let mut corners = Vec::with_capacity(n);
-        let mut own_start = Vec::with_capacity(n + 1);
-        let mut own_pts: Vec<[f32; 3]> = Vec::new();
-        own_start.push(0u32);
         for (i, node) in bvh.nodes.iter().enumerate() {
             // The node's own triangle corners if there are fewer of them than k-DOP corners
             // (always so for small leaves): cheaper, and exact rather than approximate.
-            own.clear();
-            let (first, last) = triangle_span(&bvh, i);
-            // Only nodes of few triangles can have few corners; larger ones are not listed.
-            let complete = last - first <= MAX_VERTS;
-            if complete {
-                for t in &bvh.tris[first..last] {
-                    own.extend_from_slice(t);
-                }
-                own.sort_unstable();
-                own.dedup();
-            }
+            let complete = own_corners(&bvh, i, &mut own);
             let dop_verts = node.dop.vertices_small();
-            let (verts, exact): (Vec<DVec3>, bool) =
-                if complete && own.len() <= dop_verts.len() && own.len() <= MAX_VERTS {
-                    (
-                        own.iter().map(|&v| bvh.vertices[v as usize]).collect(),
-                        true,
-                    )
-                } else {
-                    (dop_verts.into_vec(), false)
-                };
-            let scale = node.dop.magnitude();
-            let mut s: f64 = 0.0;
-            let mut m: f64 = 0.0;
-            for v in &verts {
-                let back = v.as_vec3().as_dvec3();
-                s = s.max((back - *v).abs().max_element());
-                m = m.max(back.abs().max_element());
+            if complete && own.len() <= dop_verts.len() {
+                let verts: Vec<DVec3> = own.iter().map(|&v| bvh.vertices[v as usize]).collect();
+                arrays.push::<K>(&verts, true, node.dop.magnitude());
+            } else {
+                arrays.push::<K>(&dop_verts, false, node.dop.magnitude());
             }
-            if !exact {
-                // The enumeration finds every true vertex to within its merge tolerance
-                // (1024 EPS scale, see dop::brep) plus a few ulps; double it for margin.
-                s += 2048.0 * EPS * scale;
-            }
-            slack.push((s + f64::MIN_POSITIVE, m));
-            let few = exact && own_in_lanes(K);
-            corners.push(match (exact, few) {
-                (false, _) => CornerSet::Dop,
-                (true, false) => CornerSet::Own,
-                (true, true) => CornerSet::OwnLanes,
-            });
-            if few {
-                own_pts.extend(verts.iter().map(|v| v.as_vec3().to_array()));
-            }
-            own_start.push(own_pts.len() as u32);
-            // Pad to a multiple of the lane count with copies of the first vertex (harmless
-            // for minima and maxima) so the re-bounding loop has no tail.
-            let chunked = if few { 0 } else { verts.len().div_ceil(LANES) };
-            for c in 0..chunked {
-                let at = |l: usize| verts.get(c * LANES + l).unwrap_or(&verts[0]).as_vec3();
-                chunks.push([
-                    std::array::from_fn(|l| at(l).x),
-                    std::array::from_fn(|l| at(l).y),
-                    std::array::from_fn(|l| at(l).z),
-                ]);
-            }
-            vstart.push(chunks.len() as u32);
         }
-        // Hull of the referenced vertices only.
-        let mut used: Vec<u32> = bvh.tris.iter().flatten().copied().collect();
-        used.sort_unstable();
-        used.dedup();
-        let pts: Vec<DVec3> = used.iter().map(|&v| bvh.vertices[v as usize]).collect();
-        let hull = convex_hull(&pts);
-        let hull_pts = hull.vertices.iter().map(|&i| pts[i as usize]).collect();
-        let magnitude = pts.iter().fold(0.0f64, |a, p| a.max(p.abs().max_element()));
+        let (hull, hull_pts, magnitude) = hull_of(&bvh);
         let links = bvh.nodes.iter().map(|n| n.link).collect();
         let longest_leaf = bvh
             .ids
@@ -198,17 +141,18 @@ impl<const K: usize> FlyingObject<K> {
             top,
             parent,
             links,
-            vstart,
-            verts: chunks,
-            slack,
-            corners,
-            own_start,
-            own_pts,
+            vstart: arrays.vstart,
+            verts: arrays.verts,
+            slack: arrays.slack,
+            corners: arrays.corners,
+            own_start: arrays.own_start,
+            own_pts: arrays.own_pts,
             hull,
             hull_pts,
             magnitude,
             wide_leaves: longest_leaf > SMALL_LEAF,
             id: NEXT_ID.fetch_add(1, AtomicOrdering::Relaxed),
+            deform: None,
         }
     }
 
@@ -630,6 +574,117 @@ const fn own_in_lanes(k: usize) -> bool {
 /// A node's own triangle corners replace its k-DOP's corners only up to this many (a
 /// 26-DOP has at most 48 corners, §5).
 const MAX_VERTS: usize = 48;
+
+/// The convex hull of the vertices the triangles use, its vertices' positions, and the
+/// largest coordinate magnitude among those vertices.
+fn hull_of<const K: usize>(bvh: &Bvh<K>) -> (Hull, Vec<DVec3>, f64) {
+    let mut used: Vec<u32> = bvh.tris.iter().flatten().copied().collect();
+    used.sort_unstable();
+    used.dedup();
+    let pts: Vec<DVec3> = used.iter().map(|&v| bvh.vertices[v as usize]).collect();
+    let hull = convex_hull(&pts);
+    let hull_pts = hull.vertices.iter().map(|&i| pts[i as usize]).collect();
+    let magnitude = pts.iter().fold(0.0f64, |a, p| a.max(p.abs().max_element()));
+    (hull, hull_pts, magnitude)
+}
+
+/// The distinct vertices of node `i`'s triangles, sorted, into `own`; `false` (and `own`
+/// left empty) when the node has more than [`MAX_VERTS`] triangles, so too many corners.
+fn own_corners<const K: usize>(bvh: &Bvh<K>, i: usize, own: &mut Vec<u32>) -> bool {
+    own.clear();
+    let (first, last) = triangle_span(bvh, i);
+    // Only nodes of few triangles can have few corners; larger ones are not listed.
+    if last - first > MAX_VERTS {
+        return false;
+    }
+    for t in &bvh.tris[first..last] {
+        own.extend_from_slice(t);
+    }
+    own.sort_unstable();
+    own.dedup();
+    own.len() <= MAX_VERTS
+}
+
+/// The per-node corner arrays of a [`FlyingObject`], built node by node in index order.
+pub(crate) struct CornerArrays {
+    pub(crate) vstart: Vec<u32>,
+    pub(crate) verts: Vec<[[f32; LANES]; 3]>,
+    pub(crate) own_start: Vec<u32>,
+    pub(crate) own_pts: Vec<[f32; 3]>,
+    pub(crate) slack: Vec<(f64, f64)>,
+    pub(crate) corners: Vec<CornerSet>,
+}
+
+impl CornerArrays {
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        let mut vstart = Vec::with_capacity(n + 1);
+        vstart.push(0);
+        let mut own_start = Vec::with_capacity(n + 1);
+        own_start.push(0);
+        CornerArrays {
+            vstart,
+            verts: Vec::new(),
+            own_start,
+            own_pts: Vec::new(),
+            slack: Vec::with_capacity(n),
+            corners: Vec::with_capacity(n),
+        }
+    }
+
+    /// The next node's corners: its own triangles' (`exact`) or its k-DOP's, whose
+    /// bounds' largest magnitude is `scale`.
+    pub(crate) fn push<const K: usize>(&mut self, verts: &[DVec3], exact: bool, scale: f64) {
+        let mut s: f64 = 0.0;
+        let mut m: f64 = 0.0;
+        for v in verts {
+            let back = v.as_vec3().as_dvec3();
+            s = s.max((back - *v).abs().max_element());
+            m = m.max(back.abs().max_element());
+        }
+        if !exact {
+            // The enumeration finds every true vertex to within its merge tolerance
+            // (1024 EPS scale, see dop::brep) plus a few ulps; double it for margin.
+            s += 2048.0 * EPS * scale;
+        }
+        self.slack.push((s + f64::MIN_POSITIVE, m));
+        let few = exact && own_in_lanes(K);
+        self.corners.push(match (exact, few) {
+            (false, _) => CornerSet::Dop,
+            (true, false) => CornerSet::Own,
+            (true, true) => CornerSet::OwnLanes,
+        });
+        if few {
+            self.own_pts
+                .extend(verts.iter().map(|v| v.as_vec3().to_array()));
+        }
+        self.own_start.push(self.own_pts.len() as u32);
+        // Pad to a multiple of the lane count with copies of the first vertex (harmless
+        // for minima and maxima) so the re-bounding loop has no tail.
+        let chunked = if few { 0 } else { verts.len().div_ceil(LANES) };
+        for c in 0..chunked {
+            let at = |l: usize| verts.get(c * LANES + l).unwrap_or(&verts[0]).as_vec3();
+            self.verts.push([
+                std::array::from_fn(|l| at(l).x),
+                std::array::from_fn(|l| at(l).y),
+                std::array::from_fn(|l| at(l).z),
+            ]);
+        }
+        self.vstart.push(self.verts.len() as u32);
+    }
+
+    /// The next node's corners as `old` keeps them for its node `i` (a node whose k-DOP,
+    /// and so its corners, did not change).
+    pub(crate) fn push_kept<const K: usize>(&mut self, old: &FlyingObject<K>, i: usize) {
+        let (a, b) = (old.vstart[i] as usize, old.vstart[i + 1] as usize);
+        self.verts.extend_from_slice(&old.verts[a..b]);
+        self.vstart.push(self.verts.len() as u32);
+        let (a, b) = (old.own_start[i] as usize, old.own_start[i + 1] as usize);
+        self.own_pts.extend_from_slice(&old.own_pts[a..b]);
+        self.own_start.push(self.own_pts.len() as u32);
+        self.slack.push(old.slack[i]);
+        self.corners.push(old.corners[i]);
+    }
+}
 
 /// The leaf-order triangle positions `first..last` under node `i`.
 fn triangle_span<const K: usize>(bvh: &Bvh<K>, i: usize) -> (usize, usize) {
@@ -1246,7 +1301,7 @@ pub(crate) fn root_dop<const K: usize>(
     frame: &mut PoseFrame<K>,
     climber: &mut Climber,
 ) -> Dop<K> {
-    if obj.hull_pts.len() <= SCAN_HULL || frame.translation_only {
+    if obj.hull_pts.len() <= SCAN_HULL || (frame.translation_only && obj.deform.is_none()) {
         return root_exact(obj, frame, climber);
     }
     let c = frame.pull(0);
@@ -1272,7 +1327,7 @@ pub(crate) fn root_dop_unkept<const K: usize>(
     frame: &mut PoseFrame<K>,
     scratch: &mut Climber,
 ) -> Dop<K> {
-    if obj.hull_pts.len() <= SCAN_HULL || frame.translation_only {
+    if obj.hull_pts.len() <= SCAN_HULL || (frame.translation_only && obj.deform.is_none()) {
         return root_exact(obj, frame, scratch);
     }
     // A pose with no previous one to climb from: the root's own corners projected, which
@@ -1290,8 +1345,9 @@ pub(crate) fn root_exact<const K: usize>(
 ) -> Dop<K> {
     if obj.hull_pts.is_empty() {
         Dop::EMPTY
-    } else if frame.translation_only {
-        // The stored root bound is already the exact k-DOP of the object.
+    } else if frame.translation_only && obj.deform.is_none() {
+        // The stored root bound is the exact k-DOP of the object (until a deformation
+        // enlarges it: then the root is scanned or climbed as under a turn).
         shifted_root(&obj.part.bvh.nodes[0].dop, frame)
     } else if obj.hull_pts.len() <= SCAN_HULL {
         root_scanned(obj, frame)
@@ -1388,7 +1444,7 @@ fn root_bounds<const K: usize>(frame: &PoseFrame<K>, lo: &[f64; 13], hi: &[f64; 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use glam::{DMat3, DQuat};
 
@@ -1447,7 +1503,12 @@ mod tests {
     }
 
     fn props_for<const K: usize>(mesh: Mesh) {
-        let obj = FlyingObject::<K>::new(mesh, &BuildOptions::FLYING).unwrap();
+        props_of(&FlyingObject::<K>::new(mesh, &BuildOptions::FLYING).unwrap());
+    }
+
+    /// Over 60 poses: the root bound, however found, is exact, and every node's re-bounded
+    /// k-DOP contains its placed triangles, by either method.
+    pub(super) fn props_of<const K: usize>(obj: &FlyingObject<K>) {
         let mut climber = Climber::default();
         climber.reset(obj.hull_pts.len(), K);
         let mut s = 77u64;
@@ -1473,7 +1534,7 @@ mod tests {
             let width = brute.box_extent().max_element();
             // The dispatching form re-bounds the root approximately after a jump: it
             // must contain every vertex, and is tight when it climbed or scanned.
-            let dispatched = root_dop(&obj, &mut frame, &mut climber);
+            let dispatched = root_dop(obj, &mut frame, &mut climber);
             for v in &placed {
                 assert!(
                     dispatched.contains_point(*v),
@@ -1481,9 +1542,9 @@ mod tests {
                 );
             }
             for (how, root) in [
-                ("exact", root_exact(&obj, &frame, &mut climber)),
-                ("climbed", root_climbed(&obj, &frame, &mut climber)),
-                ("scanned", root_scanned(&obj, &frame)),
+                ("exact", root_exact(obj, &frame, &mut climber)),
+                ("climbed", root_climbed(obj, &frame, &mut climber)),
+                ("scanned", root_scanned(obj, &frame)),
             ] {
                 for v in &placed {
                     assert!(root.contains_point(*v), "{how} root misses a vertex");
@@ -1500,7 +1561,7 @@ mod tests {
             for (ni, method) in (0..obj.part.bvh.nodes.len())
                 .flat_map(|ni| [(ni, Rebound::Corners), (ni, Rebound::Slabs)])
             {
-                let d = tumble_node(&obj, ni, &mut frame, method);
+                let d = tumble_node(obj, ni, &mut frame, method);
                 let mut stack = vec![ni];
                 while let Some(x) = stack.pop() {
                     let nd = &obj.part.bvh.nodes[x];

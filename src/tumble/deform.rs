@@ -1,0 +1,416 @@
+//! Deformable objects (Klosowski et al. 1998, §6.1, "Deformable objects"): the caller
+//! replaces the vertices, the triangles stay, and the hierarchy keeps its topology. Each
+//! node's k-DOP is *enlarged* by a margin when it is re-made, so a node is refit only when
+//! its geometry escapes that bound (van den Bergen 1997, refitting AABB trees of deformable
+//! models; the enlargement is the fat bound of dynamic trees). Parents are checked against
+//! their children's bounds, so a refit climbs only as far as the escape reaches.
+//!
+//! What cannot be kept across a deformation is re-made: the leaves' byte codes (the
+//! triangles moved inside their leaves), the corners of refit nodes, the own corners of
+//! nodes that keep their triangles' vertices, and the convex hull of the root's climb. The
+//! object gets a new identity, so no query state reuses a bound or a placed triangle of the
+//! old geometry.
+
+use super::{CornerArrays, CornerSet, FlyingObject, NEXT_ID, hull_of, own_corners};
+use crate::dop::Dop;
+use crate::error::{Error, Result};
+use crate::hierarchy::{END, codes};
+use crate::mesh::check_point;
+use glam::DVec3;
+use rayon::prelude::*;
+use std::sync::atomic::Ordering as AtomicOrdering;
+
+/// What one [`FlyingObject::deform`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeformStats {
+    /// Nodes of the hierarchy.
+    pub nodes: u32,
+    /// Nodes whose bound was re-made because their geometry left it.
+    pub refit: u32,
+    /// Leaves of the hierarchy.
+    pub leaves: u32,
+    /// Of those, leaves whose triangles left their enlarged bound.
+    pub escaped_leaves: u32,
+}
+
+/// Buffers a deforming object keeps between deformations.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DeformScratch {
+    /// Per triangle position, its leaf.
+    leaf_of: Vec<u32>,
+    /// Per node, whether its bound was re-made by this deformation.
+    refit: Vec<bool>,
+    own: Vec<u32>,
+}
+
+impl<const K: usize> FlyingObject<K> {
+    /// Replaces the object's vertex positions (same count, same triangles) and refits its
+    /// hierarchy: a node whose geometry left its bound gets the new exact bound enlarged
+    /// by `margin` times its largest box extent, so that the next small deformations leave
+    /// it alone. Queries afterwards are exact for the new geometry.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a vertex count other than the object's or a
+    /// negative or non-finite margin; [`Error::NonFiniteCoordinate`] and
+    /// [`Error::CoordinateOutOfRange`] name the first bad vertex. The object is unchanged
+    /// then.
+    ///
+    /// # Complexity
+    /// Linear in the triangles (their leaves' codes are re-made), plus the corners of the
+    /// refit nodes and the convex hull of the vertices.
+    pub fn deform(&mut self, vertices: &[DVec3], margin: f64) -> Result<DeformStats> {
+        let expected = self.part.bvh.vertices.len();
+        if vertices.len() != expected {
+            return Err(Error::InvalidParameter {
+                name: "vertices",
+                reason: format!(
+                    "{} vertices given for a shape of {expected} (a deformation keeps them all)",
+                    vertices.len()
+                ),
+            });
+        }
+        if !(margin.is_finite() && margin >= 0.0) {
+            return Err(Error::InvalidParameter {
+                name: "margin",
+                reason: format!("{margin} is not a finite share ≥ 0"),
+            });
+        }
+        for (i, v) in vertices.iter().enumerate() {
+            check_point(*v, i)?;
+        }
+        let mut scratch = self.deform.take().unwrap_or_default();
+        self.part.bvh.vertices.copy_from_slice(vertices);
+        let stats = self.refit(&mut scratch, margin);
+        self.recode(&mut scratch);
+        self.recorner(&mut scratch);
+        self.top[0].dop = self.part.bvh.root_dop();
+        (self.hull, self.hull_pts, self.magnitude) = hull_of(&self.part.bvh);
+        self.id = NEXT_ID.fetch_add(1, AtomicOrdering::Relaxed);
+        self.deform = Some(scratch);
+        Ok(stats)
+    }
+
+    /// Bottom-up over the nodes (children come after their parent): each node's exact
+    /// bound (its triangles', or its children's stored bounds) re-made only when the
+    /// stored one does not contain it.
+    fn refit(&mut self, scratch: &mut DeformScratch, margin: f64) -> DeformStats {
+        let bvh = &mut self.part.bvh;
+        let n = bvh.nodes.len();
+        scratch.refit.clear();
+        scratch.refit.resize(n, false);
+        let mut stats = DeformStats {
+            nodes: n as u32,
+            ..DeformStats::default()
+        };
+        for i in (0..n).rev() {
+            let node = bvh.nodes[i];
+            let exact = if node.is_leaf() {
+                stats.leaves += 1;
+                let mut pos = node.first_triangle() as usize;
+                let mut d = Dop::<K>::EMPTY;
+                loop {
+                    d = d.merge(&codes::own_bound(bvh, pos));
+                    if bvh.ids[pos] & END != 0 {
+                        break;
+                    }
+                    pos += 1;
+                }
+                d
+            } else {
+                let c = node.first_child() as usize;
+                bvh.nodes[c].dop.merge(&bvh.nodes[c + 1].dop)
+            };
+            if !node.dop.contains(&exact) {
+                let grow = margin * exact.box_extent().max_element();
+                bvh.nodes[i].dop = exact.enlarged(grow);
+                scratch.refit[i] = true;
+                stats.refit += 1;
+                stats.escaped_leaves += u32::from(node.is_leaf());
+            }
+        }
+        stats
+    }
+
+    /// Every leaf's triangle codes, from the moved triangles and the leaf's bound.
+    fn recode(&mut self, scratch: &mut DeformScratch) {
+        if self.part.codes.is_empty() {
+            return;
+        }
+        let bvh = &self.part.bvh;
+        if scratch.leaf_of.len() != bvh.tris.len() {
+            scratch.leaf_of.clear();
+            scratch.leaf_of.resize(bvh.tris.len(), 0);
+            for (i, node) in bvh.nodes.iter().enumerate() {
+                if node.is_leaf() {
+                    let mut pos = node.first_triangle() as usize;
+                    loop {
+                        scratch.leaf_of[pos] = i as u32;
+                        if bvh.ids[pos] & END != 0 {
+                            break;
+                        }
+                        pos += 1;
+                    }
+                }
+            }
+        }
+        let leaf_of = &scratch.leaf_of;
+        self.part
+            .codes
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(1024)
+            .for_each(|(pos, code)| {
+                let leaf = &bvh.nodes[leaf_of[pos] as usize].dop;
+                *code = codes::encode_one(leaf, &codes::own_bound(bvh, pos));
+            });
+    }
+
+    /// The corner arrays again: refit nodes that keep their k-DOP's corners enumerate
+    /// them anew, the others copy theirs; nodes that keep their own triangles' corners
+    /// read the moved vertices.
+    fn recorner(&mut self, scratch: &mut DeformScratch) {
+        let n = self.part.bvh.nodes.len();
+        let mut arrays = CornerArrays::with_capacity(n);
+        for i in 0..n {
+            let node = &self.part.bvh.nodes[i];
+            match self.corners[i] {
+                CornerSet::Dop if !scratch.refit[i] => arrays.push_kept(self, i),
+                CornerSet::Dop => {
+                    arrays.push::<K>(&node.dop.vertices_small(), false, node.dop.magnitude());
+                }
+                CornerSet::Own | CornerSet::OwnLanes => {
+                    let complete = own_corners(&self.part.bvh, i, &mut scratch.own);
+                    debug_assert!(
+                        complete,
+                        "a node's own corners depend on its triangles only"
+                    );
+                    let verts: Vec<DVec3> = scratch
+                        .own
+                        .iter()
+                        .map(|&v| self.part.bvh.vertices[v as usize])
+                        .collect();
+                    arrays.push::<K>(&verts, true, node.dop.magnitude());
+                }
+            }
+        }
+        self.vstart = arrays.vstart;
+        self.verts = arrays.verts;
+        self.own_start = arrays.own_start;
+        self.own_pts = arrays.own_pts;
+        self.slack = arrays.slack;
+        self.corners = arrays.corners;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::Environment;
+    use crate::hierarchy::BuildOptions;
+    use crate::mesh::Mesh;
+    use crate::oracle::{brute_force_contacts, brute_force_object_contacts};
+    use crate::pose::Pose;
+    use crate::query::{QueryOptions, QueryState};
+    use crate::testing::{for_each_k, lcg, soup};
+
+    /// A closed latitude–longitude sphere of radius 2 about the origin: shared vertices,
+    /// so a moved vertex moves several triangles of different leaves.
+    fn sphere(rings: usize, segments: usize) -> Mesh {
+        let mut v = vec![DVec3::Z * 2.0, -DVec3::Z * 2.0];
+        for r in 1..rings {
+            let t = std::f64::consts::PI * r as f64 / rings as f64;
+            for s in 0..segments {
+                let p = std::f64::consts::TAU * s as f64 / segments as f64;
+                v.push(2.0 * DVec3::new(t.sin() * p.cos(), t.sin() * p.sin(), t.cos()));
+            }
+        }
+        let at = |r: usize, s: usize| (2 + (r - 1) * segments + s % segments) as u32;
+        let mut t = Vec::new();
+        for s in 0..segments {
+            t.push([0, at(1, s), at(1, s + 1)]);
+            t.push([1, at(rings - 1, s + 1), at(rings - 1, s)]);
+            for r in 1..rings - 1 {
+                t.push([at(r, s), at(r + 1, s), at(r + 1, s + 1)]);
+                t.push([at(r, s), at(r + 1, s + 1), at(r, s + 1)]);
+            }
+        }
+        Mesh::new(v, t).unwrap()
+    }
+
+    /// `rest` deformed: a wobble of a few percent, or (`far`) stretched, moved by more than
+    /// its own size and with some vertices collapsed onto the first (degenerate triangles).
+    fn deformed(rest: &[DVec3], far: bool, s: &mut u64) -> Vec<DVec3> {
+        // A jump of 3 to 5 per axis: out of the rest shape's box.
+        let jump = (DVec3::new(lcg(s), lcg(s), lcg(s)) * 4.0 - 2.0).map(|x| x + 3.0f64.copysign(x));
+        let stretch = DVec3::new(0.3 + lcg(s) * 2.0, 0.3 + lcg(s) * 2.0, 1.0);
+        rest.iter()
+            .map(|&v| {
+                let wobble = (DVec3::new(lcg(s), lcg(s), lcg(s)) - 0.5) * 0.1;
+                if !far {
+                    v + wobble
+                } else if lcg(s) < 0.1 {
+                    rest[0]
+                } else {
+                    v * stretch + jump + wobble
+                }
+            })
+            .collect()
+    }
+
+    /// Against an environment and against another object, on either side of a pair: every
+    /// answer after a deformation equals brute force on a fresh build of the deformed mesh,
+    /// with the same query state (warmed on the old geometry) at the same pose, so no
+    /// cached bound or placed triangle of the old geometry may survive.
+    fn answers_as_fresh_builds<const K: usize>() {
+        let mut s = 7;
+        let env = Environment::<K>::from_mesh(soup(300, 2.0, &mut s), &BuildOptions::ENVIRONMENT)
+            .unwrap();
+        let rest = sphere(9, 14);
+        let tris = rest.triangles().to_vec();
+        let mut obj = FlyingObject::<K>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
+        let other = FlyingObject::<K>::new(soup(80, 1.5, &mut s), &BuildOptions::FLYING).unwrap();
+        // Turned poses: a pose without rotation shifts stored bounds and would never
+        // read the corners or the hull.
+        let turn = |a: f64, t: DVec3| {
+            let q = glam::DQuat::from_axis_angle(DVec3::new(1.0, 2.0, 3.0).normalize(), a);
+            Pose::new(glam::DMat3::from_quat(q), t).unwrap()
+        };
+        let pose = turn(0.7, DVec3::splat(5.0));
+        let other_pose = turn(-0.4, DVec3::ZERO);
+        // An object smaller than the sphere, across its surface: the sphere is then the
+        // static side of the pair (its hierarchy in its own frame, under its one-leaf top).
+        let shrink = Pose::new(glam::DMat3::from_diagonal(DVec3::splat(0.15)), DVec3::ZERO);
+        let small = soup(20, 8.0, &mut s).transformed(&shrink.unwrap()).unwrap();
+        let small = FlyingObject::<K>::new(small, &BuildOptions::FLYING).unwrap();
+
+        let mut state = QueryState::new();
+        let report = QueryOptions::REPORT;
+        let mut found = [0usize; 4];
+        for round in 0..10 {
+            env.collide(&obj, &pose, &report, &mut state).unwrap();
+            obj.collide_with(&pose, &other, &other_pose, &report, &mut state)
+                .unwrap();
+            let verts = deformed(rest.vertices(), round % 3 == 2, &mut s);
+            obj.deform(&verts, 0.05).unwrap();
+            obj.part.bvh.validate_with_codes(&obj.part.codes).unwrap();
+            if round % 3 != 0 {
+                crate::tumble::tests::props_of(&obj);
+            }
+            let fresh = FlyingObject::<K>::new(
+                Mesh::new(verts, tris.clone()).unwrap(),
+                &BuildOptions::FLYING,
+            )
+            .unwrap();
+            let got = env
+                .collide(&obj, &pose, &report, &mut state)
+                .unwrap()
+                .contacts
+                .to_vec();
+            assert_eq!(
+                got,
+                brute_force_contacts(&env, &fresh, &pose, 0.0),
+                "k {K}, round {round}"
+            );
+            found[0] += got.len();
+            let want = brute_force_object_contacts(&fresh, &pose, &other, &other_pose, 0.0);
+            let got = obj
+                .collide_with(&pose, &other, &other_pose, &report, &mut state)
+                .unwrap();
+            assert_eq!(got.contacts, want.as_slice(), "k {K}, round {round}");
+            found[1] += want.len();
+            let want = brute_force_object_contacts(&other, &other_pose, &fresh, &pose, 0.0);
+            let got = other
+                .collide_with(&other_pose, &obj, &pose, &report, &mut state)
+                .unwrap();
+            assert_eq!(got.contacts, want.as_slice(), "k {K}, round {round}");
+            found[2] += want.len();
+            // Across the sphere's (moved) pole, wherever the deformation took it.
+            let pole = pose.transform_point(fresh.bvh().vertices[0]);
+            let small_pose = turn(0.2, pole - DVec3::splat(0.75));
+            let want = brute_force_object_contacts(&small, &small_pose, &fresh, &pose, 0.0);
+            let got = small
+                .collide_with(&small_pose, &obj, &pose, &report, &mut state)
+                .unwrap();
+            assert_eq!(got.reference, crate::pair::Reference::B);
+            assert_eq!(got.contacts, want.as_slice(), "k {K}, round {round}");
+            found[3] += want.len();
+        }
+        assert!(
+            found.iter().all(|&n| n > 20),
+            "too few contacts to compare: {found:?}"
+        );
+    }
+
+    #[test]
+    fn deformed_objects_answer_as_fresh_builds() {
+        for_each_k!(answers_as_fresh_builds);
+    }
+
+    #[test]
+    fn small_deformations_inside_the_margin_refit_nothing() {
+        let rest = sphere(9, 14);
+        let mut obj = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
+        // A first deformation moves every vertex out of the build's tight bounds, so every
+        // leaf is refit and enlarged by 20 % of its largest extent.
+        let first: Vec<DVec3> = rest.vertices().iter().map(|&v| v * 1.1).collect();
+        let stats = obj.deform(&first, 0.2).unwrap();
+        assert_eq!(stats.escaped_leaves, stats.leaves);
+        // A leaf of this sphere spans at least a tenth of a unit; a move of 1/1000 stays
+        // well inside a margin of 0.02.
+        let smallest = (0..obj.part.bvh.nodes.len())
+            .filter(|&i| obj.part.bvh.nodes[i].is_leaf())
+            .map(|i| obj.part.bvh.nodes[i].dop.box_extent().max_element())
+            .fold(f64::INFINITY, f64::min);
+        assert!(smallest > 0.1, "{smallest}");
+        let second: Vec<DVec3> = first
+            .iter()
+            .map(|&v| v + DVec3::new(1e-3, -1e-3, 5e-4))
+            .collect();
+        let stats = obj.deform(&second, 0.2).unwrap();
+        assert_eq!((stats.refit, stats.escaped_leaves), (0, 0));
+        obj.part.bvh.validate_with_codes(&obj.part.codes).unwrap();
+        // A move of one vertex far out refits its leaves and their paths to the root only.
+        let mut third = second.clone();
+        third[0] += DVec3::Z * 10.0;
+        let stats = obj.deform(&third, 0.2).unwrap();
+        assert!(
+            stats.escaped_leaves >= 1 && stats.escaped_leaves < stats.leaves / 4,
+            "{stats:?}"
+        );
+        obj.part.bvh.validate_with_codes(&obj.part.codes).unwrap();
+    }
+
+    #[test]
+    fn bad_vertices_are_refused_and_change_nothing() {
+        let rest = sphere(5, 6);
+        let mut obj = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
+        let (id, nodes) = (obj.id, obj.part.bvh.nodes.clone());
+        let mut bad = rest.vertices().to_vec();
+        bad[3].y = f64::NAN;
+        assert!(matches!(
+            obj.deform(&bad, 0.1),
+            Err(Error::NonFiniteCoordinate { vertex: 3 })
+        ));
+        bad[3].y = 1e300;
+        assert!(matches!(
+            obj.deform(&bad, 0.1),
+            Err(Error::CoordinateOutOfRange { vertex: 3, .. })
+        ));
+        let short = &rest.vertices()[1..];
+        assert!(matches!(
+            obj.deform(short, 0.1),
+            Err(Error::InvalidParameter {
+                name: "vertices",
+                ..
+            })
+        ));
+        for m in [-1.0, f64::NAN, f64::INFINITY] {
+            assert!(matches!(
+                obj.deform(rest.vertices(), m),
+                Err(Error::InvalidParameter { name: "margin", .. })
+            ));
+        }
+        assert_eq!((obj.id, &obj.part.bvh.nodes), (id, &nodes));
+        assert_eq!(obj.part.bvh.vertices, rest.vertices());
+    }
+}
