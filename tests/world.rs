@@ -1,15 +1,20 @@
 //! The world against brute force: every step's colliding pairs, their contacts and their
 //! events equal those of all object pairs and object-part pairs tested triangle by triangle,
 //! on seeded scenes with objects far larger and far smaller than each other, filters,
-//! detect and report modes, teleports, removals and additions; the same answers on one
-//! thread and four; handle misuse refused with typed errors.
+//! detect and report modes, teleports, removals and additions, parts moved, re-shaped,
+//! removed and added, objects given other shapes, and shapes deformed (a wobble, or far and
+//! fast, with degenerate triangles), each answer checked against the oracle on a fresh build
+//! of the test's own meshes; the same answers on one thread and four; handle misuse refused
+//! with typed errors.
 
 mod common;
 
 use common::{Rng, cluster, random_pose};
+use glam::DVec3;
 use kdop::oracle::brute_force_object_contacts;
 use kdop::{
-    Body, Error, Mode, ObjectDesc, ObjectId, PairEvent, PartDesc, PartHandle, Pose, ShapeId, World,
+    Body, BuildOptions, Error, FlyingObject, Mesh, Mode, ObjectDesc, ObjectId, PairEvent, PartDesc,
+    PartHandle, Pose, ShapeId, World,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -30,15 +35,19 @@ fn accepts(a: &Item, b: &Item) -> bool {
     a.group & b.mask != 0 && b.group & a.mask != 0
 }
 
-/// The oracle's colliding pairs with every contact.
+/// The oracle's colliding pairs with every contact, over the test's own meshes (each
+/// shape built afresh from them, so a deformation is checked against a new build).
 fn brute(
-    world: &World<18>,
-    shapes: &[ShapeId],
+    meshes: &[Mesh],
     objects: &BTreeMap<ObjectId, Item>,
     parts: &BTreeMap<PartHandle, Item>,
 ) -> Answer {
     let mut out = Answer::new();
-    let obj = |s: usize| world.shape_object(shapes[s]).unwrap();
+    let fresh: Vec<FlyingObject<18>> = meshes
+        .iter()
+        .map(|m| FlyingObject::new(m.clone(), &BuildOptions::FLYING).unwrap())
+        .collect();
+    let obj = |s: usize| &fresh[s];
     let pairs = |a: &Item, b: &Item| -> Vec<[u32; 2]> {
         brute_force_object_contacts(obj(a.shape), &a.pose, obj(b.shape), &b.pose, 0.0)
             .into_iter()
@@ -145,21 +154,25 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>) {
     let mut rng = Rng::new(seed);
     let mut world = World::<18>::new();
     // Shapes from a few centimetres to tens of metres: size ratios up to 1000.
-    let shapes: Vec<ShapeId> = [
+    let mut meshes: Vec<Mesh> = [
         (40, 0.05, 0.02),
         (60, 1.0, 0.4),
         (30, 20.0, 6.0),
         (80, 2.0, 0.3),
     ]
     .iter()
-    .map(|&(n, r, s)| world.add_shape(cluster(&mut rng, n, r, s)).unwrap())
+    .map(|&(n, r, s)| cluster(&mut rng, n, r, s))
     .collect();
+    let shapes: Vec<ShapeId> = meshes
+        .iter()
+        .map(|m| world.add_shape(m.clone()).unwrap())
+        .collect();
     let mut parts = BTreeMap::new();
-    for i in 0..4 {
+    let add_part = |world: &mut World<18>, rng: &mut Rng, parts: &mut BTreeMap<_, _>, i: usize| {
         let item = Item {
-            shape: [2, 1, 3, 0][i],
-            pose: random_pose(&mut rng, 3.0, i == 3),
-            group: if i == 1 { 2 } else { 1 },
+            shape: [2, 1, 3, 0][i % 4],
+            pose: random_pose(rng, 3.0, i % 4 == 3),
+            group: if i % 4 == 1 { 2 } else { 1 },
             mask: u32::MAX,
             mode: Mode::Report,
         };
@@ -170,6 +183,9 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>) {
         };
         let h = world.add_part(shapes[item.shape], item.pose, desc).unwrap();
         parts.insert(h, item);
+    };
+    for i in 0..4 {
+        add_part(&mut world, &mut rng, &mut parts, i);
     }
     let mut objects = BTreeMap::new();
     let add = |world: &mut World<18>, rng: &mut Rng, objects: &mut BTreeMap<ObjectId, Item>| {
@@ -219,6 +235,11 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>) {
                     world.set_object_desc(id, d).unwrap();
                     continue;
                 }
+                3 => {
+                    item.shape = rng.below(4) as usize;
+                    world.set_object_shape(id, shapes[item.shape]).unwrap();
+                    continue;
+                }
                 _ => {
                     // A small motion: a few percent of the scene per frame.
                     let step = Pose::from_translation(rng.vec(-0.15, 0.15)).unwrap();
@@ -230,14 +251,80 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>) {
         if frame % 3 == 0 {
             add(&mut world, &mut rng, &mut objects);
         }
+        edit_parts(&mut world, &mut rng, &shapes, &mut parts);
+        if frame % 2 == 1 {
+            add_part(&mut world, &mut rng, &mut parts, frame);
+        }
+        let s = rng.below(5) as usize;
+        if let Some(m) = meshes.get_mut(s) {
+            *m = deformed(m, &mut rng);
+            world.deform_shape(shapes[s], m.vertices()).unwrap();
+        }
         world.step().unwrap();
-        let truth = brute(&world, &shapes, &objects, &parts);
+        let truth = brute(&meshes, &objects, &parts);
         let context = format!("seed {seed}, frame {frame}");
         trace.push(check_step(&world, &truth, &previous, &objects, &context));
         users.push(by_user(&world));
         previous = truth.keys().copied().collect();
     }
     (trace, users)
+}
+
+/// Moves, re-shapes or removes one part at random.
+fn edit_parts(
+    world: &mut World<18>,
+    rng: &mut Rng,
+    shapes: &[ShapeId],
+    parts: &mut BTreeMap<PartHandle, Item>,
+) {
+    let keys: Vec<PartHandle> = parts.keys().copied().collect();
+    let Some(&h) = keys.get(rng.below(keys.len() as u64 + 1) as usize) else {
+        return;
+    };
+    match rng.below(3) {
+        0 => {
+            let affine = rng.below(4) == 0;
+            let pose = random_pose(rng, 3.0, affine);
+            world.set_part_placement(h, pose).unwrap();
+            parts.get_mut(&h).unwrap().pose = pose;
+        }
+        1 => {
+            let shape = rng.below(4) as usize;
+            world.set_part_shape(h, shapes[shape]).unwrap();
+            parts.get_mut(&h).unwrap().shape = shape;
+        }
+        _ => {
+            world.remove_part(h).unwrap();
+            parts.remove(&h);
+        }
+    }
+}
+
+/// `m` with its vertices moved and the same triangles: mostly a small wobble, sometimes
+/// far and fast (a jump of its own size, a stretch, a collapse of a few vertices).
+fn deformed(m: &Mesh, rng: &mut Rng) -> Mesh {
+    let (lo, hi) = m.bounds();
+    let size = (hi - lo).max_element();
+    let far = rng.below(3) == 0;
+    let jump = if far {
+        rng.vec(-1.0, 1.0) * size
+    } else {
+        DVec3::ZERO
+    };
+    let stretch = if far { rng.range(0.3, 3.0) } else { 1.0 };
+    let centre = (lo + hi) / 2.0;
+    let first = m.vertices()[0];
+    let verts = m
+        .vertices()
+        .iter()
+        .map(|&v| {
+            if far && rng.below(8) == 0 {
+                return first; // degenerate triangles on purpose
+            }
+            centre + (v - centre) * stretch + jump + rng.vec(-0.03, 0.03) * size
+        })
+        .collect();
+    Mesh::new(verts, m.triangles().to_vec()).unwrap()
 }
 
 #[test]
@@ -361,4 +448,51 @@ fn removal_ends_a_pair_and_handles_are_checked() {
         Pose::from_rows([1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]).unwrap();
     assert!(w.set_pose(b, flat).is_err());
     assert_eq!(w.pose(b).unwrap(), turned);
+}
+
+#[test]
+fn deformed_shapes_are_seen_by_objects_and_parts_that_stand_still() {
+    let mut w = World::<18>::new();
+    let plate = w.add_shape(triangle()).unwrap();
+    let pin_rest = vec![DVec3::ZERO, DVec3::Z, DVec3::new(0.0, 0.1, 1.0)];
+    let pin_mesh = Mesh::new(pin_rest.clone(), vec![[0, 1, 2]]).unwrap();
+    let pin = w.add_shape(pin_mesh).unwrap();
+    let part = w
+        .add_part(plate, Pose::IDENTITY, PartDesc::default())
+        .unwrap();
+    let above = Pose::from_translation(DVec3::new(0.2, 0.0, 2.0)).unwrap();
+    let a = w.add_object(pin, above, ObjectDesc::default()).unwrap();
+    w.step().unwrap();
+    assert!(w.pairs().is_empty());
+    // The pin grows down through the plate; the object does not move.
+    let long: Vec<DVec3> = pin_rest.iter().map(|&v| v - DVec3::Z * 2.5).collect();
+    w.deform_shape(pin, &long).unwrap();
+    w.step().unwrap();
+    assert_eq!(w.pairs().len(), 1);
+    assert_eq!(
+        (w.pairs()[0].a, w.pairs()[0].b),
+        (Body::Object(a), Body::Part(part))
+    );
+    assert_eq!(w.contacts(&w.pairs()[0]).unwrap(), &[[0, 0]]);
+    w.deform_shape(pin, &pin_rest).unwrap();
+    w.step().unwrap();
+    assert!(w.pairs().is_empty());
+    assert_eq!(w.ended().len(), 1);
+    // The plate (a part's shape) rises to the pin instead.
+    let raised: Vec<DVec3> = triangle()
+        .vertices()
+        .iter()
+        .map(|&v| v + DVec3::Z * 2.5)
+        .collect();
+    w.deform_shape(plate, &raised).unwrap();
+    w.step().unwrap();
+    assert_eq!(w.pairs().len(), 1);
+    // Bad vertices are refused and nothing changes.
+    assert!(matches!(
+        w.deform_shape(plate, &raised[..2]),
+        Err(Error::InvalidParameter { .. })
+    ));
+    w.step().unwrap();
+    assert_eq!(w.pairs().len(), 1);
+    assert_eq!(w.pairs()[0].event, PairEvent::Persist);
 }

@@ -34,7 +34,8 @@ use crate::hierarchy::BuildOptions;
 use crate::mesh::Mesh;
 use crate::pose::Pose;
 use crate::query::{Mode, QueryState};
-use crate::tumble::FlyingObject;
+use crate::tumble::{DeformStats, FlyingObject};
+use glam::DVec3;
 use parking_lot::Mutex;
 use slotmap::SlotMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -138,6 +139,9 @@ pub struct WorldOptions {
     /// Fat root k-DOPs grow by this share of the object's largest box extent, so that
     /// small motions leave the broad phase untouched.
     pub fat_margin: f64,
+    /// A deformed shape's refit node grows by this share of its largest box extent
+    /// ([`FlyingObject::deform`]), so that small deformations refit nothing.
+    pub deform_margin: f64,
 }
 
 impl Default for WorldOptions {
@@ -146,6 +150,7 @@ impl Default for WorldOptions {
             shape_build: BuildOptions::FLYING,
             part_build: BuildOptions::ENVIRONMENT,
             fat_margin: 0.1,
+            deform_margin: 0.05,
         }
     }
 }
@@ -341,12 +346,8 @@ impl<const K: usize> World<K> {
     /// A stale or foreign handle; a pose without an inverse. Nothing changes then.
     pub fn set_pose(&mut self, id: ObjectId, pose: Pose) -> Result<()> {
         invertible(&pose)?;
-        let o = self.object_mut(id)?;
-        o.pose = pose;
-        if !o.moved {
-            o.moved = true;
-            self.moved.push(id.key);
-        }
+        self.object_mut(id)?.pose = pose;
+        self.mark_moved(id.key);
         Ok(())
     }
 
@@ -408,11 +409,7 @@ impl<const K: usize> World<K> {
         placement: Pose,
         desc: PartDesc,
     ) -> Result<PartHandle> {
-        let object = &self.shape(shape)?.object;
-        let bound = crate::query::PlacedObject::new().root_bound_unkept(object, &placement);
-        let aabb = aabb_of(&bound).ok_or(Error::InvalidPose {
-            reason: "the placed part has no finite bounds",
-        })?;
+        let (bound, aabb) = self.part_bound(shape, &placement)?;
         self.shapes[shape.key].users += 1;
         let key = self.parts.insert(PartRec {
             shape: shape.key,
@@ -426,6 +423,156 @@ impl<const K: usize> World<K> {
             key,
             world: self.id,
         })
+    }
+
+    /// The k-DOP and box of `shape` placed by `placement`.
+    fn part_bound(&self, shape: ShapeId, placement: &Pose) -> Result<(Dop<K>, Aabb)> {
+        let object = &self.shape(shape)?.object;
+        let bound = crate::query::PlacedObject::new().root_bound_unkept(object, placement);
+        let aabb = aabb_of(&bound).ok_or(Error::InvalidPose {
+            reason: "the placed part has no finite bounds",
+        })?;
+        Ok((bound, aabb))
+    }
+
+    fn part(&self, id: PartHandle) -> Result<&PartRec<K>> {
+        self.check(id.world, "part")?;
+        self.parts
+            .get(id.key)
+            .ok_or(Error::StaleHandle { what: "part" })
+    }
+
+    /// Moves a static part (a CAD edit): its box is re-placed in the broad phase, and its
+    /// pairs are found and checked again at the next step, beginning, persisting or ending
+    /// as they now stand. The part's hierarchy stays in its shape's frame: a move costs a
+    /// re-placement, never a rebuild.
+    ///
+    /// # Errors
+    /// A stale or foreign handle; a placement whose placed part has no finite bounds.
+    /// Nothing changes then.
+    pub fn set_part_placement(&mut self, id: PartHandle, placement: Pose) -> Result<()> {
+        let shape = ShapeId {
+            key: self.part(id)?.shape,
+            world: self.id,
+        };
+        self.replace_part(id, shape, placement)
+    }
+
+    /// A part's placement.
+    ///
+    /// # Errors
+    /// A stale or foreign handle.
+    pub fn part_placement(&self, id: PartHandle) -> Result<Pose> {
+        Ok(self.part(id)?.placement)
+    }
+
+    /// Gives a part another shape (a re-tessellated part) where it stands. Its pairs are
+    /// checked again at the next step; a pair that still collides persists, with contacts
+    /// numbered in the new mesh.
+    ///
+    /// # Errors
+    /// A stale or foreign handle (part or shape). Nothing changes then.
+    pub fn set_part_shape(&mut self, id: PartHandle, shape: ShapeId) -> Result<()> {
+        let placement = self.part(id)?.placement;
+        self.replace_part(id, shape, placement)
+    }
+
+    fn replace_part(&mut self, id: PartHandle, shape: ShapeId, placement: Pose) -> Result<()> {
+        self.part(id)?;
+        let (bound, aabb) = self.part_bound(shape, &placement)?;
+        let old = self.parts[id.key].shape;
+        self.broad.set(proxy_of(Slot::Part(id.key)), aabb, false)?;
+        self.shapes[old].users -= 1;
+        self.shapes[shape.key].users += 1;
+        let p = &mut self.parts[id.key];
+        p.shape = shape.key;
+        p.placement = placement;
+        p.bound = bound;
+        Ok(())
+    }
+
+    /// Changes a part's filter or user value; pairs that the new filter separates end at
+    /// the next step.
+    ///
+    /// # Errors
+    /// A stale or foreign handle.
+    pub fn set_part_desc(&mut self, id: PartHandle, desc: PartDesc) -> Result<()> {
+        self.part(id)?;
+        self.parts[id.key].desc = desc;
+        Ok(())
+    }
+
+    /// Gives an object another shape at its pose (a swapped tool, a re-tessellated body).
+    /// Its pairs are checked again at the next step.
+    ///
+    /// # Errors
+    /// A stale or foreign handle (object or shape). Nothing changes then.
+    pub fn set_object_shape(&mut self, id: ObjectId, shape: ShapeId) -> Result<()> {
+        self.shape(shape)?;
+        let old = self.object(id)?.shape;
+        self.shapes[old].users -= 1;
+        self.shapes[shape.key].users += 1;
+        self.objects[id.key].shape = shape.key;
+        self.touch(id.key);
+        Ok(())
+    }
+
+    /// Replaces a shape's vertex positions (same count, same triangles): a deformable
+    /// body. Its hierarchy is refit where the vertices left their nodes' enlarged bounds
+    /// ([`FlyingObject::deform`], margin [`WorldOptions::deform_margin`]); every object of
+    /// the shape gets a new root bound at the next step, and every part of it a new box.
+    /// Every pair is checked at the next step against the new geometry, exactly.
+    ///
+    /// # Errors
+    /// A stale or foreign handle; as [`FlyingObject::deform`] for bad vertices. Nothing
+    /// changes then.
+    ///
+    /// # Complexity
+    /// The refit, plus one pass over the world's objects and parts to find the shape's.
+    pub fn deform_shape(&mut self, id: ShapeId, vertices: &[DVec3]) -> Result<DeformStats> {
+        self.shape(id)?;
+        let margin = self.options.deform_margin;
+        let stats = self.shapes[id.key].object.deform(vertices, margin)?;
+        let keys: Vec<ObjectKey> = self
+            .objects
+            .iter()
+            .filter(|(_, o)| o.shape == id.key)
+            .map(|(k, _)| k)
+            .collect();
+        for k in keys {
+            self.mark_moved(k);
+        }
+        let parts: Vec<PartKey> = self
+            .parts
+            .iter()
+            .filter(|(_, p)| p.shape == id.key)
+            .map(|(k, _)| k)
+            .collect();
+        for k in parts {
+            let placement = self.parts[k].placement;
+            // The vertices were checked and the placement was accepted before, so the
+            // placed part has finite bounds again.
+            let (bound, aabb) = self.part_bound(id, &placement)?;
+            self.broad.set(proxy_of(Slot::Part(k)), aabb, false)?;
+            self.parts[k].bound = bound;
+        }
+        Ok(stats)
+    }
+
+    /// Marks an object for a new root bound at the next step, as if it had moved.
+    fn mark_moved(&mut self, key: ObjectKey) {
+        let o = &mut self.objects[key];
+        if !o.moved {
+            o.moved = true;
+            self.moved.push(key);
+        }
+    }
+
+    /// Marks an object of a new shape for a new root and fat bound at the next step.
+    fn touch(&mut self, key: ObjectKey) {
+        // A fat bound of another geometry is no evidence: the new root must be placed.
+        self.objects[key].fat = Dop::EMPTY;
+        self.mark_moved(key);
     }
 
     /// Removes a static part; its pairs end at the next step.
@@ -448,11 +595,7 @@ impl<const K: usize> World<K> {
     /// # Errors
     /// A stale or foreign handle.
     pub fn part_desc(&self, id: PartHandle) -> Result<PartDesc> {
-        self.check(id.world, "part")?;
-        self.parts
-            .get(id.key)
-            .map(|p| p.desc)
-            .ok_or(Error::StaleHandle { what: "part" })
+        Ok(self.part(id)?.desc)
     }
 
     /// Number of moving objects.
