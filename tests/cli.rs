@@ -1080,6 +1080,174 @@ fn world_replays_a_scene_file_as_brute_force_says() {
     assert!(shapes_seen > 20, "{shapes_seen}");
 }
 
+/// `kdop world` with a frame's edits — parts inserted, removed (and a name used again),
+/// moved, and a shape deformed from mesh files — against brute force on fresh builds of the
+/// test's own meshes, frame by frame: pairs, contacts, begins and ends.
+#[test]
+fn world_replays_scene_edits_as_brute_force_says() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut rng = common::Rng::new(23);
+    let dir = tmp("scene-edits");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut meshes: BTreeMap<&str, Vec<[DVec3; 3]>> = BTreeMap::new();
+    for (name, n, r, size) in [
+        ("big", 100, 4.0, 1.5),
+        ("small", 30, 0.8, 0.5),
+        ("blob", 40, 1.0, 0.7),
+    ] {
+        let tris = soup(&mut rng, n, r, size);
+        write_obj(&dir.join(format!("{name}.obj")), &tris);
+        meshes.insert(name, tris);
+    }
+    let build = |tris: &[[DVec3; 3]]| {
+        FlyingObject::<18>::new(
+            kdop::Mesh::from_triangles(tris).unwrap(),
+            &BuildOptions::FLYING,
+        )
+        .unwrap()
+    };
+    let place = |rng: &mut common::Rng| Pose::new(rng.rotation(), rng.vec(-3.0, 3.0)).unwrap();
+    // Objects: name and shape; all report, all placed every frame.
+    let objects = [("A", "small"), ("B", "blob"), ("C", "blob"), ("D", "small")];
+    let mut parts: BTreeMap<String, (&str, Pose)> = BTreeMap::new();
+    let mut initial = Vec::new();
+    for (name, shape) in [("wall", "big"), ("post", "small"), ("lump", "blob")] {
+        let p = place(&mut rng);
+        parts.insert(name.into(), (shape, p));
+        initial.push(serde_json::json!({"name": name, "shape": shape, "pose": pose_json(&p)}));
+    }
+    let mut frames_json = Vec::new();
+    type Named = BTreeMap<(String, String), Vec<[u32; 2]>>;
+    let mut truth: Vec<Named> = Vec::new();
+    let mut edits_seen = [0usize; 4];
+    for f in 0..24 {
+        let mut frame = serde_json::Map::new();
+        let names: Vec<String> = parts.keys().cloned().collect();
+        if f % 4 == 3 && !names.is_empty() {
+            let gone = names[rng.below(names.len() as u64) as usize].clone();
+            parts.remove(&gone);
+            frame.insert("remove".into(), serde_json::json!([gone]));
+            edits_seen[0] += 1;
+        }
+        if f % 4 == 1 || f == 7 {
+            // Frame 7 inserts again the name frame 3 removed, if it was "wall".
+            let name = if f == 7 {
+                "wall".to_string()
+            } else {
+                format!("n{f}")
+            };
+            if !parts.contains_key(&name) {
+                let shape = ["big", "small", "blob"][rng.below(3) as usize];
+                let p = place(&mut rng);
+                parts.insert(name.clone(), (shape, p));
+                frame.insert(
+                    "insert".into(),
+                    serde_json::json!([{"name": name, "shape": shape, "pose": pose_json(&p)}]),
+                );
+                edits_seen[1] += 1;
+            }
+        }
+        let names: Vec<String> = parts.keys().cloned().collect();
+        if f % 3 == 2 && !names.is_empty() {
+            let moved = names[rng.below(names.len() as u64) as usize].clone();
+            let p = place(&mut rng);
+            parts.get_mut(&moved).unwrap().1 = p;
+            frame.insert("move".into(), serde_json::json!({ moved: pose_json(&p) }));
+            edits_seen[2] += 1;
+        }
+        if f % 5 == 4 {
+            // B's shape (also C's and the lump's) deforms: a wobble, or a jump and stretch.
+            let far = f % 10 == 9;
+            let jump = if far { rng.vec(-1.5, 1.5) } else { DVec3::ZERO };
+            let blob: Vec<[DVec3; 3]> = meshes["blob"]
+                .iter()
+                .map(|t| t.map(|v| v * if far { 1.6 } else { 1.0 } + jump + rng.vec(-0.05, 0.05)))
+                .collect();
+            let file = format!("blob-{f}.obj");
+            write_obj(&dir.join(&file), &blob);
+            meshes.insert("blob", blob);
+            frame.insert("deform".into(), serde_json::json!({"B": file}));
+            edits_seen[3] += 1;
+        }
+        let mut poses = BTreeMap::new();
+        for (name, _) in objects {
+            let p = place(&mut rng);
+            poses.insert(name, p);
+            frame.insert(name.into(), pose_json(&p));
+        }
+        frames_json.push(Value::Object(frame));
+        let built: BTreeMap<&str, FlyingObject<18>> =
+            meshes.iter().map(|(k, v)| (*k, build(v))).collect();
+        let mut pairs = BTreeMap::new();
+        let mut meet = |a: &str, sa: &str, pa: &Pose, b: &str, sb: &str, pb: &Pose| {
+            let c: Vec<[u32; 2]> = brute_force_object_contacts(&built[sa], pa, &built[sb], pb, 0.0)
+                .iter()
+                .map(|c| [c.a_triangle, c.b_triangle])
+                .collect();
+            if !c.is_empty() {
+                pairs.insert((a.to_string(), b.to_string()), c);
+            }
+        };
+        for (i, &(a, sa)) in objects.iter().enumerate() {
+            for &(b, sb) in &objects[i + 1..] {
+                meet(a, sa, &poses[a], b, sb, &poses[b]);
+            }
+            for (p, (sp, pp)) in &parts {
+                meet(a, sa, &poses[a], p, sp, pp);
+            }
+        }
+        truth.push(pairs);
+    }
+    assert!(edits_seen.iter().all(|&n| n >= 3), "{edits_seen:?}");
+    let scene = serde_json::json!({
+        "shapes": {"big": "big.obj", "small": "small.obj", "blob": "blob.obj"},
+        "parts": initial,
+        "objects": objects.iter().map(|(n, sh)| serde_json::json!({"name": n, "shape": sh}))
+            .collect::<Vec<_>>(),
+        "frames": frames_json,
+    });
+    let path = dir.join("scene.json");
+    std::fs::write(&path, scene.to_string()).unwrap();
+    let lines = json_lines(&kdop_ok(&["world", s(&path), "--json"]));
+    assert_eq!(lines.len(), truth.len());
+    let mut before: BTreeSet<(String, String)> = BTreeSet::new();
+    let (mut part_pairs, mut ends) = (0, 0);
+    let name_pairs = |v: &Value| -> Vec<(String, String)> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
+            .collect()
+    };
+    for (f, (line, expect)) in lines.iter().zip(&truth).enumerate() {
+        let got: Named = line["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                let key = (
+                    p["a"].as_str().unwrap().into(),
+                    p["b"].as_str().unwrap().into(),
+                );
+                (key, serde_json::from_value(p["contacts"].clone()).unwrap())
+            })
+            .collect();
+        assert_eq!(&got, expect, "frame {f}");
+        part_pairs += got
+            .keys()
+            .filter(|k| !objects.iter().any(|o| o.0 == k.1))
+            .count();
+        let now: BTreeSet<(String, String)> = expect.keys().cloned().collect();
+        let began: Vec<_> = now.difference(&before).cloned().collect();
+        let ended: Vec<_> = before.difference(&now).cloned().collect();
+        assert_eq!(name_pairs(&line["begin"]), began, "frame {f}: begins");
+        assert_eq!(name_pairs(&line["end"]), ended, "frame {f}: ends");
+        ends += ended.len();
+        before = now;
+    }
+    assert!(part_pairs >= 10 && ends >= 5, "{part_pairs} {ends}");
+}
+
 /// Every fault of a scene file is named by the file and the JSON path of the value.
 #[test]
 fn bad_scene_files_name_the_file_and_the_place() {
@@ -1145,6 +1313,46 @@ fn bad_scene_files_name_the_file_and_the_place() {
             base(r#"{"A": 1}"#, "[]"),
             &["at objects", "expected an array"],
         ),
+        (
+            base(ok_objects, r#"[{"remove": ["Q"]}]"#),
+            &["frames[0].remove[0]", "no part named \"Q\" at this frame"],
+        ),
+        (
+            base(
+                ok_objects,
+                r#"[{"remove": ["P"]}, {"move": {"P": [1,0,0,0, 0,1,0,0, 0,0,1,0]}}]"#,
+            ),
+            &["frames[1].move.P", "no part named \"P\" at this frame"],
+        ),
+        (
+            base(
+                ok_objects,
+                r#"[{"move": {"A": [1,0,0,0, 0,1,0,0, 0,0,1,0]}}]"#,
+            ),
+            &["frames[0].move.A", "is an object"],
+        ),
+        (
+            base(
+                ok_objects,
+                r#"[{"insert": [{"name": "P", "shape": "tet"}]}]"#,
+            ),
+            &["frames[0].insert[0].name", "taken at this frame"],
+        ),
+        (
+            base(
+                ok_objects,
+                r#"[{"insert": [{"name": "Q", "shape": "cube"}]}]"#,
+            ),
+            &["frames[0].insert[0].shape", "no shape named"],
+        ),
+        (
+            base(ok_objects, r#"[{"deform": {"Z": "tet.obj"}}]"#),
+            &["frames[0].deform.Z", "no part named"],
+        ),
+        (
+            base(r#"[{"name": "move", "shape": "tet"}]"#, "[]"),
+            &["objects[0].name", "edit key"],
+        ),
     ];
     for (i, (text, needles)) in cases.iter().enumerate() {
         let path = dir.join(format!("bad-{i}.json"));
@@ -1159,6 +1367,25 @@ fn bad_scene_files_name_the_file_and_the_place() {
         for n in *needles {
             assert!(err.contains(n), "case {i} should say {n:?}: {err}");
         }
+    }
+    // A deformation's mesh must keep the shape's triangles, and be there; both are named
+    // with the file and the JSON path.
+    std::fs::write(dir.join("tri.obj"), "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+    for (file, needle) in [
+        ("tri.obj", "triangles differ"),
+        ("absent.obj", "absent.obj"),
+    ] {
+        let path = dir.join("bad-deform.json");
+        let text = r#"{"shapes": {"tet": "tet.obj"}, "objects": [{"name": "A", "shape": "tet"}],
+                      "frames": [{}, {"deform": {"A": "FILE"}}]}"#;
+        std::fs::write(&path, text.replace("FILE", file)).unwrap();
+        let err = stderr(&kdop(&["world", s(&path)]));
+        assert!(
+            err.contains("bad-deform.json")
+                && err.contains("frames[1].deform.A")
+                && err.contains(needle),
+            "{err}"
+        );
     }
     // A mesh that cannot be read is named with its shape (after the file parsed).
     let path = dir.join("missing-mesh.json");

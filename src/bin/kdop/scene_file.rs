@@ -7,8 +7,16 @@
 //!  "shapes":  {"NAME": "mesh file, relative to the scene file"},
 //!  "parts":   [{"name": "P", "shape": "NAME", "pose": [12 numbers]}],
 //!  "objects": [{"name": "A", "shape": "NAME", "mode": "report", "group": 1, "mask": 4294967295}],
-//!  "frames":  [{"A": [12 numbers]}]}
+//!  "frames":  [{"A": [12 numbers],
+//!               "insert": [{"name": "Q", "shape": "NAME", "pose": [12 numbers]}],
+//!               "remove": ["P"], "move": {"P": [12 numbers]},
+//!               "deform": {"A": "mesh file with A's shape's triangles"}}]}
 //! ```
+//!
+//! A frame's edits apply before its poses, in the order remove, insert, move, deform (so a
+//! frame may remove a part and insert another of the same name). Edits are checked against
+//! the parts alive at their frame: removing or moving a part that is not there is a fault at
+//! its path, as is a name that `insert`, `remove`, `move` or `deform` would shadow.
 
 use crate::common::KArg;
 use kdop::{Mode, Pose};
@@ -41,17 +49,45 @@ pub struct ObjectSpec {
     pub pose: Option<Pose>,
 }
 
-/// A parsed scene: names are unique across parts and objects.
+/// An edit of a frame; parts are named by their index in [`SceneFile::parts`].
+#[derive(Debug, PartialEq)]
+pub enum Edit {
+    Remove(usize),
+    Insert(usize),
+    Move(usize, Pose),
+    /// The vertices of a mesh file replace those of the shape (index into
+    /// [`SceneFile::shapes`]); `at` is the JSON path, for errors.
+    Deform {
+        shape: usize,
+        file: PathBuf,
+        at: String,
+    },
+}
+
+/// One frame: its edits, in the order they apply, then the objects placed in it (index
+/// into [`SceneFile::objects`]) and their poses.
+#[derive(Debug, Default)]
+pub struct Frame {
+    pub edits: Vec<Edit>,
+    pub placed: Vec<(usize, Pose)>,
+}
+
+/// A parsed scene. Names are unique among the objects and the parts alive at any frame;
+/// a removed part's name may be inserted again (a new entry of `parts`).
 #[derive(Debug)]
 pub struct SceneFile {
     pub k: KArg,
     /// Shape names and mesh paths (resolved against the scene file's folder), by name.
     pub shapes: Vec<(String, PathBuf)>,
+    /// The parts placed from the start (`initial` of them), then those frames insert.
     pub parts: Vec<PartSpec>,
+    pub initial: usize,
     pub objects: Vec<ObjectSpec>,
-    /// Per frame, the objects placed in it (index into `objects`) and their poses.
-    pub frames: Vec<Vec<(usize, Pose)>>,
+    pub frames: Vec<Frame>,
 }
+
+/// Frame keys that are edits, never object names.
+const EDITS: [&str; 4] = ["insert", "remove", "move", "deform"];
 
 /// A fault at a JSON path.
 struct At(String, String);
@@ -223,6 +259,9 @@ fn parse(v: &Value, folder: &Path) -> Parsed<SceneFile> {
             return fault(at, "missing");
         };
         let name = string(v, &at)?.to_string();
+        if EDITS.contains(&name.as_str()) {
+            return fault(at, format!("{name:?} is a frame's edit key, not a name"));
+        }
         if let Some(first) = names.insert(name.clone(), at.clone()) {
             return fault(at, format!("the name {name:?} is taken by {first}"));
         }
@@ -238,6 +277,22 @@ fn parse(v: &Value, folder: &Path) -> Parsed<SceneFile> {
         Ok((group, mask))
     };
 
+    let part_spec = |p: &Value, at: &str, name: String| -> Parsed<PartSpec> {
+        let m = object(p, at)?;
+        only_keys(m, at, &["name", "shape", "pose", "group", "mask"])?;
+        let shape = shape_of(m.get("shape"), at)?;
+        let pose = m
+            .get("pose")
+            .map_or(Ok(Pose::IDENTITY), |v| pose(v, &child(at, "pose")))?;
+        let (group, mask) = filter(m, at)?;
+        Ok(PartSpec {
+            name,
+            shape,
+            pose,
+            group,
+            mask,
+        })
+    };
     let no_parts = Value::Array(Vec::new());
     let mut parts = Vec::new();
     for (i, p) in array(top.get("parts").unwrap_or(&no_parts), "parts")?
@@ -245,22 +300,10 @@ fn parse(v: &Value, folder: &Path) -> Parsed<SceneFile> {
         .enumerate()
     {
         let at = format!("parts[{i}]");
-        let m = object(p, &at)?;
-        only_keys(m, &at, &["name", "shape", "pose", "group", "mask"])?;
-        let name = claim(m.get("name"), &at)?;
-        let shape = shape_of(m.get("shape"), &at)?;
-        let pose = m
-            .get("pose")
-            .map_or(Ok(Pose::IDENTITY), |v| pose(v, &child(&at, "pose")))?;
-        let (group, mask) = filter(m, &at)?;
-        parts.push(PartSpec {
-            name,
-            shape,
-            pose,
-            group,
-            mask,
-        });
+        let name = claim(object(p, &at)?.get("name"), &at)?;
+        parts.push(part_spec(p, &at, name)?);
     }
+    let initial = parts.len();
 
     let mut objects = Vec::new();
     for (i, o) in array(top.get("objects").unwrap_or(&no_parts), "objects")?
@@ -305,31 +348,108 @@ fn parse(v: &Value, folder: &Path) -> Parsed<SceneFile> {
         .enumerate()
         .map(|(i, o)| (o.name.as_str(), i))
         .collect();
+    // The parts alive as the frames go, by name.
+    let mut alive: BTreeMap<String, usize> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.clone(), i))
+        .collect();
     let mut frames = Vec::new();
     for (i, f) in array(top.get("frames").unwrap_or(&no_parts), "frames")?
         .iter()
         .enumerate()
     {
         let at = format!("frames[{i}]");
-        let mut placed = Vec::new();
-        for (name, v) in object(f, &at)? {
+        let m = object(f, &at)?;
+        let mut frame = Frame::default();
+        let live = |alive: &BTreeMap<String, usize>, v: &str, at: &str| -> Parsed<usize> {
+            alive.get(v).copied().map_or_else(
+                || {
+                    let why = if by_name.contains_key(v) {
+                        format!("{v:?} is an object; objects move by the frame's poses")
+                    } else {
+                        format!("no part named {v:?} at this frame")
+                    };
+                    fault(at, why)
+                },
+                Ok,
+            )
+        };
+        if let Some(v) = m.get("remove") {
+            let at = child(&at, "remove");
+            for (j, name) in array(v, &at)?.iter().enumerate() {
+                let at = format!("{at}[{j}]");
+                let p = live(&alive, string(name, &at)?, &at)?;
+                alive.remove(&parts[p].name);
+                frame.edits.push(Edit::Remove(p));
+            }
+        }
+        if let Some(v) = m.get("insert") {
+            let at = child(&at, "insert");
+            for (j, p) in array(v, &at)?.iter().enumerate() {
+                let at = format!("{at}[{j}]");
+                let name_at = child(&at, "name");
+                let Some(name) = object(p, &at)?.get("name") else {
+                    return fault(name_at, "missing");
+                };
+                let name = string(name, &name_at)?.to_string();
+                if EDITS.contains(&name.as_str()) {
+                    return fault(
+                        name_at,
+                        format!("{name:?} is a frame's edit key, not a name"),
+                    );
+                }
+                if by_name.contains_key(name.as_str()) || alive.contains_key(&name) {
+                    return fault(name_at, format!("the name {name:?} is taken at this frame"));
+                }
+                let spec = part_spec(p, &at, name.clone())?;
+                alive.insert(name, parts.len());
+                frame.edits.push(Edit::Insert(parts.len()));
+                parts.push(spec);
+            }
+        }
+        if let Some(v) = m.get("move") {
+            let at = child(&at, "move");
+            for (name, v) in object(v, &at)? {
+                let at = child(&at, name);
+                let p = live(&alive, name, &at)?;
+                frame.edits.push(Edit::Move(p, pose(v, &at)?));
+            }
+        }
+        if let Some(v) = m.get("deform") {
+            let at = child(&at, "deform");
+            for (name, v) in object(v, &at)? {
+                let at = child(&at, name);
+                let shape = match by_name.get(name.as_str()) {
+                    Some(&o) => objects[o].shape,
+                    None => parts[live(&alive, name, &at)?].shape,
+                };
+                let file = folder.join(string(v, &at)?);
+                frame.edits.push(Edit::Deform { shape, file, at });
+            }
+        }
+        for (name, v) in m {
+            if EDITS.contains(&name.as_str()) {
+                continue;
+            }
             let at = child(&at, name);
             let Some(&o) = by_name.get(name.as_str()) else {
-                let why = if parts.iter().any(|p| &p.name == name) {
-                    "a part; parts stay where they are placed".to_string()
+                let why = if alive.contains_key(name) {
+                    "a part; a part moves by the frame's \"move\"".to_string()
                 } else {
                     format!("no object named {name:?}")
                 };
                 return fault(at, why);
             };
-            placed.push((o, object_pose(v, &at)?));
+            frame.placed.push((o, object_pose(v, &at)?));
         }
-        frames.push(placed);
+        frames.push(frame);
     }
     Ok(SceneFile {
         k,
         shapes,
         parts,
+        initial,
         objects,
         frames,
     })

@@ -5,12 +5,12 @@
 //! two objects in name order; pairs, events and contacts are sorted.
 
 use crate::common::load_mesh;
-use crate::scene_file::{self, SceneFile};
+use crate::scene_file::{self, Edit, SceneFile};
 use crate::stats::TimeStats;
 use crate::with_k;
 use clap::Args;
 use indicatif::ProgressBar;
-use kdop::{Body, ObjectDesc, ObjectId, PartDesc, World};
+use kdop::{Body, ObjectDesc, ObjectId, PartDesc, PartHandle, World};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,9 +43,12 @@ fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<Exit
     let start = Instant::now();
     let mut world = World::<K>::new();
     let mut shapes = Vec::with_capacity(scene.shapes.len());
+    // Per shape, its triangles: a deformation's mesh file must have the same.
+    let mut triangles = Vec::with_capacity(scene.shapes.len());
     for (name, path) in &scene.shapes {
         let role = format!("scene {}, shape {name}", a.scene.display());
         let mesh = load_mesh(path, &role)?;
+        triangles.push(mesh.triangles().to_vec());
         shapes.push(world.add_shape(mesh).map_err(|e| e.context(role))?);
     }
     // Names, parts then objects: a body's user value is its index here.
@@ -54,9 +57,10 @@ fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<Exit
     names.extend(scene.objects.iter().map(|o| o.name.as_str()));
     // Inserted in name order, so that which side of a pair a query sees first (and so the
     // contact a detect-mode pair finds) does not depend on the file's order.
-    let mut part_order: Vec<usize> = (0..scene.parts.len()).collect();
+    let mut part_order: Vec<usize> = (0..scene.initial).collect();
     part_order.sort_by_key(|&i| &scene.parts[i].name);
-    for i in part_order {
+    let mut part_handles: Vec<Option<PartHandle>> = vec![None; scene.parts.len()];
+    let add_part = |world: &mut World<K>, i: usize| {
         let p = &scene.parts[i];
         let desc = PartDesc {
             group: p.group,
@@ -65,7 +69,10 @@ fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<Exit
         };
         world
             .add_part(shapes[p.shape], p.pose, desc)
-            .map_err(|e| e.context(format!("scene {}, part {}", a.scene.display(), p.name)))?;
+            .map_err(|e| e.context(format!("scene {}, part {}", a.scene.display(), p.name)))
+    };
+    for i in part_order {
+        part_handles[i] = Some(add_part(&mut world, i)?);
     }
     let mut order: Vec<usize> = (0..scene.objects.len()).collect();
     order.sort_by_key(|&i| &scene.objects[i].name);
@@ -88,9 +95,23 @@ fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<Exit
     let mut pairs: Vec<NamedPair> = Vec::new();
     let mut begins: Vec<(usize, usize)> = Vec::new();
     let mut ends: Vec<(usize, usize)> = Vec::new();
-    for (frame, placed) in scene.frames.iter().enumerate() {
+    let mut edit_times = TimeStats::default();
+    for (frame, spec) in scene.frames.iter().enumerate() {
         bar.inc(1);
-        for &(o, pose) in placed {
+        if !spec.edits.is_empty() {
+            let us = apply_edits::<K>(
+                a,
+                scene,
+                &spec.edits,
+                &mut world,
+                &shapes,
+                &triangles,
+                &mut part_handles,
+                &add_part,
+            )?;
+            edit_times.record(us);
+        }
+        for &(o, pose) in &spec.placed {
             pending[o] = Some(pose);
         }
         for &o in &order {
@@ -208,7 +229,70 @@ fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<Exit
         times.percentile(0.99),
         times.max()
     );
+    if edit_times.count() > 0 {
+        eprintln!(
+            "{} frames with edits; edits per frame p50 {:.0} us, max {:.0} us (mesh files read \
+             outside the timer)",
+            edit_times.count(),
+            edit_times.percentile(0.5),
+            edit_times.max()
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Applies a frame's edits in order; returns the microseconds spent in the world's calls.
+#[allow(clippy::too_many_arguments)]
+fn apply_edits<const K: usize>(
+    a: &WorldArgs,
+    scene: &SceneFile,
+    edits: &[Edit],
+    world: &mut World<K>,
+    shapes: &[kdop::ShapeId],
+    triangles: &[Vec<[u32; 3]>],
+    parts: &mut [Option<PartHandle>],
+    add_part: &impl Fn(&mut World<K>, usize) -> kdop::Result<PartHandle>,
+) -> kdop::Result<f64> {
+    let mut us = 0.0;
+    let context = |what: &str| format!("scene {}, {what}", a.scene.display());
+    for edit in edits {
+        // The parser checked that every part named is alive at its frame.
+        let handle = |p: usize| parts[p].expect("a live part");
+        let t0 = Instant::now();
+        match edit {
+            Edit::Remove(p) => {
+                world.remove_part(handle(*p))?;
+                parts[*p] = None;
+            }
+            Edit::Insert(p) => parts[*p] = Some(add_part(world, *p)?),
+            Edit::Move(p, pose) => world
+                .set_part_placement(handle(*p), *pose)
+                .map_err(|e| e.context(context(&format!("part {}", scene.parts[*p].name))))?,
+            Edit::Deform { shape, file, at } => {
+                let role = context(&format!("{at}: {}", file.display()));
+                let mesh = load_mesh(file, &role)?;
+                if mesh.triangles() != triangles[*shape].as_slice() {
+                    return Err(kdop::Error::InvalidParameter {
+                        name: "deform",
+                        reason: format!(
+                            "the triangles differ from shape {}'s (a deformation moves vertices \
+                             only)",
+                            scene.shapes[*shape].0
+                        ),
+                    }
+                    .context(role));
+                }
+                let t1 = Instant::now();
+                world
+                    .deform_shape(shapes[*shape], mesh.vertices())
+                    .map_err(|e| e.context(role))?;
+                us += t1.elapsed().as_secs_f64() * 1e6;
+                continue;
+            }
+        }
+        us += t0.elapsed().as_secs_f64() * 1e6;
+    }
+    Ok(us)
 }
 
 /// A pair's bodies as name indices, object before part and two objects in name order, and
