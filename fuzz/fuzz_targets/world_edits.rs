@@ -1,5 +1,6 @@
-//! Random sequences of world edits — shapes, objects and parts added and removed, poses set
-//! (bad ones too), filters changed, stale handles used — with a step after each few: every
+//! Random sequences of world edits — shapes, objects and parts added and removed, poses and
+//! part placements set (bad ones too), filters changed, shapes swapped, shapes deformed (bad
+//! vertices too), stale handles used — with a step after each few: every
 //! step's colliding pairs and contacts equal brute force over all object and part pairs, and
 //! every pair that collided and stops is reported ended exactly once.
 #![no_main]
@@ -34,6 +35,8 @@ fuzz_target!(|data: &[u8]| {
     let mut b = Bytes(data);
     let mut w = World::<18>::new();
     let mut shapes: Vec<ShapeId> = Vec::new();
+    // Per shape, its vertex count (a deformation keeps it).
+    let mut counts: Vec<usize> = Vec::new();
     let mut objects: BTreeMap<ObjectId, Item> = BTreeMap::new();
     let mut parts: BTreeMap<PartHandle, Item> = BTreeMap::new();
     let mut gone: Vec<ObjectId> = Vec::new();
@@ -42,12 +45,55 @@ fuzz_target!(|data: &[u8]| {
         if b.0.is_empty() {
             break;
         }
-        match b.byte() % 8 {
+        match b.byte() % 11 {
             0 => {
                 if let Some(m) = mesh(&mut b) {
-                    if let Ok(s) = w.add_shape(m) {
+                    if let Ok(s) = w.add_shape(m.clone()) {
                         shapes.push(s);
+                        counts.push(m.vertices().len());
                     }
+                }
+            }
+            7 if !parts.is_empty() => {
+                let id = *parts
+                    .keys()
+                    .nth(usize::from(b.byte()) % parts.len())
+                    .unwrap();
+                if let Ok(p) = b.pose() {
+                    if w.set_part_placement(id, p).is_ok() {
+                        parts.get_mut(&id).unwrap().pose = p;
+                    }
+                }
+                assert_eq!(
+                    w.part_placement(id).unwrap(),
+                    parts[&id].pose,
+                    "a refused placement changed it"
+                );
+            }
+            8 if !shapes.is_empty() && !(objects.is_empty() && parts.is_empty()) => {
+                let shape = shapes[usize::from(b.byte()) % shapes.len()];
+                let i = usize::from(b.byte());
+                if i % 2 == 0 && !parts.is_empty() {
+                    let id = *parts.keys().nth(i % parts.len()).unwrap();
+                    w.set_part_shape(id, shape).unwrap();
+                    parts.get_mut(&id).unwrap().shape = shape;
+                } else if !objects.is_empty() {
+                    let id = *objects.keys().nth(i % objects.len()).unwrap();
+                    w.set_object_shape(id, shape).unwrap();
+                    objects.get_mut(&id).unwrap().shape = shape;
+                }
+            }
+            9 if !shapes.is_empty() => {
+                let i = usize::from(b.byte()) % shapes.len();
+                let n = counts[i] + usize::from(b.byte() % 8 == 0);
+                let v: Vec<_> = (0..n).map(|_| b.point()).collect();
+                let before = w.shape_object(shapes[i]).unwrap().bvh().clone();
+                if w.deform_shape(shapes[i], &v).is_err() {
+                    let after = w.shape_object(shapes[i]).unwrap().bvh();
+                    assert!(
+                        before.bounds().eq(after.bounds()),
+                        "a refused deformation changed the shape"
+                    );
                 }
             }
             1 | 2 if !shapes.is_empty() => {
