@@ -319,12 +319,11 @@ impl<const K: usize> Dop<K> {
     #[inline]
     #[must_use]
     pub fn merge(&self, other: &Self) -> Self {
+        // Comparisons, not f32::min/max (whose NaN rules cost a blend per lane): bounds
+        // are never NaN.
         let b = std::array::from_fn(|i| {
-            if i < K / 2 {
-                self.b[i].min(other.b[i])
-            } else {
-                self.b[i].max(other.b[i])
-            }
+            let (x, y) = (self.b[i], other.b[i]);
+            if (i < K / 2) == (x < y) { x } else { y }
         });
         Dop { b }
     }

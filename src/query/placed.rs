@@ -208,7 +208,10 @@ impl<const K: usize> PlacedObject<K> {
             // inside its shifted parent already; a node bounded from its own corners gains
             // too little to pay for the intersection.)
             if !frame.translation_only
-                && obj.corners[fi] == crate::tumble::CornerSet::Dop
+                && matches!(
+                    obj.corners[fi],
+                    crate::tumble::CornerSet::Dop | crate::tumble::CornerSet::Slabs
+                )
                 && parent.stamp == self.stamp
             {
                 dop = dop.intersect(&parent.dop);

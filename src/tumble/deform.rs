@@ -6,18 +6,21 @@
 //! their children's bounds, so a refit climbs only as far as the escape reaches.
 //!
 //! What cannot be kept across a deformation is re-made: the leaves' byte codes (the
-//! triangles moved inside their leaves), the corners of refit nodes, the own corners of
-//! nodes that keep their triangles' vertices, and the convex hull of the root's climb. The
+//! triangles moved inside their leaves), the own corners of nodes that keep their
+//! triangles' vertices, and the convex hull of the root's climb. Refit nodes that kept
+//! their k-DOP's corners keep none ([`CornerSet::Slabs`]): they are re-bounded from their
+//! slabs, since enumerating a k-DOP's corners costs far more than refitting it. The
 //! object gets a new identity, so no query state reuses a bound or a placed triangle of the
 //! old geometry.
 
-use super::{CornerArrays, CornerSet, FlyingObject, NEXT_ID, hull_of, own_corners};
+use super::{CornerSet, FlyingObject, NEXT_ID, own_corners, slack_of, write_lanes};
 use crate::dop::Dop;
 use crate::error::{Error, Result};
 use crate::hierarchy::{END, codes};
 use crate::mesh::check_point;
 use glam::DVec3;
 use rayon::prelude::*;
+use smallvec::SmallVec;
 use std::sync::atomic::Ordering as AtomicOrdering;
 
 /// What one [`FlyingObject::deform`] did.
@@ -33,14 +36,29 @@ pub struct DeformStats {
     pub escaped_leaves: u32,
 }
 
-/// Buffers a deforming object keeps between deformations.
+/// Buffers a deforming object keeps between deformations, and what its topology gives
+/// once: the leaves, each triangle position's leaf, and the vertices of the nodes that
+/// keep their own corners.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct DeformScratch {
+pub(crate) struct DeformScratch<const K: usize> {
+    leaves: Vec<u32>,
+    /// Per leaf (in `leaves`' order): whether a vertex of it moved, and its new bound if
+    /// its triangles left the stored one.
+    leaf_bounds: Vec<(bool, Option<Dop<K>>)>,
+    /// Per vertex: whether this deformation moved it, and its k-DOP
+    /// ([`Dop::from_point_quick`]), kept from deformation to deformation.
+    moved: Vec<bool>,
+    vertex_dops: Vec<Dop<K>>,
+    /// Per node, whether a vertex of its leaf moved (leaves only).
+    touched: Vec<bool>,
     /// Per triangle position, its leaf.
     leaf_of: Vec<u32>,
     /// Per node, whether its bound was re-made by this deformation.
     refit: Vec<bool>,
+    /// Node `i`'s own corners are the vertices `own[own_at[i]..own_at[i + 1]]` (none for
+    /// nodes that keep their k-DOP's corners).
     own: Vec<u32>,
+    own_at: Vec<u32>,
 }
 
 impl<const K: usize> FlyingObject<K> {
@@ -49,6 +67,9 @@ impl<const K: usize> FlyingObject<K> {
     /// by `margin` times its largest box extent, so that the next small deformations leave
     /// it alone. Queries afterwards are exact for the new geometry.
     ///
+    /// A deformed object's root is re-bounded from its slabs, not hill-climbed on its
+    /// convex hull (which is not re-made): its root bound contains it without being tight.
+    ///
     /// # Errors
     /// [`Error::InvalidParameter`] for a vertex count other than the object's or a
     /// negative or non-finite margin; [`Error::NonFiniteCoordinate`] and
@@ -56,8 +77,8 @@ impl<const K: usize> FlyingObject<K> {
     /// then.
     ///
     /// # Complexity
-    /// Linear in the triangles (their leaves' codes are re-made), plus the corners of the
-    /// refit nodes and the convex hull of the vertices.
+    /// Linear in the triangles (leaves and their codes, in parallel on rayon's pool) and
+    /// the nodes; the first deformation also lists what the topology gives once.
     pub fn deform(&mut self, vertices: &[DVec3], margin: f64) -> Result<DeformStats> {
         let expected = self.part.bvh.vertices.len();
         if vertices.len() != expected {
@@ -75,130 +96,227 @@ impl<const K: usize> FlyingObject<K> {
                 reason: format!("{margin} is not a finite share ≥ 0"),
             });
         }
-        for (i, v) in vertices.iter().enumerate() {
-            check_point(*v, i)?;
+        let had_scratch = self.deform.is_some();
+        let mut scratch = self
+            .deform
+            .take()
+            .unwrap_or_else(|| DeformScratch::new(self));
+        // One pass reads: which vertices moved, the first bad one, the largest coordinate.
+        scratch.moved.resize(expected, false);
+        let (bad, magnitude) = scratch
+            .moved
+            .par_iter_mut()
+            .zip(vertices)
+            .zip(&self.part.bvh.vertices)
+            .enumerate()
+            .with_min_len(4096)
+            .map(|(i, ((moved, new), old))| {
+                *moved = new != old;
+                let bad = if check_point(*new, i).is_err() {
+                    i
+                } else {
+                    usize::MAX
+                };
+                (bad, new.abs().max_element())
+            })
+            .reduce(|| (usize::MAX, 0.0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+        if let Some(e) = vertices.get(bad).and_then(|&v| check_point(v, bad).err()) {
+            // Unchanged: an object never deformed stays one (its root still climbs).
+            if had_scratch {
+                self.deform = Some(scratch);
+            }
+            return Err(e);
         }
-        let mut scratch = self.deform.take().unwrap_or_default();
-        self.part.bvh.vertices.copy_from_slice(vertices);
+        // One pass writes: the vertices, and the moved ones' k-DOPs.
+        self.part
+            .bvh
+            .vertices
+            .par_iter_mut()
+            .zip(&mut scratch.vertex_dops)
+            .zip(vertices)
+            .zip(&scratch.moved)
+            .with_min_len(4096)
+            .for_each(|(((slot, d), &v), &moved)| {
+                if moved {
+                    *slot = v;
+                    *d = Dop::from_point_quick(v);
+                }
+            });
         let stats = self.refit(&mut scratch, margin);
-        self.recode(&mut scratch);
-        self.recorner(&mut scratch);
+        self.recode(&scratch);
+        self.recorner(&scratch);
         self.top[0].dop = self.part.bvh.root_dop();
-        (self.hull, self.hull_pts, self.magnitude) = hull_of(&self.part.bvh);
+        self.magnitude = magnitude;
         self.id = NEXT_ID.fetch_add(1, AtomicOrdering::Relaxed);
         self.deform = Some(scratch);
         Ok(stats)
     }
 
-    /// Bottom-up over the nodes (children come after their parent): each node's exact
-    /// bound (its triangles', or its children's stored bounds) re-made only when the
-    /// stored one does not contain it.
-    fn refit(&mut self, scratch: &mut DeformScratch, margin: f64) -> DeformStats {
-        let bvh = &mut self.part.bvh;
-        let n = bvh.nodes.len();
+    /// The leaves' new bounds in parallel (each from its own triangles), then the inner
+    /// nodes bottom-up (children come after their parent), each re-made only when its
+    /// stored bound does not contain its children's.
+    fn refit(&mut self, scratch: &mut DeformScratch<K>, margin: f64) -> DeformStats {
+        let bvh = &self.part.bvh;
+        let grown = |exact: Dop<K>| exact.enlarged(margin * exact.box_extent().max_element());
+        let (moved, vertex_dops) = (&scratch.moved, &scratch.vertex_dops);
+        scratch
+            .leaves
+            .par_iter()
+            .with_min_len(256)
+            .map(|&leaf| {
+                let node = &bvh.nodes[leaf as usize];
+                let first = node.first_triangle() as usize;
+                let mut last = first;
+                while bvh.ids[last] & END == 0 {
+                    last += 1;
+                }
+                let tris = &bvh.tris[first..=last];
+                if !tris.iter().flatten().any(|&v| moved[v as usize]) {
+                    return (false, None);
+                }
+                let mut d = Dop::<K>::EMPTY;
+                for &v in tris.iter().flatten() {
+                    d = d.merge(&vertex_dops[v as usize]);
+                }
+                (true, (!node.dop.contains(&d)).then(|| grown(d)))
+            })
+            .collect_into_vec(&mut scratch.leaf_bounds);
+        let nodes = &mut self.part.bvh.nodes;
         scratch.refit.clear();
-        scratch.refit.resize(n, false);
+        scratch.refit.resize(nodes.len(), false);
+        scratch.touched.clear();
+        scratch.touched.resize(nodes.len(), false);
         let mut stats = DeformStats {
-            nodes: n as u32,
+            nodes: nodes.len() as u32,
+            leaves: scratch.leaves.len() as u32,
             ..DeformStats::default()
         };
-        for i in (0..n).rev() {
-            let node = bvh.nodes[i];
-            let exact = if node.is_leaf() {
-                stats.leaves += 1;
-                let mut pos = node.first_triangle() as usize;
-                let mut d = Dop::<K>::EMPTY;
-                loop {
-                    d = d.merge(&codes::own_bound(bvh, pos));
-                    if bvh.ids[pos] & END != 0 {
-                        break;
-                    }
-                    pos += 1;
-                }
-                d
-            } else {
-                let c = node.first_child() as usize;
-                bvh.nodes[c].dop.merge(&bvh.nodes[c + 1].dop)
-            };
-            if !node.dop.contains(&exact) {
-                let grow = margin * exact.box_extent().max_element();
-                bvh.nodes[i].dop = exact.enlarged(grow);
+        for (&leaf, (touched, bound)) in scratch.leaves.iter().zip(&scratch.leaf_bounds) {
+            scratch.touched[leaf as usize] = *touched;
+            if let Some(d) = bound {
+                nodes[leaf as usize].dop = *d;
+                scratch.refit[leaf as usize] = true;
+                stats.escaped_leaves += 1;
+            }
+        }
+        stats.refit = stats.escaped_leaves;
+        for i in (0..nodes.len()).rev() {
+            if nodes[i].is_leaf() {
+                continue;
+            }
+            let c = nodes[i].first_child() as usize;
+            if !scratch.refit[c] && !scratch.refit[c + 1] {
+                continue; // Its children's bounds are those it was checked against.
+            }
+            let exact = nodes[c].dop.merge(&nodes[c + 1].dop);
+            if !nodes[i].dop.contains(&exact) {
+                nodes[i].dop = grown(exact);
                 scratch.refit[i] = true;
                 stats.refit += 1;
-                stats.escaped_leaves += u32::from(node.is_leaf());
             }
         }
         stats
     }
 
-    /// Every leaf's triangle codes, from the moved triangles and the leaf's bound.
-    fn recode(&mut self, scratch: &mut DeformScratch) {
-        if self.part.codes.is_empty() {
-            return;
-        }
+    /// The triangle codes of the leaves a vertex of which moved: a code is kept when its
+    /// leaf's bound is the same and it still bounds its triangle, else encoded anew.
+    fn recode(&mut self, scratch: &DeformScratch<K>) {
         let bvh = &self.part.bvh;
-        if scratch.leaf_of.len() != bvh.tris.len() {
-            scratch.leaf_of.clear();
-            scratch.leaf_of.resize(bvh.tris.len(), 0);
-            for (i, node) in bvh.nodes.iter().enumerate() {
-                if node.is_leaf() {
-                    let mut pos = node.first_triangle() as usize;
-                    loop {
-                        scratch.leaf_of[pos] = i as u32;
-                        if bvh.ids[pos] & END != 0 {
-                            break;
-                        }
-                        pos += 1;
-                    }
-                }
-            }
-        }
-        let leaf_of = &scratch.leaf_of;
+        let s = scratch;
         self.part
             .codes
             .par_iter_mut()
             .enumerate()
             .with_min_len(1024)
             .for_each(|(pos, code)| {
-                let leaf = &bvh.nodes[leaf_of[pos] as usize].dop;
-                *code = codes::encode_one(leaf, &codes::own_bound(bvh, pos));
+                let leaf = s.leaf_of[pos] as usize;
+                if !s.touched[leaf] {
+                    return;
+                }
+                let leaf_dop = &bvh.nodes[leaf].dop;
+                let [a, b, c] = bvh.tris[pos].map(|v| &s.vertex_dops[v as usize]);
+                let own = a.merge(b).merge(c);
+                if s.refit[leaf] || !codes::decode(leaf_dop, code).contains(&own) {
+                    *code = codes::encode_one(leaf_dop, &own);
+                }
             });
     }
 
-    /// The corner arrays again: refit nodes that keep their k-DOP's corners enumerate
-    /// them anew, the others copy theirs; nodes that keep their own triangles' corners
-    /// read the moved vertices.
-    fn recorner(&mut self, scratch: &mut DeformScratch) {
-        let n = self.part.bvh.nodes.len();
-        let mut arrays = CornerArrays::with_capacity(n);
-        for i in 0..n {
-            let node = &self.part.bvh.nodes[i];
+    /// The nodes' corners, in place: nodes that keep their own triangles' corners read the
+    /// moved vertices; refit nodes that kept their k-DOP's corners keep none from now on
+    /// ([`CornerSet::Slabs`]).
+    fn recorner(&mut self, scratch: &DeformScratch<K>) {
+        let mut pts: SmallVec<[DVec3; 48]> = SmallVec::new();
+        for i in 0..self.corners.len() {
             match self.corners[i] {
-                CornerSet::Dop if !scratch.refit[i] => arrays.push_kept(self, i),
-                CornerSet::Dop => {
-                    arrays.push::<K>(&node.dop.vertices_small(), false, node.dop.magnitude());
-                }
-                CornerSet::Own | CornerSet::OwnLanes => {
-                    let complete = own_corners(&self.part.bvh, i, &mut scratch.own);
-                    debug_assert!(
-                        complete,
-                        "a node's own corners depend on its triangles only"
+                CornerSet::Dop if scratch.refit[i] => self.corners[i] = CornerSet::Slabs,
+                CornerSet::Dop | CornerSet::Slabs => {}
+                set @ (CornerSet::Own | CornerSet::OwnLanes) => {
+                    let (a, b) = (scratch.own_at[i] as usize, scratch.own_at[i + 1] as usize);
+                    if !scratch.own[a..b].iter().any(|&v| scratch.moved[v as usize]) {
+                        continue;
+                    }
+                    pts.clear();
+                    pts.extend(
+                        scratch.own[a..b]
+                            .iter()
+                            .map(|&v| self.part.bvh.vertices[v as usize]),
                     );
-                    let verts: Vec<DVec3> = scratch
-                        .own
-                        .iter()
-                        .map(|&v| self.part.bvh.vertices[v as usize])
-                        .collect();
-                    arrays.push::<K>(&verts, true, node.dop.magnitude());
+                    self.slack[i] = slack_of(&pts);
+                    if set == CornerSet::OwnLanes {
+                        let (a, b) = (self.own_start[i] as usize, self.own_start[i + 1] as usize);
+                        for (slot, p) in self.own_pts[a..b].iter_mut().zip(&pts) {
+                            *slot = p.as_vec3().to_array();
+                        }
+                    } else {
+                        let (a, b) = (self.vstart[i] as usize, self.vstart[i + 1] as usize);
+                        write_lanes(&mut self.verts[a..b], &pts);
+                    }
                 }
             }
         }
-        self.vstart = arrays.vstart;
-        self.verts = arrays.verts;
-        self.own_start = arrays.own_start;
-        self.own_pts = arrays.own_pts;
-        self.slack = arrays.slack;
-        self.corners = arrays.corners;
+    }
+}
+
+impl<const K: usize> DeformScratch<K> {
+    /// What `obj`'s topology gives once: its leaves, each position's leaf, and the vertex
+    /// lists of the nodes that keep their own corners.
+    fn new(obj: &FlyingObject<K>) -> Self {
+        let bvh = &obj.part.bvh;
+        let mut s = DeformScratch {
+            leaf_of: vec![0; bvh.tris.len()],
+            vertex_dops: bvh
+                .vertices
+                .par_iter()
+                .map(|&v| Dop::from_point_quick(v))
+                .collect(),
+            ..Self::default()
+        };
+        s.own_at.push(0);
+        let mut own = Vec::new();
+        for (i, node) in bvh.nodes.iter().enumerate() {
+            if node.is_leaf() {
+                s.leaves.push(i as u32);
+                let mut pos = node.first_triangle() as usize;
+                loop {
+                    s.leaf_of[pos] = i as u32;
+                    if bvh.ids[pos] & END != 0 {
+                        break;
+                    }
+                    pos += 1;
+                }
+            }
+            if matches!(obj.corners[i], CornerSet::Own | CornerSet::OwnLanes) {
+                let complete = own_corners(bvh, i, &mut own);
+                debug_assert!(
+                    complete,
+                    "a node's own corners depend on its triangles only"
+                );
+                s.own.extend_from_slice(&own);
+            }
+            s.own_at.push(s.own.len() as u32);
+        }
+        s
     }
 }
 
@@ -237,16 +355,26 @@ mod tests {
         Mesh::new(v, t).unwrap()
     }
 
-    /// `rest` deformed: a wobble of a few percent, or (`far`) stretched, moved by more than
+    /// `rest` deformed: a wobble of a few percent (of the upper half only, if `partial`:
+    /// the lower half stays where it is `now`), or (`far`) stretched, moved by more than
     /// its own size and with some vertices collapsed onto the first (degenerate triangles).
-    fn deformed(rest: &[DVec3], far: bool, s: &mut u64) -> Vec<DVec3> {
+    fn deformed(
+        rest: &[DVec3],
+        now: &[DVec3],
+        far: bool,
+        partial: bool,
+        s: &mut u64,
+    ) -> Vec<DVec3> {
         // A jump of 3 to 5 per axis: out of the rest shape's box.
         let jump = (DVec3::new(lcg(s), lcg(s), lcg(s)) * 4.0 - 2.0).map(|x| x + 3.0f64.copysign(x));
         let stretch = DVec3::new(0.3 + lcg(s) * 2.0, 0.3 + lcg(s) * 2.0, 1.0);
         rest.iter()
-            .map(|&v| {
+            .zip(now)
+            .map(|(&v, &was)| {
                 let wobble = (DVec3::new(lcg(s), lcg(s), lcg(s)) - 0.5) * 0.1;
-                if !far {
+                if !far && partial && v.z < 0.0 {
+                    was
+                } else if !far {
                     v + wobble
                 } else if lcg(s) < 0.1 {
                     rest[0]
@@ -286,11 +414,19 @@ mod tests {
         let mut state = QueryState::new();
         let report = QueryOptions::REPORT;
         let mut found = [0usize; 4];
+        let mut now = rest.vertices().to_vec();
         for round in 0..10 {
             env.collide(&obj, &pose, &report, &mut state).unwrap();
             obj.collide_with(&pose, &other, &other_pose, &report, &mut state)
                 .unwrap();
-            let verts = deformed(rest.vertices(), round % 3 == 2, &mut s);
+            let verts = deformed(
+                rest.vertices(),
+                &now,
+                round % 3 == 2,
+                round % 3 == 1,
+                &mut s,
+            );
+            now.clone_from(&verts);
             obj.deform(&verts, 0.05).unwrap();
             obj.part.bvh.validate_with_codes(&obj.part.codes).unwrap();
             if round % 3 != 0 {
@@ -411,6 +547,10 @@ mod tests {
             ));
         }
         assert_eq!((obj.id, &obj.part.bvh.nodes), (id, &nodes));
+        assert!(
+            obj.deform.is_none(),
+            "a refused first deformation made it a deformed object"
+        );
         assert_eq!(obj.part.bvh.vertices, rest.vertices());
     }
 }

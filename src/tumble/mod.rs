@@ -78,7 +78,7 @@ pub struct FlyingObject<const K: usize> {
     pub(crate) wide_leaves: bool,
     pub(crate) id: u64,
     /// Buffers kept between deformations ([`FlyingObject::deform`]); none until the first.
-    pub(crate) deform: Option<deform::DeformScratch>,
+    pub(crate) deform: Option<deform::DeformScratch<K>>,
 }
 
 /// The largest flying leaf whose triangle pairs are decided one by one: at the default leaf
@@ -165,7 +165,7 @@ impl<const K: usize> FlyingObject<K> {
         out.clear();
         let mut climber = Climber::default();
         climber.reset(self.hull_pts.len(), K);
-        out.push(root_exact(self, &frame, &mut climber));
+        out.push(root_exact(self, &mut frame, &mut climber));
         for i in 1..self.part.bvh.nodes.len() {
             out.push(tumble_node(self, i, &mut frame, method));
         }
@@ -558,6 +558,10 @@ const LANES: usize = 8;
 pub(crate) enum CornerSet {
     /// Its k-DOP's corners, in lanes of vertices ([`tumble_lanes`]), or its slabs.
     Dop,
+    /// No corners: re-bounded from its slabs whatever the method. A deformation's refit
+    /// nodes ([`FlyingObject::deform`]): enumerating a k-DOP's corners costs far more than
+    /// refitting it.
+    Slabs,
     /// Its own triangle corners (fewer than its k-DOP's), in lanes of vertices.
     Own,
     /// Its own triangle corners, one vertex at a time onto every direction ([`own_lanes`]).
@@ -586,6 +590,32 @@ fn hull_of<const K: usize>(bvh: &Bvh<K>) -> (Hull, Vec<DVec3>, f64) {
     let hull_pts = hull.vertices.iter().map(|&i| pts[i as usize]).collect();
     let magnitude = pts.iter().fold(0.0f64, |a, p| a.max(p.abs().max_element()));
     (hull, hull_pts, magnitude)
+}
+
+/// A node's `(s, m)` for its stored vertices `verts`: how far rounding them to `f32` moved
+/// them (∞-norm, never 0) and their largest `f32` coordinate magnitude.
+pub(crate) fn slack_of(verts: &[DVec3]) -> (f64, f64) {
+    let mut s: f64 = 0.0;
+    let mut m: f64 = 0.0;
+    for v in verts {
+        let back = v.as_vec3().as_dvec3();
+        s = s.max((back - *v).abs().max_element());
+        m = m.max(back.abs().max_element());
+    }
+    (s + f64::MIN_POSITIVE, m)
+}
+
+/// `verts` into `chunks` of [`LANES`] vertices as x, y and z rows, padded with copies of
+/// the first vertex (harmless for minima and maxima) so re-bounding loops have no tail.
+pub(crate) fn write_lanes(chunks: &mut [[[f32; LANES]; 3]], verts: &[DVec3]) {
+    for (c, chunk) in chunks.iter_mut().enumerate() {
+        let at = |l: usize| verts.get(c * LANES + l).unwrap_or(&verts[0]).as_vec3();
+        *chunk = [
+            std::array::from_fn(|l| at(l).x),
+            std::array::from_fn(|l| at(l).y),
+            std::array::from_fn(|l| at(l).z),
+        ];
+    }
 }
 
 /// The distinct vertices of node `i`'s triangles, sorted, into `own`; `false` (and `own`
@@ -634,19 +664,13 @@ impl CornerArrays {
     /// The next node's corners: its own triangles' (`exact`) or its k-DOP's, whose
     /// bounds' largest magnitude is `scale`.
     pub(crate) fn push<const K: usize>(&mut self, verts: &[DVec3], exact: bool, scale: f64) {
-        let mut s: f64 = 0.0;
-        let mut m: f64 = 0.0;
-        for v in verts {
-            let back = v.as_vec3().as_dvec3();
-            s = s.max((back - *v).abs().max_element());
-            m = m.max(back.abs().max_element());
-        }
+        let (mut s, m) = slack_of(verts);
         if !exact {
             // The enumeration finds every true vertex to within its merge tolerance
             // (1024 EPS scale, see dop::brep) plus a few ulps; double it for margin.
             s += 2048.0 * EPS * scale;
         }
-        self.slack.push((s + f64::MIN_POSITIVE, m));
+        self.slack.push((s, m));
         let few = exact && own_in_lanes(K);
         self.corners.push(match (exact, few) {
             (false, _) => CornerSet::Dop,
@@ -658,31 +682,11 @@ impl CornerArrays {
                 .extend(verts.iter().map(|v| v.as_vec3().to_array()));
         }
         self.own_start.push(self.own_pts.len() as u32);
-        // Pad to a multiple of the lane count with copies of the first vertex (harmless
-        // for minima and maxima) so the re-bounding loop has no tail.
         let chunked = if few { 0 } else { verts.len().div_ceil(LANES) };
-        for c in 0..chunked {
-            let at = |l: usize| verts.get(c * LANES + l).unwrap_or(&verts[0]).as_vec3();
-            self.verts.push([
-                std::array::from_fn(|l| at(l).x),
-                std::array::from_fn(|l| at(l).y),
-                std::array::from_fn(|l| at(l).z),
-            ]);
-        }
+        let at = self.verts.len();
+        self.verts.resize(at + chunked, [[0.0; LANES]; 3]);
+        write_lanes(&mut self.verts[at..], verts);
         self.vstart.push(self.verts.len() as u32);
-    }
-
-    /// The next node's corners as `old` keeps them for its node `i` (a node whose k-DOP,
-    /// and so its corners, did not change).
-    pub(crate) fn push_kept<const K: usize>(&mut self, old: &FlyingObject<K>, i: usize) {
-        let (a, b) = (old.vstart[i] as usize, old.vstart[i + 1] as usize);
-        self.verts.extend_from_slice(&old.verts[a..b]);
-        self.vstart.push(self.verts.len() as u32);
-        let (a, b) = (old.own_start[i] as usize, old.own_start[i + 1] as usize);
-        self.own_pts.extend_from_slice(&old.own_pts[a..b]);
-        self.own_start.push(self.own_pts.len() as u32);
-        self.slack.push(old.slack[i]);
-        self.corners.push(old.corners[i]);
     }
 }
 
@@ -801,7 +805,7 @@ pub(crate) fn tumble_node<const K: usize>(
         }
         return own_portable(obj, node, frame);
     }
-    if method == Rebound::Slabs && set == CornerSet::Dop {
+    if set == CornerSet::Slabs || (method == Rebound::Slabs && set == CornerSet::Dop) {
         frame.prepare_dual();
         return tumble_dual(&obj.part.bvh.nodes[node].dop, frame);
     }
@@ -1301,7 +1305,7 @@ pub(crate) fn root_dop<const K: usize>(
     frame: &mut PoseFrame<K>,
     climber: &mut Climber,
 ) -> Dop<K> {
-    if obj.hull_pts.len() <= SCAN_HULL || (frame.translation_only && obj.deform.is_none()) {
+    if obj.hull_pts.len() <= SCAN_HULL || frame.translation_only || obj.deform.is_some() {
         return root_exact(obj, frame, climber);
     }
     let c = frame.pull(0);
@@ -1327,7 +1331,7 @@ pub(crate) fn root_dop_unkept<const K: usize>(
     frame: &mut PoseFrame<K>,
     scratch: &mut Climber,
 ) -> Dop<K> {
-    if obj.hull_pts.len() <= SCAN_HULL || (frame.translation_only && obj.deform.is_none()) {
+    if obj.hull_pts.len() <= SCAN_HULL || frame.translation_only || obj.deform.is_some() {
         return root_exact(obj, frame, scratch);
     }
     // A pose with no previous one to climb from: the root's own corners projected, which
@@ -1340,14 +1344,18 @@ pub(crate) fn root_dop_unkept<const K: usize>(
 /// without its shortcut for jumps.
 pub(crate) fn root_exact<const K: usize>(
     obj: &FlyingObject<K>,
-    frame: &PoseFrame<K>,
+    frame: &mut PoseFrame<K>,
     climber: &mut Climber,
 ) -> Dop<K> {
-    if obj.hull_pts.is_empty() {
+    if obj.deform.is_some() {
+        // A deformed object keeps no hull (re-making one per deformation would cost more
+        // than the refit): its root is re-bounded from its slabs like any node, or
+        // shifted, and contains the object without being tight.
+        tumble_node(obj, 0, frame, Rebound::Slabs)
+    } else if obj.hull_pts.is_empty() {
         Dop::EMPTY
-    } else if frame.translation_only && obj.deform.is_none() {
-        // The stored root bound is the exact k-DOP of the object (until a deformation
-        // enlarges it: then the root is scanned or climbed as under a turn).
+    } else if frame.translation_only {
+        // The stored root bound is already the exact k-DOP of the object.
         shifted_root(&obj.part.bvh.nodes[0].dop, frame)
     } else if obj.hull_pts.len() <= SCAN_HULL {
         root_scanned(obj, frame)
@@ -1541,11 +1549,22 @@ pub(crate) mod tests {
                     "dispatched root misses a vertex"
                 );
             }
+            let exact = root_exact(obj, &mut frame, &mut climber);
+            if obj.deform.is_some() {
+                // A deformed object has no hull to climb: its root contains it, loosely.
+                for v in &placed {
+                    assert!(exact.contains_point(*v), "deformed root misses a vertex");
+                }
+            }
+            let hulls = obj.deform.is_none();
             for (how, root) in [
-                ("exact", root_exact(obj, &frame, &mut climber)),
+                ("exact", exact),
                 ("climbed", root_climbed(obj, &frame, &mut climber)),
                 ("scanned", root_scanned(obj, &frame)),
-            ] {
+            ]
+            .into_iter()
+            .filter(|_| hulls)
+            {
                 for v in &placed {
                     assert!(root.contains_point(*v), "{how} root misses a vertex");
                 }

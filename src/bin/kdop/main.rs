@@ -12,6 +12,7 @@
 mod broad;
 mod check;
 mod common;
+mod deform;
 mod demo;
 mod flight;
 mod flights;
@@ -73,6 +74,9 @@ enum BenchCommand {
     /// The sweep-and-prune broad phase alone on N moving boxes, against parry3d's BVH
     /// broad phase (`--features peers`), pairs checked against an oracle.
     Broad(broad::BroadArgs),
+    /// A deforming sheet's hierarchy refit per frame (a wave, a local poke), against
+    /// parry3d's deformable TriMesh (`--features peers`) on the same vertices.
+    Deform(deform::DeformArgs),
 }
 
 fn main() -> ExitCode {
@@ -87,6 +91,7 @@ fn main() -> ExitCode {
         Command::Paper(a) => paper::run(&a),
         Command::Bench(BenchCommand::Matrix(a)) => matrix::run(&a),
         Command::Bench(BenchCommand::Broad(a)) => broad::run(&a),
+        Command::Bench(BenchCommand::Deform(a)) => deform::run(&a),
     };
     match result {
         Ok(code) => code,
