@@ -6,7 +6,8 @@
 //! insertion-based optimisation), then rotations on the way up; deletion by promoting the
 //! sibling.
 //!
-//! One file per operation: `insert.rs`, `remove.rs`, `rotate.rs`, `validate.rs`; queries
+//! One file per operation: `insert.rs`, `remove.rs`, `rotate.rs`, `optimize.rs`
+//! (incremental re-insertion within a budget, and a full rebuild), `validate.rs`; queries
 //! and the cost here.
 //!
 //! The cost of a tree is the sum of its internal nodes' areas (the surface area of their
@@ -14,6 +15,7 @@
 //! [`DynamicTree::cost_ratio`] compares it with a fresh top-down build of the same leaves.
 
 mod insert;
+mod optimize;
 mod remove;
 mod rotate;
 mod validate;
@@ -90,6 +92,8 @@ pub struct DynamicTree<const K: usize> {
     stack: Vec<u32>,
     /// The sibling search's queue: (lower bound, node, inherited cost), bounds as bits.
     heap: std::collections::BinaryHeap<(std::cmp::Reverse<u64>, u32, u64)>,
+    /// Where [`DynamicTree::optimize`] goes on in the pool.
+    optimize_at: u32,
 }
 
 impl<const K: usize> DynamicTree<K> {
@@ -113,6 +117,7 @@ impl<const K: usize> DynamicTree<K> {
             margin,
             stack: Vec::new(),
             heap: Default::default(),
+            optimize_at: 0,
         })
     }
 
@@ -337,7 +342,7 @@ pub(crate) fn union_area<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> f64 {
 }
 
 /// The centre of a k-DOP's bounding box.
-fn centre<const K: usize>(d: &Dop<K>) -> glam::DVec3 {
+pub(crate) fn centre<const K: usize>(d: &Dop<K>) -> glam::DVec3 {
     let lo = glam::DVec3::new(d.lo(0).into(), d.lo(1).into(), d.lo(2).into());
     let hi = glam::DVec3::new(d.hi(0).into(), d.hi(1).into(), d.hi(2).into());
     (lo + hi) / 2.0

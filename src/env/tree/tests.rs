@@ -40,6 +40,7 @@ fn random_edits<const K: usize>(margin: f64, seed: u64) {
     };
     let mut next_item = 0u32;
     let (mut queries, mut hits, mut moves_kept) = (0, 0, 0);
+    let (mut optimized, mut rebuilds) = (0, 0);
     for step in 0..3000 {
         let r = lcg(&mut s);
         if model.live.is_empty() || r < 0.45 {
@@ -47,10 +48,19 @@ fn random_edits<const K: usize>(margin: f64, seed: u64) {
             let leaf = tree.insert(&d, next_item).unwrap();
             model.live.push((next_item, leaf, model.fat(&d)));
             next_item += 1;
-        } else if r < 0.7 {
+        } else if r < 0.68 {
             let j = (lcg(&mut s) * model.live.len() as f64) as usize;
             let (item, leaf, _) = model.live.swap_remove(j);
             assert_eq!(tree.remove(leaf).unwrap(), item);
+        } else if r < 0.72 {
+            // Leaves re-inserted or the tree rebuilt: bounds and handles as they were.
+            let budget = (lcg(&mut s) * 40.0) as u32;
+            let moved = tree.optimize(budget);
+            assert!(moved <= budget && moved as usize <= model.live.len());
+            optimized += moved;
+        } else if r < 0.73 {
+            tree.rebuild();
+            rebuilds += 1;
         } else {
             let j = (lcg(&mut s) * model.live.len() as f64) as usize;
             let (item, leaf, fat) = model.live[j];
@@ -104,6 +114,50 @@ fn random_edits<const K: usize>(margin: f64, seed: u64) {
         "{queries} queries, {hits} hits"
     );
     assert!(margin == 0.0 || moves_kept > 50, "{moves_kept} moves kept");
+    assert!(optimized > 500 && rebuilds > 10, "{optimized} {rebuilds}");
+}
+
+/// A rebuild is the fresh build `cost_ratio` compares with (ratio 1, handles kept), and
+/// re-inserting every leaf a few times brings a worn tree closer to it.
+#[test]
+fn optimising_and_rebuilding_bring_the_cost_down() {
+    let mut s = 11u64;
+    let mut tree = DynamicTree::<18>::new(0.1).unwrap();
+    // Boxes inserted in sweep order along x: each insertion sees only its neighbours.
+    let mut leaves: Vec<(TreeLeaf, u32)> = (0..3000)
+        .map(|i| {
+            let c = DVec3::new(f64::from(i) * 0.05, lcg(&mut s) * 30.0, lcg(&mut s) * 30.0);
+            (tree.insert(&cube(c, 1.0, &mut s), i).unwrap(), i)
+        })
+        .collect();
+    for k in 0..3000 {
+        let j = (lcg(&mut s) * leaves.len() as f64) as usize;
+        tree.remove(leaves[j].0).unwrap();
+        let c = point(&mut s, 30.0) + DVec3::X * (f64::from(k) * 0.05);
+        leaves[j].0 = tree.insert(&cube(c, 1.0, &mut s), leaves[j].1).unwrap();
+    }
+    let worn = tree.cost_ratio();
+    let mut copy = tree.clone();
+    for _ in 0..3 {
+        assert_eq!(tree.optimize(3000), 3000);
+    }
+    tree.validate().unwrap();
+    let optimized = tree.cost_ratio();
+    assert!(optimized < worn, "optimize: {worn} -> {optimized}");
+    copy.rebuild();
+    copy.validate().unwrap();
+    let rebuilt = copy.cost_ratio();
+    assert!(
+        (rebuilt - 1.0).abs() < 1e-12,
+        "a rebuild is the fresh build: {rebuilt}"
+    );
+    for &(leaf, item) in &leaves {
+        assert_eq!(
+            (tree.item(leaf).unwrap(), copy.item(leaf).unwrap()),
+            (item, item)
+        );
+    }
+    eprintln!("cost ratio: worn {worn:.3}, optimised {optimized:.3}, rebuilt {rebuilt:.3}");
 }
 
 #[test]
