@@ -14,6 +14,7 @@ mod check;
 mod common;
 mod deform;
 mod demo;
+mod edits;
 mod flight;
 mod flights;
 mod matrix;
@@ -77,6 +78,9 @@ enum BenchCommand {
     /// A deforming sheet's hierarchy refit per frame (a wave, a local poke), against
     /// parry3d's deformable TriMesh (`--features peers`) on the same vertices.
     Deform(deform::DeformArgs),
+    /// The editable part tree under random edits: insert and remove times, cost and query
+    /// time against a fresh build, the largest frame's optimisation.
+    Edits(edits::EditsArgs),
 }
 
 fn main() -> ExitCode {
@@ -92,6 +96,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Matrix(a)) => matrix::run(&a),
         Command::Bench(BenchCommand::Broad(a)) => broad::run(&a),
         Command::Bench(BenchCommand::Deform(a)) => deform::run(&a),
+        Command::Bench(BenchCommand::Edits(a)) => edits::run(&a),
     };
     match result {
         Ok(code) => code,
