@@ -111,6 +111,40 @@ fn demo_is_the_world_and_repeats_on_any_thread_count() {
         pair_frames.round(),
         "one contact per colliding pair"
     );
+    // Live edits (parts moved, removed, inserted, re-shaped; a deforming torus) repeat on
+    // any thread count too.
+    let edits = ["--edits", "15", "--parts", "400"];
+    let one = run(&[&edits[..], &["--threads", "1"]].concat());
+    let two = run(&[&edits[..], &["--threads", "2"]].concat());
+    for k in [
+        "contacts",
+        "broad_pairs_mean",
+        "colliding_mean",
+        "begins",
+        "ends",
+    ] {
+        assert_eq!(
+            one[k], two[k],
+            "{k} differs between one thread and two, with edits"
+        );
+    }
+    let e = &one["edits"];
+    assert_eq!(e["per_frame"], 15);
+    let count = |k: &str| e[k]["count"].as_u64().unwrap();
+    assert_eq!(
+        count("move") + count("remove") + count("insert") + count("replace"),
+        15 * 120
+    );
+    assert_eq!(
+        e["parts_end"].as_u64().unwrap(),
+        count("insert") + e["parts_start"].as_u64().unwrap() - count("remove"),
+        "every insertion and removal reached the world"
+    );
+    assert!(
+        count("replace") > 0 && one["contacts"].as_u64().unwrap() > 0,
+        "{one}"
+    );
+    assert!(e["parts_start"].as_u64().unwrap() >= 400, "{e}");
 }
 
 #[test]

@@ -46,6 +46,14 @@ pub struct DemoArgs {
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Live edits: an assembly of `--parts` small parts in the room, this many random edits
+    /// per frame among them (moves, removals, insertions, replaced meshes), and a breathing
+    /// torus (a deformable object) flying with the others.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub edits: u32,
+    /// Parts of the edited assembly (with `--edits`).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub parts: u32,
 }
 
 pub fn run(a: &DemoArgs) -> kdop::Result<ExitCode> {
@@ -85,6 +93,12 @@ struct Totals {
     begins: u64,
     ends: u64,
     refattened: u64,
+    /// Per edit kind (move, remove, insert, replace): count and total microseconds.
+    edits: [(u64, f64); 4],
+    /// Time of the breathing torus's deformation per frame.
+    deform: TimeStats,
+    /// Parts in the world (room and assembly) before the first frame.
+    parts_start: usize,
 }
 
 fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
@@ -126,6 +140,16 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
         );
     }
 
+    let mut live = if a.edits > 0 {
+        Some(Assembly::new::<K>(&mut world, a, lo, hi, extent)?)
+    } else {
+        None
+    };
+    if let Some(asm) = &live {
+        shape_ids.push(asm.torus);
+        object_triangles.push(format!("breathing torus {}", asm.rest.len()));
+    }
+
     // Billiard paths inside the room, kept half an object away from its walls.
     let margin = DVec3::splat(extent).min((hi - lo) * 0.49);
     let bounds = (lo + margin, hi - margin);
@@ -147,7 +171,12 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
             a.seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
             &mut rng,
         );
-        let shape = shape_ids[i % shape_ids.len()];
+        // With live edits, the breathing torus is the first object; others take turns.
+        let shape = match &live {
+            Some(asm) if i == 0 => asm.torus,
+            Some(_) => shape_ids[i % (shape_ids.len() - 1)],
+            None => shape_ids[i % shape_ids.len()],
+        };
         ids.push(world.add_object(shape, billiard.pose(), desc(i))?);
         paths.push(billiard);
     }
@@ -180,10 +209,19 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     }
 
     let bar = flights::bar(a.steps, "frames");
-    let mut t = Totals::default();
-    for _ in 0..a.steps {
+    let mut t = Totals {
+        parts_start: world.part_count(),
+        ..Totals::default()
+    };
+    for frame in 0..a.steps {
         for (path, &id) in paths.iter_mut().zip(&ids) {
             world.set_pose(id, path.step())?;
+        }
+        if let Some(asm) = &mut live {
+            asm.edit(&mut world, a.edits, &mut t)?;
+            let t0 = Instant::now();
+            asm.breathe(&mut world, frame)?;
+            t.deform.record(t0.elapsed().as_secs_f64() * 1e6);
         }
         let t0 = Instant::now();
         let s = world.step()?;
@@ -262,6 +300,18 @@ fn summary<const K: usize>(
             "bytes_per_object": bytes_per_object,
             "build_ms": build_ms,
         });
+        let mut v = v;
+        if a.edits > 0 {
+            let kind = |k: usize| {
+                let (n, us) = t.edits[k];
+                serde_json::json!({"count": n, "mean_us": us / n.max(1) as f64})
+            };
+            v["edits"] = serde_json::json!({
+                "per_frame": a.edits, "parts_start": t.parts_start, "parts_end": world.part_count(),
+                "move": kind(0), "remove": kind(1), "insert": kind(2), "replace": kind(3),
+                "deform_us_p50": t.deform.percentile(0.5), "deform_us_max": t.deform.max(),
+            });
+        }
         println!("{v}");
         return;
     }
@@ -293,4 +343,160 @@ fn summary<const K: usize>(
         "memory              {bytes_per_object} bytes per object (shapes, parts and per-thread workspaces apart)"
     );
     println!("build time          {build_ms:.0} ms");
+    if a.edits > 0 {
+        let kinds = ["moves", "removals", "insertions", "replaced meshes"];
+        let list: Vec<String> = kinds
+            .iter()
+            .zip(&t.edits)
+            .map(|(k, &(n, us))| format!("{n} {k} ({:.1} us)", us / n.max(1) as f64))
+            .collect();
+        println!(
+            "edits               {} per frame: {}; {} parts at the end",
+            a.edits,
+            list.join(", "),
+            world.part_count()
+        );
+        println!(
+            "deformation         breathing torus p50 {:.0} us, max {:.0} us per frame",
+            t.deform.percentile(0.5),
+            t.deform.max()
+        );
+    }
+}
+
+/// The edited assembly of `kdop demo --edits`: small parts of a few shapes placed at random
+/// in the room, and the breathing torus's shape with its rest vertices.
+struct Assembly {
+    /// Shapes the parts are made of; a replaced mesh is another of these.
+    shapes: Vec<kdop::ShapeId>,
+    parts: Vec<kdop::PartHandle>,
+    torus: kdop::ShapeId,
+    rest: Vec<DVec3>,
+    verts: Vec<DVec3>,
+    /// The breathing torus's major radius.
+    major: f64,
+    lo: DVec3,
+    hi: DVec3,
+    rng: Rng,
+    next_user: u64,
+}
+
+impl Assembly {
+    fn new<const K: usize>(
+        world: &mut World<K>,
+        a: &DemoArgs,
+        lo: DVec3,
+        hi: DVec3,
+        extent: f64,
+    ) -> kdop::Result<Assembly> {
+        let size = extent * 0.4;
+        let meshes = [
+            kdop::scene::box_mesh(DVec3::new(1.0, 0.5, 0.3) * size, 2, false)?,
+            icosphere(size * 0.6, 1)?,
+            cylinder(size * 0.3, size * 2.0, 12, 2)?,
+            torus(size * 0.7, size * 0.2, 16, 8)?,
+        ];
+        let shapes = meshes
+            .into_iter()
+            .map(|m| world.add_shape(m))
+            .collect::<kdop::Result<Vec<_>>>()?;
+        let major = extent * 0.5;
+        let rest = torus(major, extent * 0.18, 48, 16)?;
+        let verts = rest.vertices().to_vec();
+        let torus = world.add_shape(rest)?;
+        let mut asm = Assembly {
+            shapes,
+            parts: Vec::new(),
+            torus,
+            rest: verts.clone(),
+            verts,
+            major,
+            lo,
+            hi,
+            rng: Rng::new(a.seed ^ 0x5eed),
+            next_user: 1_000_000,
+        };
+        for _ in 0..a.parts {
+            asm.insert(world)?;
+        }
+        Ok(asm)
+    }
+
+    fn placement(&mut self) -> kdop::Result<Pose> {
+        let q = self.rng.rotation();
+        let at = self.rng.in_box(self.lo, self.hi);
+        Pose::new(glam::DMat3::from_quat(q), at)
+    }
+
+    fn insert<const K: usize>(&mut self, world: &mut World<K>) -> kdop::Result<()> {
+        let shape = self.shapes[(self.rng.next_u64() % self.shapes.len() as u64) as usize];
+        let placement = self.placement()?;
+        let desc = PartDesc {
+            user: self.next_user,
+            ..PartDesc::default()
+        };
+        self.next_user += 1;
+        self.parts.push(world.add_part(shape, placement, desc)?);
+        Ok(())
+    }
+
+    /// `n` random edits; each world call timed into `t.edits`.
+    fn edit<const K: usize>(
+        &mut self,
+        world: &mut World<K>,
+        n: u32,
+        t: &mut Totals,
+    ) -> kdop::Result<()> {
+        for _ in 0..n {
+            let r = self.rng.f64();
+            let kind = if self.parts.is_empty() || r < 0.25 {
+                2
+            } else if r < 0.5 {
+                1
+            } else if r < 0.9 {
+                0
+            } else {
+                3
+            };
+            let j = (self.rng.next_u64() % self.parts.len().max(1) as u64) as usize;
+            let t0 = Instant::now();
+            match kind {
+                0 => {
+                    let p = self.placement()?;
+                    let t1 = Instant::now();
+                    world.set_part_placement(self.parts[j], p)?;
+                    t.edits[0].1 += t1.elapsed().as_secs_f64() * 1e6;
+                    t.edits[0].0 += 1;
+                    continue;
+                }
+                1 => {
+                    world.remove_part(self.parts.swap_remove(j))?;
+                }
+                2 => self.insert(world)?,
+                _ => {
+                    let shape =
+                        self.shapes[(self.rng.next_u64() % self.shapes.len() as u64) as usize];
+                    world.set_part_shape(self.parts[j], shape)?;
+                }
+            }
+            t.edits[kind].1 += t0.elapsed().as_secs_f64() * 1e6;
+            t.edits[kind].0 += 1;
+        }
+        Ok(())
+    }
+
+    /// The torus breathes: its tube swells and a ripple runs round it.
+    fn breathe<const K: usize>(&mut self, world: &mut World<K>, frame: u64) -> kdop::Result<()> {
+        let t = frame as f64 * 0.15;
+        let swell = 1.0 + 0.25 * t.sin();
+        for (v, &p) in self.verts.iter_mut().zip(&self.rest) {
+            // The point of the tube's centre circle nearest the vertex.
+            let ring = DVec3::new(p.x, p.y, 0.0);
+            let centre = ring.normalize_or_zero() * self.major;
+            let ripple = 1.0 + 0.1 * (p.y.atan2(p.x) * 5.0 + t).sin();
+            *v = centre + (p - centre) * swell * ripple;
+        }
+        world.deform_shape(self.torus, &self.verts)?;
+        Ok(())
+    }
 }
