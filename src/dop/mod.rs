@@ -425,6 +425,25 @@ impl<const K: usize> Dop<K> {
         out
     }
 
+    /// This k-DOP grown by about `margin` (Euclidean) in `f32`, without rounding control:
+    /// every bound moves outward or stays (a rounded `lo - m` with `m ≥ 0` is never above
+    /// `lo`), so it contains this k-DOP, but not surely everything within `margin` of it.
+    /// For slack that only has to be roughly `margin` (a deformable node's room to move).
+    #[must_use]
+    #[inline]
+    pub(crate) fn padded(&self, margin: f32) -> Self {
+        if margin.is_nan() || margin <= 0.0 || self.is_empty() {
+            return *self;
+        }
+        let mut out = *self;
+        for (i, d) in axes(K).iter().enumerate() {
+            let m = margin * axis_norm(*d) as f32;
+            out.b[i] = self.b[i] - m;
+            out.b[K / 2 + i] = self.b[K / 2 + i] + m;
+        }
+        out
+    }
+
     /// [`Dop::enlarged`] by margins computed once ([`Growth`]) for many k-DOPs: each bound
     /// moved by its margin in `f32` and then at least one more `f32` step outward, so it
     /// contains what `enlarged` does without a rounding test per bound.
@@ -465,6 +484,31 @@ impl<const K: usize> Dop<K> {
 
 #[cfg(test)]
 mod tests {
+    /// Padding never moves a bound inward, whatever the rounding: tiny margins on large
+    /// bounds (rounded away entirely), margins near a bound's size, and none.
+    #[test]
+    fn padded_contains_the_original() {
+        let mut s = 3u64;
+        for _ in 0..2000 {
+            let p = |s: &mut u64| {
+                (DVec3::new(lcg(s), lcg(s), lcg(s)) - 0.5) * 10f64.powf(lcg(s) * 12.0 - 4.0)
+            };
+            let d = Dop::<18>::from_points(&[p(&mut s), p(&mut s)]);
+            let m = 10f32.powf(lcg(&mut s) as f32 * 14.0 - 10.0);
+            for margin in [m, 0.0, -m, f32::NAN] {
+                let q = d.padded(margin);
+                assert!(q.contains(&d), "margin {margin}");
+                if margin > 0.0 {
+                    let grew = (0..9).any(|i| q.lo(i) < d.lo(i));
+                    assert!(
+                        grew || m < 1e-3 * d.magnitude() as f32,
+                        "margin {margin} did nothing"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn grown_contains_enlarged() {
         let d = Dop::<18>::from_points(&[DVec3::new(1.0, -2.0, 3.5), DVec3::new(-0.25, 4.0, 1e-3)]);

@@ -157,7 +157,8 @@ impl<const K: usize> FlyingObject<K> {
     /// stored bound does not contain its children's.
     fn refit(&mut self, scratch: &mut DeformScratch<K>, margin: f64) -> DeformStats {
         let bvh = &self.part.bvh;
-        let grown = |exact: Dop<K>| exact.enlarged(margin * exact.box_extent().max_element());
+        let grown =
+            |exact: Dop<K>| exact.padded((margin * exact.box_extent().max_element()) as f32);
         let (moved, vertex_dops) = (&scratch.moved, &scratch.vertex_dops);
         scratch
             .leaves
