@@ -247,35 +247,75 @@ impl<const K: usize> FlyingObject<K> {
     /// moved vertices; refit nodes that kept their k-DOP's corners keep none from now on
     /// ([`CornerSet::Slabs`]).
     fn recorner(&mut self, scratch: &DeformScratch<K>) {
-        let mut pts: SmallVec<[DVec3; 48]> = SmallVec::new();
-        for i in 0..self.corners.len() {
-            match self.corners[i] {
-                CornerSet::Dop if scratch.refit[i] => self.corners[i] = CornerSet::Slabs,
-                CornerSet::Dop | CornerSet::Slabs => {}
-                set @ (CornerSet::Own | CornerSet::OwnLanes) => {
-                    let (a, b) = (scratch.own_at[i] as usize, scratch.own_at[i + 1] as usize);
-                    if !scratch.own[a..b].iter().any(|&v| scratch.moved[v as usize]) {
-                        continue;
-                    }
-                    pts.clear();
-                    pts.extend(
-                        scratch.own[a..b]
-                            .iter()
-                            .map(|&v| self.part.bvh.vertices[v as usize]),
-                    );
-                    self.slack[i] = slack_of(&pts);
-                    if set == CornerSet::OwnLanes {
-                        let (a, b) = (self.own_start[i] as usize, self.own_start[i + 1] as usize);
-                        for (slot, p) in self.own_pts[a..b].iter_mut().zip(&pts) {
-                            *slot = p.as_vec3().to_array();
+        let FlyingObject {
+            part,
+            vstart,
+            verts,
+            own_start,
+            own_pts,
+            slack,
+            corners,
+            ..
+        } = self;
+        let vertices = &part.bvh.vertices;
+        let n = corners.len();
+        // Up to 64 runs of consecutive nodes, in parallel: each run's corners, own points
+        // and slack are consecutive in their arrays, so the runs split them apart.
+        let per = n.div_ceil(64).max(1024);
+        let (mut verts, mut own_pts, mut slack, mut corners) = (
+            &mut verts[..],
+            &mut own_pts[..],
+            &mut slack[..],
+            &mut corners[..],
+        );
+        rayon::scope(|scope| {
+            let mut first = 0;
+            while first < n {
+                let last = (first + per).min(n);
+                let take = |v: &[u32]| (v[last] - v[first]) as usize;
+                let (v, rest) = std::mem::take(&mut verts).split_at_mut(take(vstart));
+                verts = rest;
+                let (o, rest) = std::mem::take(&mut own_pts).split_at_mut(take(own_start));
+                own_pts = rest;
+                let (sl, rest) = std::mem::take(&mut slack).split_at_mut(last - first);
+                slack = rest;
+                let (c, rest) = std::mem::take(&mut corners).split_at_mut(last - first);
+                corners = rest;
+                let (vstart, own_start) = (&vstart[first..=last], &own_start[first..=last]);
+                scope.spawn(move |_| {
+                    let mut pts: SmallVec<[DVec3; 48]> = SmallVec::new();
+                    for (j, i) in (first..last).enumerate() {
+                        match c[j] {
+                            CornerSet::Dop if scratch.refit[i] => c[j] = CornerSet::Slabs,
+                            CornerSet::Dop | CornerSet::Slabs => {}
+                            set @ (CornerSet::Own | CornerSet::OwnLanes) => {
+                                let own = &scratch.own
+                                    [scratch.own_at[i] as usize..scratch.own_at[i + 1] as usize];
+                                if !own.iter().any(|&v| scratch.moved[v as usize]) {
+                                    continue;
+                                }
+                                pts.clear();
+                                pts.extend(own.iter().map(|&v| vertices[v as usize]));
+                                sl[j] = slack_of(&pts);
+                                // Offsets within this run's slices.
+                                let at = |starts: &[u32]| {
+                                    (starts[j] - starts[0]) as usize
+                                        ..(starts[j + 1] - starts[0]) as usize
+                                };
+                                if set == CornerSet::OwnLanes {
+                                    for (slot, p) in o[at(own_start)].iter_mut().zip(&pts) {
+                                        *slot = p.as_vec3().to_array();
+                                    }
+                                } else {
+                                    write_lanes(&mut v[at(vstart)], &pts);
+                                }
+                            }
                         }
-                    } else {
-                        let (a, b) = (self.vstart[i] as usize, self.vstart[i + 1] as usize);
-                        write_lanes(&mut self.verts[a..b], &pts);
                     }
-                }
+                });
+                first = last;
             }
-        }
+        });
     }
 }
 
@@ -515,6 +555,58 @@ mod tests {
             "{stats:?}"
         );
         obj.part.bvh.validate_with_codes(&obj.part.codes).unwrap();
+    }
+
+    /// Every node that keeps its own corners holds its triangles' vertices as they are now
+    /// (rounded to `f32`), in lanes or one by one, and its slack covers their rounding.
+    fn own_corners_are_current<const K: usize>(obj: &FlyingObject<K>) {
+        let bvh = &obj.part.bvh;
+        let mut own = Vec::new();
+        for i in 0..bvh.nodes.len() {
+            let stored: Vec<[f32; 3]> = match obj.corners[i] {
+                CornerSet::OwnLanes => {
+                    obj.own_pts[obj.own_start[i] as usize..obj.own_start[i + 1] as usize].to_vec()
+                }
+                CornerSet::Own => obj.verts[obj.vstart[i] as usize..obj.vstart[i + 1] as usize]
+                    .iter()
+                    .flat_map(|c| (0..super::super::LANES).map(|l| [c[0][l], c[1][l], c[2][l]]))
+                    .collect(),
+                CornerSet::Dop | CornerSet::Slabs => continue,
+            };
+            assert!(own_corners(bvh, i, &mut own), "node {i}");
+            let want: Vec<[f32; 3]> = own
+                .iter()
+                .map(|&v| bvh.vertices[v as usize].as_vec3().to_array())
+                .collect();
+            assert_eq!(&stored[..want.len()], &want[..], "node {i}");
+            assert!(
+                stored[want.len()..].iter().all(|p| *p == want[0]),
+                "node {i}: padding"
+            );
+            let pts: Vec<DVec3> = own.iter().map(|&v| bvh.vertices[v as usize]).collect();
+            assert_eq!(obj.slack[i], slack_of(&pts), "node {i}");
+        }
+    }
+
+    /// A sphere of some 20,000 triangles (many runs of nodes, updated in parallel), half of
+    /// it deformed, then all of it: every node's own corners are the current vertices.
+    #[test]
+    fn own_corners_follow_partial_and_full_deformations() {
+        let rest = sphere(70, 140);
+        let mut obj = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
+        assert!(
+            obj.part.bvh.nodes.len() > 8 * 1024,
+            "{}",
+            obj.part.bvh.nodes.len()
+        );
+        let mut s = 5;
+        let mut now = rest.vertices().to_vec();
+        for round in 0..4 {
+            now = deformed(rest.vertices(), &now, round == 3, round % 2 == 0, &mut s);
+            obj.deform(&now, 0.05).unwrap();
+            own_corners_are_current(&obj);
+            obj.part.bvh.validate_with_codes(&obj.part.codes).unwrap();
+        }
     }
 
     #[test]
