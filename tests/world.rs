@@ -149,8 +149,8 @@ fn by_user(world: &World<18>) -> UserFrame {
 }
 
 /// A seeded scene run for `frames` steps, checked at every step; returns what it saw, with
-/// handles and by users' values.
-fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>) {
+/// handles and by users' values, and how many deformations rebuilt their shape.
+fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>, u32) {
     let mut rng = Rng::new(seed);
     let mut world = World::<18>::new();
     // Shapes from a few centimetres to tens of metres: size ratios up to 1000.
@@ -217,6 +217,7 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>) {
     let mut previous = BTreeSet::new();
     let mut trace = Vec::new();
     let mut users = Vec::new();
+    let mut rebuilds = 0;
     for frame in 0..frames {
         let ids: Vec<ObjectId> = objects.keys().copied().collect();
         for id in ids {
@@ -258,7 +259,7 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>) {
         let s = rng.below(5) as usize;
         if let Some(m) = meshes.get_mut(s) {
             *m = deformed(m, &mut rng);
-            world.deform_shape(shapes[s], m.vertices()).unwrap();
+            rebuilds += u32::from(world.deform_shape(shapes[s], m.vertices()).unwrap().rebuilt);
         }
         world.step().unwrap();
         let truth = brute(&meshes, &objects, &parts);
@@ -267,7 +268,7 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>) {
         users.push(by_user(&world));
         previous = truth.keys().copied().collect();
     }
-    (trace, users)
+    (trace, users, rebuilds)
 }
 
 /// Moves, re-shapes or removes one part at random.
@@ -311,6 +312,15 @@ fn deformed(m: &Mesh, rng: &mut Rng) -> Mesh {
     } else {
         DVec3::ZERO
     };
+    if rng.below(6) == 0 {
+        // The same positions shuffled among the vertices: a tree worn past any refit, which
+        // the world rebuilds (`WorldOptions::rebuild_at`).
+        let mut v = m.vertices().to_vec();
+        for i in (1..v.len()).rev() {
+            v.swap(i, rng.below(i as u64 + 1) as usize);
+        }
+        return Mesh::new(v, m.triangles().to_vec()).unwrap();
+    }
     let stretch = if far { rng.range(0.3, 3.0) } else { 1.0 };
     let centre = (lo + hi) / 2.0;
     let first = m.vertices()[0];
@@ -330,13 +340,17 @@ fn deformed(m: &Mesh, rng: &mut Rng) -> Mesh {
 #[test]
 fn every_step_equals_brute_force() {
     let mut kinds = [0; 2];
+    let mut rebuilds = 0;
     for seed in 0..4 {
-        for frame in run_scene(seed, 12).0 {
+        let (trace, _, r) = run_scene(seed, 12);
+        rebuilds += r;
+        for frame in trace {
             for p in frame {
                 kinds[usize::from(matches!(p.1, Body::Part(_)))] += 1;
             }
         }
     }
+    assert!(rebuilds > 0, "no shape was worn enough to be rebuilt");
     assert!(
         kinds[0] > 10 && kinds[1] > 10,
         "too few pairs of a kind: {kinds:?}"

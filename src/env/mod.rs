@@ -9,7 +9,7 @@
 //! name parts, so parts can later be inserted and removed by editing that tree alone.
 
 mod collide;
-mod tree;
+pub(crate) mod tree;
 
 pub use tree::{DynamicTree, TreeLeaf};
 

@@ -15,6 +15,7 @@
 
 use super::{CornerSet, FlyingObject, NEXT_ID, own_corners, slack_of, write_lanes};
 use crate::dop::Dop;
+use crate::env::tree::area;
 use crate::error::{Error, Result};
 use crate::hierarchy::{END, codes};
 use crate::mesh::check_point;
@@ -24,7 +25,7 @@ use smallvec::SmallVec;
 use std::sync::atomic::Ordering as AtomicOrdering;
 
 /// What one [`FlyingObject::deform`] did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DeformStats {
     /// Nodes of the hierarchy.
     pub nodes: u32,
@@ -34,6 +35,15 @@ pub struct DeformStats {
     pub leaves: u32,
     /// Of those, leaves whose triangles left their enlarged bound.
     pub escaped_leaves: u32,
+    /// The tree's surface-area cost (its inner nodes' box areas over the root's) over the
+    /// same as built: how far the deformations so far have worn the hierarchy, whose
+    /// topology was chosen for the rest shape. A rebuild ([`FlyingObject::new`] of
+    /// [`FlyingObject::mesh`]) brings it back to 1.
+    pub cost_ratio: f64,
+    /// Whether [`crate::World::deform_shape`] rebuilt the hierarchy afterwards, the cost
+    /// ratio having passed [`crate::WorldOptions::rebuild_at`] (never set by
+    /// [`FlyingObject::deform`] itself).
+    pub rebuilt: bool,
 }
 
 /// Buffers a deforming object keeps between deformations, and what its topology gives
@@ -211,11 +221,19 @@ impl<const K: usize> FlyingObject<K> {
             }
             let exact = nodes[c].dop.merge(&nodes[c + 1].dop);
             if !nodes[i].dop.contains(&exact) {
+                let old = area(&nodes[i].dop);
                 nodes[i].dop = grown(exact);
+                self.inner_area += area(&nodes[i].dop) - old;
                 scratch.refit[i] = true;
                 stats.refit += 1;
             }
         }
+        let root = area(&nodes[0].dop).max(f64::MIN_POSITIVE);
+        stats.cost_ratio = if self.built_cost > 0.0 {
+            self.inner_area / root / self.built_cost
+        } else {
+            1.0 // One leaf: nothing to wear.
+        };
         stats
     }
 
@@ -606,6 +624,31 @@ mod tests {
             obj.deform(&now, 0.05).unwrap();
             own_corners_are_current(&obj);
             obj.part.bvh.validate_with_codes(&obj.part.codes).unwrap();
+        }
+    }
+
+    /// A wobble leaves the tree's cost near its cost as built; the same vertex positions
+    /// shuffled among the vertices (every leaf now spans the object) multiply it; a fresh
+    /// build of `mesh()` brings it back, with the same triangles under the same numbers.
+    #[test]
+    fn cost_ratio_tells_a_worn_tree() {
+        let rest = sphere(30, 40);
+        let mut obj = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
+        let mut s = 9;
+        let wobble = deformed(rest.vertices(), rest.vertices(), false, false, &mut s);
+        let stats = obj.deform(&wobble, 0.05).unwrap();
+        assert!(stats.cost_ratio < 1.3, "{stats:?}");
+        let mut shuffled = rest.vertices().to_vec();
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, (lcg(&mut s) * (i + 1) as f64) as usize);
+        }
+        let stats = obj.deform(&shuffled, 0.05).unwrap();
+        assert!(stats.cost_ratio > 4.0, "{stats:?}");
+        let fresh = FlyingObject::<18>::new(obj.mesh(), &BuildOptions::FLYING).unwrap();
+        assert_eq!(fresh.mesh().triangles(), rest.triangles());
+        assert_eq!(fresh.mesh().vertices(), &shuffled[..]);
+        for id in [0, 17, rest.triangle_count() as u32 - 1] {
+            assert_eq!(fresh.bvh().triangle(id), obj.bvh().triangle(id));
         }
     }
 

@@ -21,6 +21,7 @@
 use crate::dop::{Dop, axes, f32_down, f32_up, widen_down, widen_up};
 
 use crate::env::Part;
+use crate::env::tree::area;
 use crate::error::Result;
 use crate::exact::{DotKey, EPS, cmp_dot, cmp_dot_keyed};
 use crate::hierarchy::{BuildOptions, Bvh, Node};
@@ -79,6 +80,10 @@ pub struct FlyingObject<const K: usize> {
     pub(crate) id: u64,
     /// Buffers kept between deformations ([`FlyingObject::deform`]); none until the first.
     pub(crate) deform: Option<deform::DeformScratch<K>>,
+    /// The sum of the inner nodes' box areas, and that sum over the root's area as built:
+    /// the surface-area cost whose growth says how far deformations have worn the tree.
+    pub(crate) inner_area: f64,
+    pub(crate) built_cost: f64,
 }
 
 /// The largest flying leaf whose triangle pairs are decided one by one: at the default leaf
@@ -121,6 +126,13 @@ impl<const K: usize> FlyingObject<K> {
             }
         }
         let (hull, hull_pts, magnitude) = hull_of(&bvh);
+        let inner_area: f64 = bvh
+            .nodes
+            .iter()
+            .filter(|n| !n.is_leaf())
+            .map(|n| area(&n.dop))
+            .sum();
+        let root_area = area(&bvh.nodes[0].dop).max(f64::MIN_POSITIVE);
         let links = bvh.nodes.iter().map(|n| n.link).collect();
         let longest_leaf = bvh
             .ids
@@ -153,6 +165,8 @@ impl<const K: usize> FlyingObject<K> {
             wide_leaves: longest_leaf > SMALL_LEAF,
             id: NEXT_ID.fetch_add(1, AtomicOrdering::Relaxed),
             deform: None,
+            inner_area,
+            built_cost: inner_area / root_area,
         }
     }
 
@@ -169,6 +183,18 @@ impl<const K: usize> FlyingObject<K> {
         for i in 1..self.part.bvh.nodes.len() {
             out.push(tumble_node(self, i, &mut frame, method));
         }
+    }
+
+    /// The object's mesh as it is now (after any deformation), triangles in their original
+    /// order: what a fresh build of this object would take.
+    #[must_use]
+    pub fn mesh(&self) -> Mesh {
+        let bvh = &self.part.bvh;
+        let mut tris = vec![[0u32; 3]; bvh.tris.len()];
+        for (pos, t) in bvh.tris.iter().enumerate() {
+            tris[bvh.id_at(pos) as usize] = *t;
+        }
+        Mesh::from_valid(bvh.vertices.clone(), tris)
     }
 
     /// The object's hierarchy (in its own frame).

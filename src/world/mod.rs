@@ -142,6 +142,10 @@ pub struct WorldOptions {
     /// A deformed shape's refit node grows by this share of its largest box extent
     /// ([`FlyingObject::deform`]), so that small deformations refit nothing.
     pub deform_margin: f64,
+    /// A deformed shape whose hierarchy's surface-area cost has grown past this many times
+    /// its cost as built ([`DeformStats::cost_ratio`]) is rebuilt from its current mesh in
+    /// the same call (a build's time in that frame; `f64::INFINITY`: never).
+    pub rebuild_at: f64,
 }
 
 impl Default for WorldOptions {
@@ -151,6 +155,7 @@ impl Default for WorldOptions {
             part_build: BuildOptions::ENVIRONMENT,
             fat_margin: 0.1,
             deform_margin: 0.05,
+            rebuild_at: 2.0,
         }
     }
 }
@@ -519,7 +524,8 @@ impl<const K: usize> World<K> {
 
     /// Replaces a shape's vertex positions (same count, same triangles): a deformable
     /// body. Its hierarchy is refit where the vertices left their nodes' enlarged bounds
-    /// ([`FlyingObject::deform`], margin [`WorldOptions::deform_margin`]); every object of
+    /// ([`FlyingObject::deform`], margin [`WorldOptions::deform_margin`]), or rebuilt when
+    /// the refits have worn it past [`WorldOptions::rebuild_at`]; every object of
     /// the shape gets a new root bound at the next step, and every part of it a new box.
     /// Every pair is checked at the next step against the new geometry, exactly.
     ///
@@ -532,7 +538,13 @@ impl<const K: usize> World<K> {
     pub fn deform_shape(&mut self, id: ShapeId, vertices: &[DVec3]) -> Result<DeformStats> {
         self.shape(id)?;
         let margin = self.options.deform_margin;
-        let stats = self.shapes[id.key].object.deform(vertices, margin)?;
+        let mut stats = self.shapes[id.key].object.deform(vertices, margin)?;
+        if stats.cost_ratio > self.options.rebuild_at {
+            let object = &mut self.shapes[id.key].object;
+            // The vertices passed the checks of a mesh, and the options built it before.
+            *object = FlyingObject::new(object.mesh(), &self.options.shape_build)?;
+            stats.rebuilt = true;
+        }
         let keys: Vec<ObjectKey> = self
             .objects
             .iter()
