@@ -1,5 +1,6 @@
 //! `kdop bench edits`: the editable part tree (issue 20) under random edits. N parts
-//! (boxes of extent 0.5 to 1.5 at about one overlap each) are inserted; then E edits, each
+//! (boxes of extent 0.5 to 1.5 at about one overlap each) are loaded in bulk
+//! ([`DynamicTree::insert_bulk`], as an assembly is opened); then E edits, each
 //! removing a random part and inserting a new one elsewhere, in frames of `--per-frame`
 //! edits, each frame ending with [`DynamicTree::optimize`] of `--budget` leaves. Reported:
 //! the mean insertion and removal, the tree's cost against a fresh build, the time of the
@@ -72,10 +73,11 @@ pub fn run(a: &EditsArgs) -> kdop::Result<ExitCode> {
         let side = (n as f64 * 5.0).cbrt();
         let mut rng = Rng::new(a.seed);
         let mut tree = DynamicTree::<18>::new(0.1)?;
+        let boxes: Vec<(Dop<18>, u32)> = (0..n)
+            .map(|i| (random_box(&mut rng, side), i as u32))
+            .collect();
         let t0 = Instant::now();
-        let mut leaves: Vec<TreeLeaf> = (0..n)
-            .map(|i| tree.insert(&random_box(&mut rng, side), i as u32))
-            .collect::<kdop::Result<_>>()?;
+        let mut leaves: Vec<TreeLeaf> = tree.insert_bulk(&boxes)?;
         let load_s = t0.elapsed().as_secs_f64();
         let (mut insert_s, mut remove_s) = (0.0, 0.0);
         let mut optimise = TimeStats::default();

@@ -34,6 +34,39 @@ impl<const K: usize> DynamicTree<K> {
         })
     }
 
+    /// Inserts many leaves at once (`(bound, item)` each, enlarged as by
+    /// [`DynamicTree::insert`]) and then rebuilds the whole tree top-down
+    /// ([`DynamicTree::rebuild`]): a bulk load, far quicker than one insertion after
+    /// another, and a tree as good as a fresh build's, where insertions one by one leave it
+    /// about 1.2× a fresh build's query work. Returns the new leaves' handles in order.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidParameter`] for an empty or non-finite bound, in an
+    /// [`crate::Error::Context`] naming its index; the tree is unchanged.
+    pub fn insert_bulk(&mut self, leaves: &[(Dop<K>, u32)]) -> Result<Vec<TreeLeaf>> {
+        for (i, (dop, _)) in leaves.iter().enumerate() {
+            check_bound(dop).map_err(|e| e.context(format!("leaf {i} of the bulk insertion")))?;
+        }
+        let handles = leaves
+            .iter()
+            .map(|(dop, item)| {
+                let fat = self.fattened(dop);
+                let i = self.allocate();
+                let node = &mut self.nodes[i as usize];
+                node.dop = fat;
+                node.child = [NULL, *item];
+                node.height = 0;
+                TreeLeaf {
+                    index: i,
+                    generation: node.generation,
+                }
+            })
+            .collect();
+        self.leaves += leaves.len() as u32;
+        self.rebuild();
+        Ok(handles)
+    }
+
     /// Links leaf node `leaf` (its bound set) into the tree.
     pub(super) fn attach(&mut self, leaf: u32) {
         self.nodes[leaf as usize].parent = NULL;

@@ -40,7 +40,7 @@ fn random_edits<const K: usize>(margin: f64, seed: u64) {
     };
     let mut next_item = 0u32;
     let (mut queries, mut hits, mut moves_kept) = (0, 0, 0);
-    let (mut optimized, mut rebuilds) = (0, 0);
+    let (mut optimized, mut rebuilds, mut bulk) = (0, 0, 0);
     for step in 0..3000 {
         let r = lcg(&mut s);
         if model.live.is_empty() || r < 0.45 {
@@ -61,6 +61,26 @@ fn random_edits<const K: usize>(margin: f64, seed: u64) {
         } else if r < 0.73 {
             tree.rebuild();
             rebuilds += 1;
+        } else if r < 0.74 {
+            // A bulk load among the leaves already there; a bad bound in it changes nothing.
+            let batch: Vec<(Dop<K>, u32)> = (0..(lcg(&mut s) * 30.0) as u32)
+                .map(|j| (cube::<K>(point(&mut s, side), 1.5, &mut s), next_item + j))
+                .collect();
+            let mut bad = batch.clone();
+            bad.push((Dop::EMPTY, 0));
+            assert!(tree.insert_bulk(&bad).is_err());
+            tree.validate().unwrap();
+            assert_eq!(
+                tree.len(),
+                model.live.len(),
+                "step {step}: a refused bulk load"
+            );
+            let leaves = tree.insert_bulk(&batch).unwrap();
+            for ((d, item), leaf) in batch.iter().zip(leaves) {
+                model.live.push((*item, leaf, model.fat(d)));
+            }
+            next_item += batch.len() as u32;
+            bulk += batch.len();
         } else {
             let j = (lcg(&mut s) * model.live.len() as f64) as usize;
             let (item, leaf, fat) = model.live[j];
@@ -114,7 +134,10 @@ fn random_edits<const K: usize>(margin: f64, seed: u64) {
         "{queries} queries, {hits} hits"
     );
     assert!(margin == 0.0 || moves_kept > 50, "{moves_kept} moves kept");
-    assert!(optimized > 500 && rebuilds > 10, "{optimized} {rebuilds}");
+    assert!(
+        optimized > 500 && rebuilds > 10 && bulk > 100,
+        "{optimized} {rebuilds} {bulk}"
+    );
 }
 
 /// A rebuild is the fresh build `cost_ratio` compares with (ratio 1, handles kept), and
