@@ -826,6 +826,15 @@ fn soup(rng: &mut common::Rng, n: usize, radius: f64, size: f64) -> Vec<[DVec3; 
         .collect()
 }
 
+/// A JSON list of name pairs (`"begin"`, `"end"` of `kdop world --json`).
+fn name_pairs(v: &Value) -> Vec<(String, String)> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
+        .collect()
+}
+
 /// A pose as the JSON array of a scene file.
 fn pose_json(p: &Pose) -> Value {
     serde_json::json!(p.to_rows().to_vec())
@@ -978,13 +987,6 @@ fn world_replays_a_scene_file_as_brute_force_says() {
     let mut before: BTreeSet<(String, String)> = BTreeSet::new();
     let (mut object_pairs, mut part_pairs, mut detect_pairs, mut begins, mut ends) =
         (0, 0, 0, 0, 0);
-    let name_pairs = |v: &Value| -> Vec<(String, String)> {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
-            .collect()
-    };
     for (f, (line, expect)) in lines.iter().zip(&truth).enumerate() {
         assert_eq!(line["frame"], f);
         let got = line["pairs"].as_array().unwrap();
@@ -1246,13 +1248,6 @@ fn world_replays_scene_edits_as_brute_force_says() {
     assert_eq!(lines.len(), truth.len());
     let mut before: BTreeSet<(String, String)> = BTreeSet::new();
     let (mut part_pairs, mut ends) = (0, 0);
-    let name_pairs = |v: &Value| -> Vec<(String, String)> {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
-            .collect()
-    };
     for (f, (line, expect)) in lines.iter().zip(&truth).enumerate() {
         let got: Named = line["pairs"]
             .as_array()

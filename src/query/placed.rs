@@ -209,7 +209,7 @@ impl<const K: usize> PlacedObject<K> {
             // too little to pay for the intersection.)
             if !frame.translation_only
                 && matches!(
-                    obj.corners[fi],
+                    obj.stored.corners[fi],
                     crate::tumble::CornerSet::Dop | crate::tumble::CornerSet::Slabs
                 )
                 && parent.stamp == self.stamp

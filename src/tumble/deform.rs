@@ -13,7 +13,7 @@
 //! object gets a new identity, so no query state reuses a bound or a placed triangle of the
 //! old geometry.
 
-use super::{CornerSet, FlyingObject, NEXT_ID, own_corners, slack_of, write_lanes};
+use super::{CornerArrays, CornerSet, FlyingObject, NEXT_ID, own_corners, slack_of, write_lanes};
 use crate::dop::Dop;
 use crate::env::tree::area;
 use crate::error::{Error, Result};
@@ -265,16 +265,15 @@ impl<const K: usize> FlyingObject<K> {
     /// moved vertices; refit nodes that kept their k-DOP's corners keep none from now on
     /// ([`CornerSet::Slabs`]).
     fn recorner(&mut self, scratch: &DeformScratch<K>) {
-        let FlyingObject {
-            part,
+        let FlyingObject { part, stored, .. } = self;
+        let CornerArrays {
             vstart,
             verts,
             own_start,
             own_pts,
             slack,
             corners,
-            ..
-        } = self;
+        } = stored;
         let vertices = &part.bvh.vertices;
         let n = corners.len();
         // Up to 64 runs of consecutive nodes, in parallel: each run's corners, own points
@@ -365,7 +364,7 @@ impl<const K: usize> DeformScratch<K> {
                     pos += 1;
                 }
             }
-            if matches!(obj.corners[i], CornerSet::Own | CornerSet::OwnLanes) {
+            if matches!(obj.stored.corners[i], CornerSet::Own | CornerSet::OwnLanes) {
                 let complete = own_corners(bvh, i, &mut own);
                 debug_assert!(
                     complete,
@@ -390,28 +389,11 @@ mod tests {
     use crate::query::{QueryOptions, QueryState};
     use crate::testing::{for_each_k, lcg, soup};
 
-    /// A closed latitude–longitude sphere of radius 2 about the origin: shared vertices,
-    /// so a moved vertex moves several triangles of different leaves.
+    /// A closed latitude–longitude sphere of radius 2 about the origin (the built-in
+    /// shape): shared vertices, so a moved vertex moves several triangles of different
+    /// leaves; its first vertex is a pole.
     fn sphere(rings: usize, segments: usize) -> Mesh {
-        let mut v = vec![DVec3::Z * 2.0, -DVec3::Z * 2.0];
-        for r in 1..rings {
-            let t = std::f64::consts::PI * r as f64 / rings as f64;
-            for s in 0..segments {
-                let p = std::f64::consts::TAU * s as f64 / segments as f64;
-                v.push(2.0 * DVec3::new(t.sin() * p.cos(), t.sin() * p.sin(), t.cos()));
-            }
-        }
-        let at = |r: usize, s: usize| (2 + (r - 1) * segments + s % segments) as u32;
-        let mut t = Vec::new();
-        for s in 0..segments {
-            t.push([0, at(1, s), at(1, s + 1)]);
-            t.push([1, at(rings - 1, s + 1), at(rings - 1, s)]);
-            for r in 1..rings - 1 {
-                t.push([at(r, s), at(r + 1, s), at(r + 1, s + 1)]);
-                t.push([at(r, s), at(r + 1, s + 1), at(r, s + 1)]);
-            }
-        }
-        Mesh::new(v, t).unwrap()
+        crate::scene::uv_sphere(2.0, segments, rings).unwrap()
     }
 
     /// `rest` deformed: a wobble of a few percent (of the upper half only, if `partial`:
@@ -581,11 +563,12 @@ mod tests {
         let bvh = &obj.part.bvh;
         let mut own = Vec::new();
         for i in 0..bvh.nodes.len() {
-            let stored: Vec<[f32; 3]> = match obj.corners[i] {
-                CornerSet::OwnLanes => {
-                    obj.own_pts[obj.own_start[i] as usize..obj.own_start[i + 1] as usize].to_vec()
-                }
-                CornerSet::Own => obj.verts[obj.vstart[i] as usize..obj.vstart[i + 1] as usize]
+            let stored: Vec<[f32; 3]> = match obj.stored.corners[i] {
+                CornerSet::OwnLanes => obj.stored.own_pts
+                    [obj.stored.own_start[i] as usize..obj.stored.own_start[i + 1] as usize]
+                    .to_vec(),
+                CornerSet::Own => obj.stored.verts
+                    [obj.stored.vstart[i] as usize..obj.stored.vstart[i + 1] as usize]
                     .iter()
                     .flat_map(|c| (0..super::super::LANES).map(|l| [c[0][l], c[1][l], c[2][l]]))
                     .collect(),
@@ -602,7 +585,7 @@ mod tests {
                 "node {i}: padding"
             );
             let pts: Vec<DVec3> = own.iter().map(|&v| bvh.vertices[v as usize]).collect();
-            assert_eq!(obj.slack[i], slack_of(&pts), "node {i}");
+            assert_eq!(obj.stored.slack[i], slack_of(&pts), "node {i}");
         }
     }
 

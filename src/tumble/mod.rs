@@ -54,21 +54,8 @@ pub struct FlyingObject<const K: usize> {
     pub(crate) parent: Vec<u32>,
     /// Copy of every node's link, compact: the traversal reads it on every step.
     pub(crate) links: Vec<u32>,
-    /// Node `i`'s k-DOP vertices are `verts[vstart[i]..vstart[i + 1]]`, in chunks of
-    /// [`LANES`] vertices stored as x, y and z rows (padded with copies of the first);
-    /// none for nodes that keep their own corners.
-    pub(crate) vstart: Vec<u32>,
-    pub(crate) verts: Vec<[[f32; LANES]; 3]>,
-    /// Node `i`'s own triangle corners, where it is [`CornerSet::OwnLanes`], are
-    /// `own_pts[own_start[i]..own_start[i + 1]]`, one vertex per entry: few enough that
-    /// [`own_lanes`] projects each onto all directions at once (no lanes to fold).
-    pub(crate) own_start: Vec<u32>,
-    pub(crate) own_pts: Vec<[f32; 3]>,
-    /// Per node: `(s, m)`, a bound on the distance (∞-norm) between the stored vertices and
-    /// the true k-DOP vertices, and the largest stored coordinate magnitude.
-    pub(crate) slack: Vec<(f64, f64)>,
-    /// Per node: which vertices it keeps, and where (one byte: re-bounding reads it first).
-    pub(crate) corners: Vec<CornerSet>,
+    /// Per node, the vertices re-bounding projects ([`CornerArrays`]).
+    pub(crate) stored: CornerArrays,
     pub(crate) hull: Hull,
     /// Positions of the hull vertices (same order as `hull.vertices`).
     pub(crate) hull_pts: Vec<DVec3>,
@@ -153,12 +140,7 @@ impl<const K: usize> FlyingObject<K> {
             top,
             parent,
             links,
-            vstart: arrays.vstart,
-            verts: arrays.verts,
-            slack: arrays.slack,
-            corners: arrays.corners,
-            own_start: arrays.own_start,
-            own_pts: arrays.own_pts,
+            stored: arrays,
             hull,
             hull_pts,
             magnitude,
@@ -223,11 +205,11 @@ impl<const K: usize> FlyingObject<K> {
             + self.part.codes.len() * K
             + self.parent.len() * 4
             + self.links.len() * 4
-            + self.vstart.len() * 4
-            + self.verts.len() * std::mem::size_of::<[[f32; LANES]; 3]>()
-            + self.own_start.len() * 4
-            + self.own_pts.len() * 12
-            + self.slack.len() * 16
+            + self.stored.vstart.len() * 4
+            + self.stored.verts.len() * std::mem::size_of::<[[f32; LANES]; 3]>()
+            + self.stored.own_start.len() * 4
+            + self.stored.own_pts.len() * 12
+            + self.stored.slack.len() * 16
             + self.hull.adjacency.len() * 4
             + self.hull.adj_start.len() * 4
             + self.hull_pts.len() * 24
@@ -662,12 +644,22 @@ fn own_corners<const K: usize>(bvh: &Bvh<K>, i: usize, own: &mut Vec<u32>) -> bo
 }
 
 /// The per-node corner arrays of a [`FlyingObject`], built node by node in index order.
+#[derive(Clone, Debug)]
 pub(crate) struct CornerArrays {
+    /// Node `i`'s k-DOP vertices are `verts[vstart[i]..vstart[i + 1]]`, in chunks of
+    /// [`LANES`] vertices stored as x, y and z rows (padded with copies of the first);
+    /// none for nodes that keep their own corners.
     pub(crate) vstart: Vec<u32>,
     pub(crate) verts: Vec<[[f32; LANES]; 3]>,
+    /// Node `i`'s own triangle corners, where it is [`CornerSet::OwnLanes`], are
+    /// `own_pts[own_start[i]..own_start[i + 1]]`, one vertex per entry: few enough that
+    /// [`own_lanes`] projects each onto all directions at once (no lanes to fold).
     pub(crate) own_start: Vec<u32>,
     pub(crate) own_pts: Vec<[f32; 3]>,
+    /// Per node: `(s, m)`, a bound on the distance (∞-norm) between the stored vertices and
+    /// the true k-DOP vertices, and the largest stored coordinate magnitude.
     pub(crate) slack: Vec<(f64, f64)>,
+    /// Per node: which vertices it keeps, and where (one byte: re-bounding reads it first).
     pub(crate) corners: Vec<CornerSet>,
 }
 
@@ -822,7 +814,7 @@ pub(crate) fn tumble_node<const K: usize>(
     if frame.translation_only {
         return shifted(&obj.part.bvh.nodes[node].dop, frame);
     }
-    let set = obj.corners[node];
+    let set = obj.stored.corners[node];
     if set == CornerSet::OwnLanes {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx") {
@@ -866,7 +858,8 @@ fn own_portable<const K: usize>(
     node: usize,
     frame: &PoseFrame<K>,
 ) -> Dop<K> {
-    let pts = &obj.own_pts[obj.own_start[node] as usize..obj.own_start[node + 1] as usize];
+    let pts = &obj.stored.own_pts
+        [obj.stored.own_start[node] as usize..obj.stored.own_start[node + 1] as usize];
     let mut lo = [f32::INFINITY; 2 * LANES];
     let mut hi = [f32::NEG_INFINITY; 2 * LANES];
     own_lanes::<K>(pts, frame, &mut lo, &mut hi);
@@ -1007,7 +1000,8 @@ fn corner_lanes<const K: usize>(
     lo: &mut [[f32; LANES]; 16],
     hi: &mut [[f32; LANES]; 16],
 ) {
-    let chunks = &obj.verts[obj.vstart[node] as usize..obj.vstart[node + 1] as usize];
+    let chunks =
+        &obj.stored.verts[obj.stored.vstart[node] as usize..obj.stored.vstart[node + 1] as usize];
     let a = &frame.a32;
     for [cx, cy, cz] in chunks {
         let mut w = [[0.0f32; LANES]; 3];
@@ -1035,7 +1029,7 @@ fn corner_bounds<const K: usize>(
 ) -> Dop<K> {
     let n = K / 2;
     let w = if n <= LANES { LANES } else { 2 * LANES };
-    let (sl, m) = obj.slack[node];
+    let (sl, m) = obj.stored.slack[node];
     let node_term = sl + 7.0 * U32 * m;
     let mut lo = [0.0f32; 2 * LANES];
     let mut hi = [0.0f32; 2 * LANES];
@@ -1666,7 +1660,7 @@ pub(crate) mod tests {
                     );
                     for i in 0..obj.part.bvh.nodes.len() {
                         let corners = tumble_node(&obj, i, &mut frame, Rebound::Corners);
-                        let portable = if obj.corners[i] == CornerSet::OwnLanes {
+                        let portable = if obj.stored.corners[i] == CornerSet::OwnLanes {
                             own_portable(&obj, i, &frame)
                         } else {
                             tumble_lanes(&obj, i, &frame)

@@ -142,13 +142,7 @@ fn fat_box(c: [f32; 3], h: f32) -> Aabb {
 
 /// Runs `kdop bench broad`.
 pub fn run(a: &BroadArgs) -> kdop::Result<ExitCode> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.threads.max(1))
-        .build()
-        .map_err(|e| kdop::Error::InvalidParameter {
-            name: "threads",
-            reason: e.to_string(),
-        })?;
+    let pool = crate::common::thread_pool(a.threads.max(1))?;
     if !a.json {
         println!(
             "{:>9} {:>8} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8}",

@@ -383,3 +383,14 @@ pub fn summary(times: &mut [f64]) -> (f64, f64, f64, f64) {
     let mean = times.iter().sum::<f64>() / n as f64;
     (mean, pct(0.5), pct(0.99), times[n - 1])
 }
+
+/// A rayon pool of `threads` workers (0: one per core), for `--threads`.
+pub fn thread_pool(threads: usize) -> kdop::Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| kdop::Error::InvalidParameter {
+            name: "threads",
+            reason: e.to_string(),
+        })
+}

@@ -69,13 +69,7 @@ fn frame(rest: &[DVec3], poke: bool, f: usize, out: &mut Vec<DVec3>) {
 }
 
 pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.threads.max(1))
-        .build()
-        .map_err(|e| kdop::Error::InvalidParameter {
-            name: "threads",
-            reason: e.to_string(),
-        })?;
+    let pool = crate::common::thread_pool(a.threads.max(1))?;
     for &n in &a.triangles {
         let m = ((n as f64 / 2.0).sqrt().round() as usize).max(1);
         let rest = sheet(m);

@@ -57,13 +57,7 @@ pub struct DemoArgs {
 }
 
 pub fn run(a: &DemoArgs) -> kdop::Result<ExitCode> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.threads)
-        .build()
-        .map_err(|e| kdop::Error::InvalidParameter {
-            name: "threads",
-            reason: e.to_string(),
-        })?;
+    let pool = crate::common::thread_pool(a.threads)?;
     pool.install(|| with_k!(a.k, KK => fly::<KK>(a)))
 }
 
