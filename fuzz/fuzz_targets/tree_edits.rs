@@ -1,4 +1,5 @@
-//! Random sequences of edits to the dynamic part tree — leaves inserted, removed and moved,
+//! Random sequences of edits to the dynamic part tree — leaves inserted (one by one and in
+//! bulk), removed and moved, the tree optimised and rebuilt,
 //! bounds with NaN, infinities and huge or empty extents, handles used after removal — with
 //! the tree's invariants checked after every edit and its queries against a brute-force scan
 //! of a model of the leaves' fat bounds.
@@ -28,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
         if b.0.is_empty() {
             break;
         }
-        match b.byte() % 5 {
+        match b.byte() % 7 {
             0 | 1 => {
                 let d = Dop::from_points(&[b.point(), b.point()]);
                 match tree.insert(&d, item) {
@@ -61,6 +62,25 @@ fuzz_target!(|data: &[u8]| {
                     Err(e) => panic!("move: {e}"),
                 }
             }
+            4 => {
+                // A bulk load (a bad bound in it must change nothing), then optimisation.
+                let batch: Vec<(Dop<18>, u32)> = (0..b.byte() % 8)
+                    .map(|j| {
+                        let d = Dop::from_points(&[b.point(), b.point()]);
+                        (d, 1000 * (item + 1) + u32::from(j))
+                    })
+                    .collect();
+                match tree.insert_bulk(&batch) {
+                    Ok(leaves) => {
+                        for ((d, i), leaf) in batch.iter().zip(leaves) {
+                            live.push((leaf, *i, fat(d)));
+                        }
+                    }
+                    Err(e) => assert!(matches!(e.root(), Error::InvalidParameter { .. }), "{e}"),
+                }
+                tree.optimize(u32::from(b.byte()));
+            }
+            5 => tree.rebuild(),
             _ => {
                 if let Some(&leaf) = gone.last() {
                     assert!(matches!(tree.remove(leaf), Err(Error::StaleHandle { .. })));
