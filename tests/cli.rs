@@ -1053,6 +1053,7 @@ fn world_replays_a_scene_file_as_brute_force_says() {
     let strip = |mut v: Vec<Value>| {
         v.iter_mut().for_each(|l| {
             l.as_object_mut().unwrap().remove("us");
+            l.as_object_mut().unwrap().remove("edit_us");
         });
         v
     };
@@ -1249,6 +1250,13 @@ fn world_replays_scene_edits_as_brute_force_says() {
     let mut before: BTreeSet<(String, String)> = BTreeSet::new();
     let (mut part_pairs, mut ends) = (0, 0);
     for (f, (line, expect)) in lines.iter().zip(&truth).enumerate() {
+        let edited = frames_json[f]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|k| ["insert", "remove", "move", "deform"].contains(&k.as_str()));
+        let edit_us = line["edit_us"].as_f64().unwrap();
+        assert_eq!(edit_us > 0.0, edited, "frame {f}: edit time {edit_us}");
         let got: Named = line["pairs"]
             .as_array()
             .unwrap()

@@ -20,8 +20,9 @@ use std::time::Instant;
 pub struct WorldArgs {
     /// The scene file (JSON): k, shapes, parts, objects and frames of poses.
     pub scene: PathBuf,
-    /// One JSON object per frame and line: {"frame", "us", "pairs": [{"a", "b",
-    /// "contacts"}], "begin": [[a, b]], "end": [[a, b]]}.
+    /// One JSON object per frame and line: {"frame", "us", "edit_us", "pairs": [{"a",
+    /// "b", "contacts"}], "begin": [[a, b]], "end": [[a, b]]} ("edit_us": the frame's edits
+    /// in the world, mesh files read apart).
     #[arg(long)]
     pub json: bool,
     /// With --json, each pair also lists "shapes": per contact, where the two triangles
@@ -98,8 +99,9 @@ fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<Exit
     let mut edit_times = TimeStats::default();
     for (frame, spec) in scene.frames.iter().enumerate() {
         bar.inc(1);
+        let mut edit_us = 0.0;
         if !spec.edits.is_empty() {
-            let us = apply_edits::<K>(
+            edit_us = apply_edits::<K>(
                 a,
                 scene,
                 &spec.edits,
@@ -109,7 +111,7 @@ fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<Exit
                 &mut part_handles,
                 &add_part,
             )?;
-            edit_times.record(us);
+            edit_times.record(edit_us);
         }
         for &(o, pose) in &spec.placed {
             pending[o] = Some(pose);
@@ -177,6 +179,7 @@ fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<Exit
             let v = serde_json::json!({
                 "frame": frame,
                 "us": us,
+                "edit_us": edit_us,
                 "pairs": pairs.iter().map(|(x, y, c, shapes)| {
                     let mut v = serde_json::json!({ "a": names[*x], "b": names[*y], "contacts": c });
                     if a.geometry {
