@@ -3,9 +3,10 @@
 //! least area to the tree. A node's cost is the area of its union with the leaf plus what its
 //! ancestors grow by; its children cost at least the leaf's own area plus what it and its
 //! ancestors grow by, so the search takes nodes best bound first and stops when no bound
-//! can beat the best found (best-first branch and bound: Box2D v3's single greedy path
-//! left trees 1.2× a fresh build's cost where this stays under 1.1). Then a new parent joins the two, and the path
-//! to the root is refitted and rotated (`rotate.rs`).
+//! can beat the best found (best-first branch and bound, because Box2D v3's single
+//! greedy path leaves trees markedly costlier than a fresh build's; `docs/benchmarks.md`,
+//! "Editable part tree"). Then a new parent joins the two, and the path to the root is
+//! refitted and rotated (`rotate.rs`).
 
 use super::{DynamicTree, NULL, TreeLeaf, area, check_bound, union_area};
 use crate::dop::Dop;
@@ -37,8 +38,9 @@ impl<const K: usize> DynamicTree<K> {
     /// Inserts many leaves at once (`(bound, item)` each, enlarged as by
     /// [`DynamicTree::insert`]) and then rebuilds the whole tree top-down
     /// ([`DynamicTree::rebuild`]): a bulk load, far quicker than one insertion after
-    /// another, and a tree as good as a fresh build's, where insertions one by one leave it
-    /// about 1.2× a fresh build's query work. Returns the new leaves' handles in order.
+    /// another, and a tree as good as a fresh build's, where insertions one by one leave
+    /// one whose queries visit more nodes (`docs/benchmarks.md`, "Editable part tree").
+    /// Returns the new leaves' handles in order.
     ///
     /// # Errors
     /// [`crate::Error::InvalidParameter`] for an empty or non-finite bound, in an
