@@ -52,15 +52,12 @@ pub struct DeformStats {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DeformScratch<const K: usize> {
     leaves: Vec<u32>,
-    /// Per leaf (in `leaves`' order): whether a vertex of it moved, and its new bound if
-    /// its triangles left the stored one.
-    leaf_bounds: Vec<(bool, Option<Dop<K>>)>,
+    /// Per leaf (in `leaves`' order), its new bound if its triangles left the stored one.
+    leaf_bounds: Vec<Option<Dop<K>>>,
     /// Per vertex: whether this deformation moved it, and its k-DOP
     /// ([`Dop::from_point_quick`]), kept from deformation to deformation.
     moved: Vec<bool>,
     vertex_dops: Vec<Dop<K>>,
-    /// Per node, whether a vertex of its leaf moved (leaves only).
-    touched: Vec<bool>,
     /// Per triangle position, its leaf.
     leaf_of: Vec<u32>,
     /// Per node, whether its bound was re-made by this deformation.
@@ -183,27 +180,24 @@ impl<const K: usize> FlyingObject<K> {
                 }
                 let tris = &bvh.tris[first..=last];
                 if !tris.iter().flatten().any(|&v| moved[v as usize]) {
-                    return (false, None);
+                    return None;
                 }
                 let mut d = Dop::<K>::EMPTY;
                 for &v in tris.iter().flatten() {
                     d = d.merge(&vertex_dops[v as usize]);
                 }
-                (true, (!node.dop.contains(&d)).then(|| grown(d)))
+                (!node.dop.contains(&d)).then(|| grown(d))
             })
             .collect_into_vec(&mut scratch.leaf_bounds);
         let nodes = &mut self.part.bvh.nodes;
         scratch.refit.clear();
         scratch.refit.resize(nodes.len(), false);
-        scratch.touched.clear();
-        scratch.touched.resize(nodes.len(), false);
         let mut stats = DeformStats {
             nodes: nodes.len() as u32,
             leaves: scratch.leaves.len() as u32,
             ..DeformStats::default()
         };
-        for (&leaf, (touched, bound)) in scratch.leaves.iter().zip(&scratch.leaf_bounds) {
-            scratch.touched[leaf as usize] = *touched;
+        for (&leaf, bound) in scratch.leaves.iter().zip(&scratch.leaf_bounds) {
             if let Some(d) = bound {
                 nodes[leaf as usize].dop = *d;
                 scratch.refit[leaf as usize] = true;
@@ -237,8 +231,8 @@ impl<const K: usize> FlyingObject<K> {
         stats
     }
 
-    /// The triangle codes of the leaves a vertex of which moved: a code is kept when its
-    /// leaf's bound is the same and it still bounds its triangle, else encoded anew.
+    /// The codes of the triangles that moved or whose leaf was refit: a code is kept when
+    /// its leaf's bound is the same and it still bounds its triangle, else encoded anew.
     fn recode(&mut self, scratch: &DeformScratch<K>) {
         let bvh = &self.part.bvh;
         let s = scratch;
@@ -249,11 +243,12 @@ impl<const K: usize> FlyingObject<K> {
             .with_min_len(1024)
             .for_each(|(pos, code)| {
                 let leaf = s.leaf_of[pos] as usize;
-                if !s.touched[leaf] {
+                let tri = bvh.tris[pos];
+                if !s.refit[leaf] && !tri.iter().any(|&v| s.moved[v as usize]) {
                     return;
                 }
                 let leaf_dop = &bvh.nodes[leaf].dop;
-                let [a, b, c] = bvh.tris[pos].map(|v| &s.vertex_dops[v as usize]);
+                let [a, b, c] = tri.map(|v| &s.vertex_dops[v as usize]);
                 let own = a.merge(b).merge(c);
                 if s.refit[leaf] || !codes::decode(leaf_dop, code).contains(&own) {
                     *code = codes::encode_one(leaf_dop, &own);

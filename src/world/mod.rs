@@ -432,12 +432,7 @@ impl<const K: usize> World<K> {
 
     /// The k-DOP and box of `shape` placed by `placement`.
     fn part_bound(&self, shape: ShapeId, placement: &Pose) -> Result<(Dop<K>, Aabb)> {
-        let object = &self.shape(shape)?.object;
-        let bound = crate::query::PlacedObject::new().root_bound_unkept(object, placement);
-        let aabb = aabb_of(&bound).ok_or(Error::InvalidPose {
-            reason: "the placed part has no finite bounds",
-        })?;
-        Ok((bound, aabb))
+        placed_bound(&self.shape(shape)?.object, placement)
     }
 
     fn part(&self, id: PartHandle) -> Result<&PartRec<K>> {
@@ -545,28 +540,20 @@ impl<const K: usize> World<K> {
             *object = FlyingObject::new(object.mesh(), &self.options.shape_build)?;
             stats.rebuilt = true;
         }
-        let keys: Vec<ObjectKey> = self
-            .objects
-            .iter()
-            .filter(|(_, o)| o.shape == id.key)
-            .map(|(k, _)| k)
-            .collect();
-        for k in keys {
-            self.mark_moved(k);
+        // In place, without lists of keys: a deforming shape is edited every frame.
+        for (k, o) in self.objects.iter_mut() {
+            if o.shape == id.key && !o.moved {
+                o.moved = true;
+                self.moved.push(k);
+            }
         }
-        let parts: Vec<PartKey> = self
-            .parts
-            .iter()
-            .filter(|(_, p)| p.shape == id.key)
-            .map(|(k, _)| k)
-            .collect();
-        for k in parts {
-            let placement = self.parts[k].placement;
+        let object = &self.shapes[id.key].object;
+        for (k, p) in self.parts.iter_mut().filter(|(_, p)| p.shape == id.key) {
             // The vertices were checked and the placement was accepted before, so the
             // placed part has finite bounds again.
-            let (bound, aabb) = self.part_bound(id, &placement)?;
+            let (bound, aabb) = placed_bound(object, &p.placement)?;
             self.broad.set(proxy_of(Slot::Part(k)), aabb, false)?;
-            self.parts[k].bound = bound;
+            p.bound = bound;
         }
         Ok(stats)
     }
@@ -661,6 +648,18 @@ fn proxy_of(slot: Slot) -> u32 {
         Slot::Part(k) => 2 * (k.data().as_ffi() as u32) + 1,
         Slot::None => u32::MAX,
     }
+}
+
+/// The k-DOP and box of `object` placed by `placement`.
+fn placed_bound<const K: usize>(
+    object: &FlyingObject<K>,
+    placement: &Pose,
+) -> Result<(Dop<K>, Aabb)> {
+    let bound = crate::query::PlacedObject::new().root_bound_unkept(object, placement);
+    let aabb = aabb_of(&bound).ok_or(Error::InvalidPose {
+        reason: "the placed part has no finite bounds",
+    })?;
+    Ok((bound, aabb))
 }
 
 /// The box of a k-DOP (its first three slabs); `None` when empty.
