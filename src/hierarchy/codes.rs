@@ -35,6 +35,16 @@ pub(crate) fn encode<const K: usize>(
     }
     // Each position's leaf, so positions can be encoded in parallel (the codes do not
     // depend on the number of threads).
+    leaf_of(bvh)
+        .par_iter()
+        .enumerate()
+        .with_min_len(1024)
+        .map(|(pos, &leaf)| encode_one(&bvh.nodes[leaf as usize].dop, &own(pos)))
+        .collect()
+}
+
+/// Per triangle position of `bvh`, the leaf node holding it.
+pub(crate) fn leaf_of<const K: usize>(bvh: &Bvh<K>) -> Vec<u32> {
     let mut leaf_of = vec![0u32; bvh.tris.len()];
     for (i, node) in bvh.nodes.iter().enumerate() {
         if node.is_leaf() {
@@ -49,11 +59,6 @@ pub(crate) fn encode<const K: usize>(
         }
     }
     leaf_of
-        .par_iter()
-        .enumerate()
-        .with_min_len(1024)
-        .map(|(pos, &leaf)| encode_one(&bvh.nodes[leaf as usize].dop, &own(pos)))
-        .collect()
 }
 
 /// Whether some leaf of `bvh` holds several triangles, so that its part keeps codes.

@@ -337,7 +337,7 @@ impl<const K: usize> DeformScratch<K> {
     fn new(obj: &FlyingObject<K>) -> Self {
         let bvh = &obj.part.bvh;
         let mut s = DeformScratch {
-            leaf_of: vec![0; bvh.tris.len()],
+            leaf_of: codes::leaf_of(bvh),
             vertex_dops: bvh
                 .vertices
                 .par_iter()
@@ -350,14 +350,6 @@ impl<const K: usize> DeformScratch<K> {
         for (i, node) in bvh.nodes.iter().enumerate() {
             if node.is_leaf() {
                 s.leaves.push(i as u32);
-                let mut pos = node.first_triangle() as usize;
-                loop {
-                    s.leaf_of[pos] = i as u32;
-                    if bvh.ids[pos] & END != 0 {
-                        break;
-                    }
-                    pos += 1;
-                }
             }
             if matches!(obj.stored.corners[i], CornerSet::Own | CornerSet::OwnLanes) {
                 let complete = own_corners(bvh, i, &mut own);
