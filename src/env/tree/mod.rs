@@ -216,21 +216,10 @@ impl<const K: usize> DynamicTree<K> {
     /// worn the tree. 1 for fewer than three leaves.
     #[must_use]
     pub fn cost_ratio(&self) -> f64 {
-        let dops: Vec<Dop<K>> = self
-            .nodes
-            .iter()
-            .filter(|n| n.is_leaf())
-            .map(|n| n.dop)
-            .collect();
-        if dops.len() < 3 {
+        if self.leaves < 3 {
             return 1.0;
         }
-        let centroids: Vec<glam::DVec3> = dops.iter().map(centre).collect();
-        let (fresh, _) = crate::hierarchy::build_over_boxes(
-            &centroids,
-            &dops,
-            crate::hierarchy::AxisRule::SurfaceArea,
-        );
+        let (_, fresh, _) = self.fresh_build();
         let fresh: f64 = fresh
             .iter()
             .filter(|n| !n.is_leaf())
@@ -241,6 +230,24 @@ impl<const K: usize> DynamicTree<K> {
         } else {
             1.0
         }
+    }
+
+    /// A fresh top-down build (the surface-area rule) over the leaves' fat bounds: the
+    /// leaves' nodes in pool order, the built nodes, and per built leaf position the index
+    /// of its leaf in that list. What [`DynamicTree::cost_ratio`] measures against and
+    /// [`DynamicTree::rebuild`] installs.
+    pub(crate) fn fresh_build(&self) -> (Vec<u32>, Vec<crate::hierarchy::Node<K>>, Vec<u32>) {
+        let leaves: Vec<u32> = (0..self.nodes.len() as u32)
+            .filter(|&i| self.nodes[i as usize].is_leaf())
+            .collect();
+        let dops: Vec<Dop<K>> = leaves.iter().map(|&i| self.nodes[i as usize].dop).collect();
+        let centres: Vec<glam::DVec3> = dops.iter().map(centre).collect();
+        let (built, order) = crate::hierarchy::build_over_boxes(
+            &centres,
+            &dops,
+            crate::hierarchy::AxisRule::SurfaceArea,
+        );
+        (leaves, built, order)
     }
 
     /// Bytes held.
@@ -342,7 +349,7 @@ pub(crate) fn union_area<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> f64 {
 }
 
 /// The centre of a k-DOP's bounding box.
-pub(crate) fn centre<const K: usize>(d: &Dop<K>) -> glam::DVec3 {
+fn centre<const K: usize>(d: &Dop<K>) -> glam::DVec3 {
     let lo = glam::DVec3::new(d.lo(0).into(), d.lo(1).into(), d.lo(2).into());
     let hi = glam::DVec3::new(d.hi(0).into(), d.hi(1).into(), d.hi(2).into());
     (lo + hi) / 2.0

@@ -8,7 +8,6 @@
 //! leaves, for a tree that has decayed far or after a bulk load.
 
 use super::{DynamicTree, FREE, NULL};
-use crate::hierarchy::{AxisRule, build_over_boxes};
 
 impl<const K: usize> DynamicTree<K> {
     /// Takes out and inserts again up to `budget` leaves (their fat bounds unchanged, their
@@ -16,7 +15,7 @@ impl<const K: usize> DynamicTree<K> {
     /// each re-insertion costs what an insertion does.
     pub fn optimize(&mut self, budget: u32) -> u32 {
         let n = self.nodes.len() as u32;
-        if self.leaves < 3 || n == 0 {
+        if self.leaves < 3 {
             return 0;
         }
         let mut done = 0;
@@ -37,34 +36,25 @@ impl<const K: usize> DynamicTree<K> {
         done
     }
 
+    /// Puts every internal node on the free list.
+    fn release_inner(&mut self) {
+        for i in 0..self.nodes.len() as u32 {
+            let height = self.nodes[i as usize].height;
+            if height != FREE && height != 0 {
+                self.release(i);
+            }
+        }
+    }
+
     /// Replaces the internal nodes by a fresh top-down build over the leaves' fat bounds
     /// (the surface-area rule of [`crate::BuildOptions`]). Leaves keep their nodes, so
     /// every [`super::TreeLeaf`] stays valid.
     pub fn rebuild(&mut self) {
-        let mut leaves = Vec::with_capacity(self.leaves as usize);
-        for i in 0..self.nodes.len() as u32 {
-            let node = &self.nodes[i as usize];
-            if node.height == FREE {
-                continue;
-            }
-            if node.is_leaf() {
-                leaves.push(i);
-            } else {
-                self.release(i);
-            }
+        if self.leaves < 2 {
+            return; // Nothing inner to build: an empty tree or a lone leaf at the root.
         }
-        self.root = NULL;
-        let Some(&first) = leaves.first() else {
-            return;
-        };
-        if leaves.len() == 1 {
-            self.root = first;
-            self.nodes[first as usize].parent = NULL;
-            return;
-        }
-        let dops: Vec<_> = leaves.iter().map(|&i| self.nodes[i as usize].dop).collect();
-        let centres: Vec<_> = dops.iter().map(super::centre).collect();
-        let (built, order) = build_over_boxes(&centres, &dops, AxisRule::SurfaceArea);
+        let (leaves, built, order) = self.fresh_build();
+        self.release_inner();
         // Pool node of each built node: a leaf's own node, else a fresh internal one.
         let map: Vec<u32> = built
             .iter()
