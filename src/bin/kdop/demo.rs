@@ -411,7 +411,8 @@ impl Assembly {
             next_user: 1_000_000,
         };
         for _ in 0..a.parts {
-            asm.insert(world)?;
+            let (shape, placement) = (asm.random_shape(), asm.placement()?);
+            asm.insert(world, shape, placement)?;
         }
         Ok(asm)
     }
@@ -422,9 +423,16 @@ impl Assembly {
         Pose::new(glam::DMat3::from_quat(q), at)
     }
 
-    fn insert<const K: usize>(&mut self, world: &mut World<K>) -> kdop::Result<()> {
-        let shape = self.shapes[(self.rng.next_u64() % self.shapes.len() as u64) as usize];
-        let placement = self.placement()?;
+    fn random_shape(&mut self) -> kdop::ShapeId {
+        self.shapes[(self.rng.next_u64() % self.shapes.len() as u64) as usize]
+    }
+
+    fn insert<const K: usize>(
+        &mut self,
+        world: &mut World<K>,
+        shape: kdop::ShapeId,
+        placement: Pose,
+    ) -> kdop::Result<()> {
         let desc = PartDesc {
             user: self.next_user,
             ..PartDesc::default()
@@ -434,7 +442,7 @@ impl Assembly {
         Ok(())
     }
 
-    /// `n` random edits; each world call timed into `t.edits`.
+    /// `n` random edits; each world call timed into `t.edits` (its inputs drawn before).
     fn edit<const K: usize>(
         &mut self,
         world: &mut World<K>,
@@ -453,25 +461,13 @@ impl Assembly {
                 3
             };
             let j = (self.rng.next_u64() % self.parts.len().max(1) as u64) as usize;
+            let (shape, placement) = (self.random_shape(), self.placement()?);
             let t0 = Instant::now();
             match kind {
-                0 => {
-                    let p = self.placement()?;
-                    let t1 = Instant::now();
-                    world.set_part_placement(self.parts[j], p)?;
-                    t.edits[0].1 += t1.elapsed().as_secs_f64() * 1e6;
-                    t.edits[0].0 += 1;
-                    continue;
-                }
-                1 => {
-                    world.remove_part(self.parts.swap_remove(j))?;
-                }
-                2 => self.insert(world)?,
-                _ => {
-                    let shape =
-                        self.shapes[(self.rng.next_u64() % self.shapes.len() as u64) as usize];
-                    world.set_part_shape(self.parts[j], shape)?;
-                }
+                0 => world.set_part_placement(self.parts[j], placement)?,
+                1 => world.remove_part(self.parts.swap_remove(j))?,
+                2 => self.insert(world, shape, placement)?,
+                _ => world.set_part_shape(self.parts[j], shape)?,
             }
             t.edits[kind].1 += t0.elapsed().as_secs_f64() * 1e6;
             t.edits[kind].0 += 1;
