@@ -102,9 +102,31 @@ fn run(seed: u64, n: usize, frames: usize, fixed: Option<f32>) -> Vec<Vec<(u32, 
         // The second oracle, used by `kdop bench broad` where all pairs cost too much.
         assert_eq!(single_sweep_pairs(&live(&boxes)), all, "seed {seed}");
         assert_eq!(bp.len(), live(&boxes).len());
+        check_queries(&bp, &boxes, &mut rng, spread);
         order.push(bp.pairs().collect());
     }
     order
+}
+
+/// Random query boxes (of every size the boxes have) against every live box: each
+/// overlapping proxy reported once, no other.
+fn check_queries(bp: &BroadPhase, boxes: &[Option<(Aabb, bool)>], rng: &mut Rng, spread: f64) {
+    let mut buckets = Vec::new();
+    for _ in 0..20 {
+        let q = random_box(rng, spread);
+        let mut got = Vec::new();
+        bp.query(&q, &mut buckets, |p| got.push(p));
+        let n = got.len();
+        got.sort_unstable();
+        got.dedup();
+        assert_eq!(got.len(), n, "a proxy was reported twice for {q:?}");
+        let want: Vec<u32> = live(boxes)
+            .into_iter()
+            .filter(|(_, b, _)| b.overlaps(&q))
+            .map(|(i, _, _)| i)
+            .collect();
+        assert_eq!(got, want, "query {q:?}");
+    }
 }
 
 #[test]

@@ -44,7 +44,7 @@ impl BroadPhase {
 
 /// The distinct buckets of a range's cells, sorted; every bucket when the range has more
 /// cells than there are buckets.
-fn covered_buckets(lo: [i32; 3], hi: [i32; 3], buckets: usize, out: &mut Vec<u32>) {
+pub(super) fn covered_buckets(lo: [i32; 3], hi: [i32; 3], buckets: usize, out: &mut Vec<u32>) {
     out.clear();
     let cells: u64 = (0..3)
         .map(|i| (i64::from(hi[i]) - i64::from(lo[i]) + 1) as u64)

@@ -25,6 +25,7 @@
 
 mod brute;
 mod large;
+mod query;
 mod statics;
 mod sweep;
 mod update;
@@ -428,5 +429,23 @@ impl BroadPhase {
                 .iter()
                 .map(|f| size_of::<Vec<(u32, u32)>>() + f.capacity() * 8)
                 .sum::<usize>()
+    }
+}
+
+/// Merges sorted `fresh` into sorted `kept`, in place from the back (kept pairs of the
+/// broad phase and of the world are brought up to date this way each update).
+pub(crate) fn merge_sorted<T: Copy + Ord + Default>(kept: &mut Vec<T>, fresh: &[T]) {
+    let old = kept.len();
+    kept.resize(old + fresh.len(), T::default());
+    let (mut i, mut j, mut k) = (old, fresh.len(), old + fresh.len());
+    while j > 0 {
+        k -= 1;
+        if i > 0 && kept[i - 1] > fresh[j - 1] {
+            kept[k] = kept[i - 1];
+            i -= 1;
+        } else {
+            kept[k] = fresh[j - 1];
+            j -= 1;
+        }
     }
 }

@@ -38,20 +38,7 @@ impl BroadPhase {
         }
         self.touched.clear();
         fresh.sort_unstable();
-        // Both sorted: one merge, from the back, in place.
-        let old = self.static_pairs.len();
-        self.static_pairs.resize(old + fresh.len(), (0, 0));
-        let (mut i, mut j, mut k) = (old, fresh.len(), old + fresh.len());
-        while j > 0 {
-            k -= 1;
-            if i > 0 && self.static_pairs[i - 1] > fresh[j - 1] {
-                self.static_pairs[k] = self.static_pairs[i - 1];
-                i -= 1;
-            } else {
-                self.static_pairs[k] = fresh[j - 1];
-                j -= 1;
-            }
-        }
+        super::merge_sorted(&mut self.static_pairs, &fresh);
         self.fresh = fresh;
         self.old_buckets = scratch;
         compared
