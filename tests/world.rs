@@ -262,6 +262,8 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>, u32) {
             rebuilds += u32::from(world.deform_shape(shapes[s], m.vertices()).unwrap().rebuilt);
         }
         world.step().unwrap();
+        world.part_tree().validate().unwrap();
+        assert_eq!(world.part_tree().len(), parts.len());
         let truth = brute(&meshes, &objects, &parts);
         let context = format!("seed {seed}, frame {frame}");
         trace.push(check_step(&world, &truth, &previous, &objects, &context));

@@ -1,8 +1,13 @@
 //! The world: many moving objects among static parts (Klosowski et al. 1998, §6.1,
-//! "Multiple flying objects"): shapes shared by any number of objects and parts, one
-//! sweep-and-prune broad phase ([`crate::BroadPhase`]) over the objects' fat root k-DOPs and
-//! the parts' exact ones (static proxies, never swept among themselves), the exact narrow
-//! phase on every candidate pair in parallel, and begin / persist / end events.
+//! "Multiple flying objects" and "Dynamic environments"): shapes shared by any number of
+//! objects and parts, one sweep-and-prune broad phase ([`crate::BroadPhase`]) over the
+//! objects' fat root k-DOPs, the parts under an editable part tree ([`DynamicTree`]: parts
+//! inserted, removed and moved with local rebalancing, improved a little each step), the
+//! exact narrow phase on every candidate pair in parallel, and begin / persist / end events.
+//!
+//! An object's candidate parts are found in the part tree when its fat k-DOP is re-made, and
+//! a part's candidate objects in the broad phase when its fat k-DOP in the tree is; both are
+//! kept from step to step otherwise, so neither resting objects nor parts cost per step.
 //!
 //! Every hierarchy stays in its shape's own frame: an object meets a part or another object
 //! through [`FlyingObject::collide_with`], which compares bounds in the frame of the larger
@@ -29,6 +34,7 @@ pub use step::{ContactPair, EndedPair, PairEvent, StepStats};
 
 use crate::broad::{Aabb, BroadPhase};
 use crate::dop::Dop;
+use crate::env::{DynamicTree, TreeLeaf};
 use crate::error::{Error, Result};
 use crate::hierarchy::BuildOptions;
 use crate::mesh::Mesh;
@@ -146,6 +152,47 @@ pub struct WorldOptions {
     /// its cost as built ([`DeformStats::cost_ratio`]) is rebuilt from its current mesh in
     /// the same call (a build's time in that frame; `f64::INFINITY`: never).
     pub rebuild_at: f64,
+    /// A part's leaf in the part tree is its placed k-DOP grown by this share of its
+    /// largest box extent, so that small moves of a part leave the tree as it is.
+    pub part_margin: f64,
+    /// Leaves of the part tree re-inserted per step after edits wore it
+    /// ([`DynamicTree::optimize`]): the most tree work a step does beyond the edits.
+    pub tree_budget: u32,
+}
+
+impl WorldOptions {
+    /// Checks the settings.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming the first bad one: build options as
+    /// [`BuildOptions`] checks them, a margin negative or not finite, a `rebuild_at` NaN or
+    /// below 1.
+    pub fn check(&self) -> Result<()> {
+        self.shape_build.check()?;
+        self.part_build.check()?;
+        for (name, m) in [
+            ("fat_margin", self.fat_margin),
+            ("deform_margin", self.deform_margin),
+            ("part_margin", self.part_margin),
+        ] {
+            if !(m.is_finite() && m >= 0.0) {
+                return Err(Error::InvalidParameter {
+                    name,
+                    reason: format!("must be finite and not negative, got {m}"),
+                });
+            }
+        }
+        if self.rebuild_at.is_nan() || self.rebuild_at < 1.0 {
+            return Err(Error::InvalidParameter {
+                name: "rebuild_at",
+                reason: format!(
+                    "must be at least 1 (infinity: never), got {}",
+                    self.rebuild_at
+                ),
+            });
+        }
+        Ok(())
+    }
 }
 
 impl Default for WorldOptions {
@@ -156,6 +203,8 @@ impl Default for WorldOptions {
             fat_margin: 0.1,
             deform_margin: 0.05,
             rebuild_at: 2.0,
+            part_margin: 0.05,
+            tree_budget: 32,
         }
     }
 }
@@ -175,6 +224,8 @@ struct Object<const K: usize> {
     moved: bool,
     /// Where this step's root bound at `pose` is in the step's scratch, if it was made.
     root: Option<u32>,
+    /// Whether `fat` changed since the last step: its candidate parts are looked for again.
+    requery: bool,
 }
 
 struct PartRec<const K: usize> {
@@ -183,6 +234,11 @@ struct PartRec<const K: usize> {
     desc: PartDesc,
     /// The placed shape's k-DOP.
     bound: Dop<K>,
+    /// Its leaf in the part tree (whose fat k-DOP holds `bound`).
+    leaf: TreeLeaf,
+    /// Whether its leaf's fat k-DOP changed since the last step: its candidate objects are
+    /// looked for again.
+    requery: bool,
 }
 
 /// Many moving objects among static parts; see the module page.
@@ -217,9 +273,21 @@ pub struct World<const K: usize> {
     shapes: SlotMap<ShapeKey, Shape<K>>,
     objects: SlotMap<ObjectKey, Object<K>>,
     parts: SlotMap<PartKey, PartRec<K>>,
+    /// The objects' fat boxes; a proxy is its object's slot index ([`proxy_of`]).
     broad: BroadPhase,
-    /// Per broad-phase proxy, its object or part ([`proxy_of`]).
-    proxy_body: Vec<Slot>,
+    /// Per broad-phase proxy, its object.
+    proxy_object: Vec<ObjectKey>,
+    /// The parts' fat k-DOPs; a leaf's item is its part's slot index.
+    part_tree: DynamicTree<K>,
+    /// Per part slot index, its part.
+    item_part: Vec<PartKey>,
+    /// Object–part pairs whose fat k-DOPs (the object's, the part's leaf's) overlap,
+    /// sorted; kept across steps (`step.rs`, `part_pairs`).
+    part_pairs: Vec<(ObjectKey, PartKey)>,
+    /// Parts whose leaf changed since the last step.
+    requery_parts: Vec<PartKey>,
+    /// Whether an object or part was removed since the last step (its pairs go).
+    removed: bool,
     /// Objects whose pose changed since the last step.
     moved: Vec<ObjectKey>,
     /// Per thread: query scratch (the pose cache, the stack); never per object.
@@ -237,12 +305,19 @@ impl<const K: usize> World<K> {
     /// An empty world with default options.
     #[must_use]
     pub fn new() -> Self {
-        Self::with_options(WorldOptions::default())
+        Self::build(WorldOptions::default())
     }
 
     /// An empty world.
-    #[must_use]
-    pub fn with_options(options: WorldOptions) -> Self {
+    ///
+    /// # Errors
+    /// As [`WorldOptions::check`].
+    pub fn with_options(options: WorldOptions) -> Result<Self> {
+        options.check()?;
+        Ok(Self::build(options))
+    }
+
+    fn build(options: WorldOptions) -> Self {
         World {
             id: NEXT_WORLD.fetch_add(1, Ordering::Relaxed),
             options,
@@ -250,11 +325,24 @@ impl<const K: usize> World<K> {
             objects: SlotMap::with_key(),
             parts: SlotMap::with_key(),
             broad: BroadPhase::new(),
-            proxy_body: Vec::new(),
+            proxy_object: Vec::new(),
+            // Checked by `WorldOptions::check`, or the default.
+            part_tree: DynamicTree::new(options.part_margin)
+                .unwrap_or_else(|_| DynamicTree::new(0.0).expect("a zero margin is valid")),
+            item_part: Vec::new(),
+            part_pairs: Vec::new(),
+            requery_parts: Vec::new(),
+            removed: false,
             moved: Vec::new(),
             workspaces: Vec::new(),
             frame: step::Frame::default(),
         }
+    }
+
+    /// The options the world was made with.
+    #[must_use]
+    pub fn options(&self) -> &WorldOptions {
+        &self.options
     }
 
     /// Builds a shape's hierarchy (in the mesh's own frame) for objects and parts to use.
@@ -322,8 +410,13 @@ impl<const K: usize> World<K> {
             fat: Dop::EMPTY,
             moved: true,
             root: None,
+            requery: false,
         });
-        self.name_proxy(Slot::Object(key));
+        let proxy = proxy_of(key) as usize;
+        if self.proxy_object.len() <= proxy {
+            self.proxy_object.resize(proxy + 1, ObjectKey::default());
+        }
+        self.proxy_object[proxy] = key;
         self.moved.push(key);
         Ok(ObjectId {
             key,
@@ -390,48 +483,55 @@ impl<const K: usize> World<K> {
         self.object(id)?;
         let o = self.objects.remove(id.key).expect("checked above");
         self.shapes[o.shape].users -= 1;
-        self.broad.remove(proxy_of(Slot::Object(id.key)));
+        self.broad.remove(proxy_of(id.key));
+        self.removed = true;
         Ok(())
     }
 
-    fn name_proxy(&mut self, slot: Slot) {
-        let proxy = proxy_of(slot) as usize;
-        if self.proxy_body.len() <= proxy {
-            self.proxy_body.resize(proxy + 1, Slot::None);
-        }
-        self.proxy_body[proxy] = slot;
-    }
-
-    /// Adds a static part: `shape` placed by `placement` (any pose, flattening ones too).
-    /// It enters the broad phase as a static box: it costs nothing per step until an object
-    /// comes near.
+    /// Adds a static part: `shape` placed by `placement` (any pose, flattening ones too),
+    /// inserted into the part tree. It costs nothing per step until an object comes near.
     ///
     /// # Errors
-    /// A stale or foreign shape handle.
+    /// A stale or foreign shape handle; a placement whose placed part has no finite
+    /// bounds. Nothing changes then.
+    ///
+    /// # Complexity
+    /// A placement of the shape's root bound and an insertion into the part tree
+    /// (`docs/benchmarks.md`, "Editable part tree").
     pub fn add_part(
         &mut self,
         shape: ShapeId,
         placement: Pose,
         desc: PartDesc,
     ) -> Result<PartHandle> {
-        let (bound, aabb) = self.part_bound(shape, &placement)?;
-        self.shapes[shape.key].users += 1;
+        let bound = self.part_bound(shape, &placement)?;
+        // The item is the part's slot, known once the part is stored; the leaf first, so
+        // that a refused bound leaves nothing behind.
+        let leaf = self.part_tree.insert(&bound, u32::MAX)?;
         let key = self.parts.insert(PartRec {
             shape: shape.key,
             placement,
             desc,
             bound,
+            leaf,
+            requery: true,
         });
-        self.name_proxy(Slot::Part(key));
-        self.broad.set(proxy_of(Slot::Part(key)), aabb, false)?;
+        let item = part_item(key);
+        self.part_tree.set_item(leaf, item);
+        if self.item_part.len() <= item as usize {
+            self.item_part.resize(item as usize + 1, PartKey::default());
+        }
+        self.item_part[item as usize] = key;
+        self.requery_parts.push(key);
+        self.shapes[shape.key].users += 1;
         Ok(PartHandle {
             key,
             world: self.id,
         })
     }
 
-    /// The k-DOP and box of `shape` placed by `placement`.
-    fn part_bound(&self, shape: ShapeId, placement: &Pose) -> Result<(Dop<K>, Aabb)> {
+    /// The k-DOP of `shape` placed by `placement`.
+    fn part_bound(&self, shape: ShapeId, placement: &Pose) -> Result<Dop<K>> {
         placed_bound(&self.shape(shape)?.object, placement)
     }
 
@@ -442,10 +542,10 @@ impl<const K: usize> World<K> {
             .ok_or(Error::StaleHandle { what: "part" })
     }
 
-    /// Moves a static part (a CAD edit): its box is re-placed in the broad phase, and its
-    /// pairs are found and checked again at the next step, beginning, persisting or ending
-    /// as they now stand. The part's hierarchy stays in its shape's frame: a move costs a
-    /// re-placement, never a rebuild.
+    /// Moves a static part (a CAD edit): its bound is re-placed, and re-inserted into the
+    /// part tree only when it leaves its leaf's fat k-DOP; its pairs are checked again at
+    /// the next step, beginning, persisting or ending as they now stand. The part's
+    /// hierarchy stays in its shape's frame: a move costs a re-placement, never a rebuild.
     ///
     /// # Errors
     /// A stale or foreign handle; a placement whose placed part has no finite bounds.
@@ -479,14 +579,25 @@ impl<const K: usize> World<K> {
 
     fn replace_part(&mut self, id: PartHandle, shape: ShapeId, placement: Pose) -> Result<()> {
         self.part(id)?;
-        let (bound, aabb) = self.part_bound(shape, &placement)?;
+        let bound = self.part_bound(shape, &placement)?;
         let old = self.parts[id.key].shape;
-        self.broad.set(proxy_of(Slot::Part(id.key)), aabb, false)?;
+        self.place_part(id.key, bound)?;
         self.shapes[old].users -= 1;
         self.shapes[shape.key].users += 1;
         let p = &mut self.parts[id.key];
         p.shape = shape.key;
         p.placement = placement;
+        Ok(())
+    }
+
+    /// Gives part `key` the bound `bound`, in the part tree too (re-inserted when it leaves
+    /// its fat k-DOP, and then its pairs are looked for again).
+    fn place_part(&mut self, key: PartKey, bound: Dop<K>) -> Result<()> {
+        let p = &mut self.parts[key];
+        if self.part_tree.move_leaf(p.leaf, &bound)? && !p.requery {
+            p.requery = true;
+            self.requery_parts.push(key);
+        }
         p.bound = bound;
         Ok(())
     }
@@ -551,8 +662,11 @@ impl<const K: usize> World<K> {
         for (k, p) in self.parts.iter_mut().filter(|(_, p)| p.shape == id.key) {
             // The vertices were checked and the placement was accepted before, so the
             // placed part has finite bounds again.
-            let (bound, aabb) = placed_bound(object, &p.placement)?;
-            self.broad.set(proxy_of(Slot::Part(k)), aabb, false)?;
+            let bound = placed_bound(object, &p.placement)?;
+            if self.part_tree.move_leaf(p.leaf, &bound)? && !p.requery {
+                p.requery = true;
+                self.requery_parts.push(k);
+            }
             p.bound = bound;
         }
         Ok(stats)
@@ -585,7 +699,8 @@ impl<const K: usize> World<K> {
             .remove(id.key)
             .ok_or(Error::StaleHandle { what: "part" })?;
         self.shapes[p.shape].users -= 1;
-        self.broad.remove(proxy_of(Slot::Part(id.key)));
+        self.part_tree.remove(p.leaf)?;
+        self.removed = true;
         Ok(())
     }
 
@@ -595,6 +710,13 @@ impl<const K: usize> World<K> {
     /// A stale or foreign handle.
     pub fn part_desc(&self, id: PartHandle) -> Result<PartDesc> {
         Ok(self.part(id)?.desc)
+    }
+
+    /// The part tree: its cost against a fresh build's ([`DynamicTree::cost_ratio`]), its
+    /// height, [`DynamicTree::validate`].
+    #[must_use]
+    pub fn part_tree(&self) -> &DynamicTree<K> {
+        &self.part_tree
     }
 
     /// Number of moving objects.
@@ -624,42 +746,37 @@ impl<const K: usize> World<K> {
         let n = self.objects.len().max(1);
         (self.objects.capacity() * (std::mem::size_of::<Object<K>>() + 8)
             + self.broad.memory_bytes()
-            + self.proxy_body.capacity() * std::mem::size_of::<Slot>()
+            + self.proxy_object.capacity() * std::mem::size_of::<ObjectKey>()
+            + self.part_pairs.capacity() * std::mem::size_of::<(ObjectKey, PartKey)>()
             + self.moved.capacity() * 8
             + self.frame.memory_bytes())
             / n
     }
 }
 
-/// What a broad-phase proxy stands for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Slot {
-    None,
-    Object(ObjectKey),
-    Part(PartKey),
-}
-
-/// The broad-phase proxy of an object or part: its key's slot index, even for objects and
-/// odd for parts (slots are reused only after removal, when the proxy is removed too).
-fn proxy_of(slot: Slot) -> u32 {
+/// The broad-phase proxy of an object: its key's slot index (a slot is reused only after
+/// its object was removed, and its proxy with it).
+fn proxy_of(key: ObjectKey) -> u32 {
     use slotmap::Key;
-    match slot {
-        Slot::Object(k) => 2 * (k.data().as_ffi() as u32),
-        Slot::Part(k) => 2 * (k.data().as_ffi() as u32) + 1,
-        Slot::None => u32::MAX,
-    }
+    key.data().as_ffi() as u32
 }
 
-/// The k-DOP and box of `object` placed by `placement`.
-fn placed_bound<const K: usize>(
-    object: &FlyingObject<K>,
-    placement: &Pose,
-) -> Result<(Dop<K>, Aabb)> {
+/// The part tree's item of a part: its key's slot index.
+fn part_item(key: PartKey) -> u32 {
+    use slotmap::Key;
+    key.data().as_ffi() as u32
+}
+
+/// The k-DOP of `object` placed by `placement`, checked to be finite.
+fn placed_bound<const K: usize>(object: &FlyingObject<K>, placement: &Pose) -> Result<Dop<K>> {
     let bound = crate::query::PlacedObject::new().root_bound_unkept(object, placement);
-    let aabb = aabb_of(&bound).ok_or(Error::InvalidPose {
-        reason: "the placed part has no finite bounds",
-    })?;
-    Ok((bound, aabb))
+    let finite = (0..K / 2).all(|i| bound.lo(i).is_finite() && bound.hi(i).is_finite());
+    if bound.is_empty() || !finite {
+        return Err(Error::InvalidPose {
+            reason: "the placed part has no finite bounds",
+        });
+    }
+    Ok(bound)
 }
 
 /// The box of a k-DOP (its first three slabs); `None` when empty.

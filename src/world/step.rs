@@ -7,7 +7,7 @@
 //! the colliding pairs are then sorted by their handles. Detect-mode answers do not depend
 //! on a thread's history because the world's queries never start from a witness.
 
-use super::{Body, ObjectId, ObjectKey, PartHandle, PartKey, Slot, World, aabb_of};
+use super::{Body, ObjectId, ObjectKey, PartHandle, PartKey, World, aabb_of};
 use crate::dop::Dop;
 use crate::error::{Error, Result};
 use crate::query::{Mode, QueryOptions, QueryState};
@@ -99,6 +99,13 @@ pub(super) struct Frame<const K: usize> {
     /// The objects whose `root` names an entry of `roots`.
     rooted: Vec<ObjectKey>,
     jobs: Vec<Job>,
+    /// New object–part pairs of this step (scratch).
+    fresh: Vec<(ObjectKey, PartKey)>,
+    /// Buckets of a broad-phase query (scratch).
+    buckets: Vec<u32>,
+    /// Re-insertions of part-tree leaves still owed after the last edit: one round of the
+    /// tree's leaves, [`super::WorldOptions::tree_budget`] per step.
+    owed: u32,
     /// Per job: its contacts, `[a triangle, b triangle]`.
     outs: Vec<Vec<[u32; 2]>>,
     pairs: Vec<ContactPair>,
@@ -116,6 +123,9 @@ impl<const K: usize> Default for Frame<K> {
             roots: Vec::new(),
             rooted: Vec::new(),
             jobs: Vec::new(),
+            fresh: Vec::new(),
+            buckets: Vec::new(),
+            owed: 0,
             outs: Vec::new(),
             pairs: Vec::new(),
             tris: Vec::new(),
@@ -132,6 +142,8 @@ impl<const K: usize> Frame<K> {
         self.roots.capacity() * size_of::<Dop<K>>()
             + self.rooted.capacity() * size_of::<ObjectKey>()
             + self.jobs.capacity() * size_of::<Job>()
+            + self.fresh.capacity() * size_of::<(ObjectKey, PartKey)>()
+            + self.buckets.capacity() * 4
             + self
                 .outs
                 .iter()
@@ -184,7 +196,13 @@ impl<const K: usize> World<K> {
         let mut stats = StepStats::default();
         self.update_bounds(&mut stats)?;
         self.broad.update();
-        stats.broad_pairs = self.broad.pair_count() as u64;
+        self.update_part_pairs();
+        if self.frame.owed > 0 {
+            let budget = self.options.tree_budget.min(self.frame.owed);
+            self.frame.owed -= budget;
+            self.part_tree.optimize(budget);
+        }
+        stats.broad_pairs = (self.broad.pair_count() + self.part_pairs.len()) as u64;
         self.collect_jobs();
         stats.narrow_pairs = self.frame.jobs.len() as u64;
         let broad_done = Instant::now();
@@ -250,12 +268,12 @@ impl<const K: usize> World<K> {
             if o.fat.is_empty() || !o.fat.contains(root) {
                 let e = root.box_extent();
                 o.fat = root.enlarged(self.options.fat_margin * e.max_element());
+                o.requery = true;
                 stats.refattened += 1;
                 let aabb = aabb_of(&o.fat).ok_or(Error::InvalidPose {
                     reason: "the placed object has no finite bounds",
                 })?;
-                self.broad
-                    .set(super::proxy_of(Slot::Object(k)), aabb, true)?;
+                self.broad.set(super::proxy_of(k), aabb, true)?;
             }
         }
         // The moved list becomes the rooted one, and the last rooted list the next moved.
@@ -266,39 +284,94 @@ impl<const K: usize> World<K> {
         Ok(())
     }
 
-    /// The broad phase's pairs that pass the filters and the fat k-DOP test.
+    /// Brings the kept object–part pairs up to date: pairs of removed objects and parts,
+    /// and of those whose fat k-DOP changed, go; objects with a new fat k-DOP look for
+    /// their parts in the part tree, and parts with a new leaf for their objects in the
+    /// broad phase (skipping objects that look themselves, so each pair is found once).
+    fn update_part_pairs(&mut self) {
+        let requery_objects = &self.frame.rooted;
+        let any_object = requery_objects
+            .iter()
+            .any(|&k| self.objects.get(k).is_some_and(|o| o.requery));
+        if !(any_object || self.removed || !self.requery_parts.is_empty()) {
+            return;
+        }
+        let (objects, parts) = (&self.objects, &self.parts);
+        self.part_pairs.retain(|&(o, p)| {
+            objects.get(o).is_some_and(|o| !o.requery) && parts.get(p).is_some_and(|p| !p.requery)
+        });
+        let mut fresh = std::mem::take(&mut self.frame.fresh);
+        fresh.clear();
+        for &k in requery_objects {
+            let Some(o) = self.objects.get(k).filter(|o| o.requery) else {
+                continue;
+            };
+            let item_part = &self.item_part;
+            self.part_tree
+                .query(&o.fat, |item| fresh.push((k, item_part[item as usize])));
+        }
+        let mut buckets = std::mem::take(&mut self.frame.buckets);
+        for &p in &self.requery_parts {
+            let Some(part) = self.parts.get(p).filter(|p| p.requery) else {
+                continue;
+            };
+            // The leaf is live: its part is.
+            let Ok(fat) = self.part_tree.fat(part.leaf) else {
+                continue;
+            };
+            let Some(aabb) = aabb_of(&fat) else {
+                continue;
+            };
+            let (objects, proxies) = (&self.objects, &self.proxy_object);
+            self.broad.query(&aabb, &mut buckets, |proxy| {
+                let k = proxies[proxy as usize];
+                if objects[k].fat.overlaps(&fat) && !objects[k].requery {
+                    fresh.push((k, p));
+                }
+            });
+        }
+        self.frame.buckets = buckets;
+        for &k in requery_objects {
+            if let Some(o) = self.objects.get_mut(k) {
+                o.requery = false;
+            }
+        }
+        for &p in &self.requery_parts {
+            if let Some(part) = self.parts.get_mut(p) {
+                part.requery = false;
+            }
+        }
+        if self.removed || !self.requery_parts.is_empty() {
+            self.frame.owed = self.part_tree.len() as u32;
+        }
+        self.removed = false;
+        self.requery_parts.clear();
+        fresh.sort_unstable();
+        crate::broad::merge_sorted(&mut self.part_pairs, &fresh);
+        self.frame.fresh = fresh;
+    }
+
+    /// The candidate pairs that pass the filters and the fat k-DOP test: pairs of objects
+    /// from the broad phase, object–part pairs from the kept list.
     fn collect_jobs(&mut self) {
         let mut jobs = std::mem::take(&mut self.frame.jobs);
         jobs.clear();
         for (p, q) in self.broad.pairs() {
-            let (Some(&x), Some(&y)) = (
-                self.proxy_body.get(p as usize),
-                self.proxy_body.get(q as usize),
-            ) else {
-                continue;
-            };
-            let job = match (x, y) {
-                (Slot::Object(a), Slot::Object(b)) => {
-                    let (oa, ob) = (&self.objects[a], &self.objects[b]);
-                    if !accepts(oa.desc.group, oa.desc.mask, ob.desc.group, ob.desc.mask)
-                        || !oa.fat.overlaps(&ob.fat)
-                    {
-                        continue;
-                    }
-                    Job::Objects(a.min(b), a.max(b))
-                }
-                (Slot::Object(a), Slot::Part(b)) | (Slot::Part(b), Slot::Object(a)) => {
-                    let (o, part) = (&self.objects[a], &self.parts[b]);
-                    if !accepts(o.desc.group, o.desc.mask, part.desc.group, part.desc.mask)
-                        || !o.fat.overlaps(&part.bound)
-                    {
-                        continue;
-                    }
-                    Job::Part(a, b)
-                }
-                _ => continue,
-            };
-            jobs.push(job);
+            let (a, b) = (self.proxy_object[p as usize], self.proxy_object[q as usize]);
+            let (oa, ob) = (&self.objects[a], &self.objects[b]);
+            if accepts(oa.desc.group, oa.desc.mask, ob.desc.group, ob.desc.mask)
+                && oa.fat.overlaps(&ob.fat)
+            {
+                jobs.push(Job::Objects(a.min(b), a.max(b)));
+            }
+        }
+        for &(a, b) in &self.part_pairs {
+            let (o, part) = (&self.objects[a], &self.parts[b]);
+            if accepts(o.desc.group, o.desc.mask, part.desc.group, part.desc.mask)
+                && o.fat.overlaps(&part.bound)
+            {
+                jobs.push(Job::Part(a, b));
+            }
         }
         // Jobs of one shape side by side: a thread's state re-binds (a pass over the
         // object's nodes and triangles) only where the shape changes. Results are sorted

@@ -152,6 +152,14 @@ impl<const K: usize> DynamicTree<K> {
         Ok(self.nodes[self.check(leaf)?].child[1])
     }
 
+    /// Gives a live leaf another item (the world names a part's leaf once the part is
+    /// stored).
+    pub(crate) fn set_item(&mut self, leaf: TreeLeaf, item: u32) {
+        if let Ok(i) = self.check(leaf) {
+            self.nodes[i].child[1] = item;
+        }
+    }
+
     /// The fat k-DOP of `leaf`.
     ///
     /// # Errors
