@@ -54,6 +54,10 @@ pub struct DemoArgs {
     /// Parts of the edited assembly (with `--edits`).
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub parts: u32,
+    /// With `--edits`: write an SVG of the part tree's cost against a fresh build's, the
+    /// step time and the edits' time over the frames (sampled, at most 500 points).
+    #[arg(long, requires = "edits")]
+    pub plot: Option<PathBuf>,
 }
 
 pub fn run(a: &DemoArgs) -> kdop::Result<ExitCode> {
@@ -93,6 +97,9 @@ struct Totals {
     deform: TimeStats,
     /// Parts in the world (room and assembly) before the first frame.
     parts_start: usize,
+    /// With edits, sampled frames: the part tree's cost ratio, the step's and the edits'
+    /// microseconds.
+    samples: Vec<crate::plots::EditSample>,
 }
 
 fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
@@ -207,10 +214,13 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
         parts_start: world.part_count(),
         ..Totals::default()
     };
+    // Sampled frames of the tree's quality: a fresh build per sample, outside the timers.
+    let stride = a.steps.div_ceil(500);
     for frame in 0..a.steps {
         for (path, &id) in paths.iter_mut().zip(&ids) {
             world.set_pose(id, path.step())?;
         }
+        let edit_us_before: f64 = t.edits.iter().map(|e| e.1).sum();
         if let Some(asm) = &mut live {
             asm.edit(&mut world, a.edits, &mut t)?;
             let t0 = Instant::now();
@@ -219,7 +229,16 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
         }
         let t0 = Instant::now();
         let s = world.step()?;
-        t.step.record(t0.elapsed().as_secs_f64() * 1e6);
+        let step_us = t0.elapsed().as_secs_f64() * 1e6;
+        t.step.record(step_us);
+        if live.is_some() && frame % stride == 0 {
+            t.samples.push(crate::plots::EditSample {
+                frame,
+                cost_ratio: world.part_tree().cost_ratio(),
+                step_us,
+                edit_us: t.edits.iter().map(|e| e.1).sum::<f64>() - edit_us_before,
+            });
+        }
         t.broad_us += s.broad_us;
         t.narrow_us += s.narrow_us;
         t.broad_pairs += s.broad_pairs;
@@ -238,6 +257,12 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    if let Some(path) = &a.plot {
+        crate::plots::edit_frames(path, &t.samples)?;
+        if !a.json {
+            eprintln!("plot written to {}", path.display());
+        }
+    }
     summary(a, &t, &world, build_ms, env_triangles);
     Ok(ExitCode::SUCCESS)
 }
@@ -304,6 +329,9 @@ fn summary<const K: usize>(
                 "per_frame": a.edits, "parts_start": t.parts_start, "parts_end": world.part_count(),
                 "move": kind(0), "remove": kind(1), "insert": kind(2), "replace": kind(3),
                 "deform_us_p50": t.deform.percentile(0.5), "deform_us_max": t.deform.max(),
+                "tree_cost_ratio_last": t.samples.last().map(|s| s.cost_ratio),
+                "tree_cost_ratio_max": t.samples.iter().map(|s| s.cost_ratio).fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.max(c)))),
+                "tree_height": world.part_tree().height(),
             });
         }
         println!("{v}");
@@ -354,6 +382,14 @@ fn summary<const K: usize>(
             "deformation         breathing torus p50 {:.0} us, max {:.0} us per frame",
             t.deform.percentile(0.5),
             t.deform.max()
+        );
+        let costs = t.samples.iter().map(|s| s.cost_ratio);
+        println!(
+            "part tree           cost {:.3}x a fresh build's at the end, at most {:.3}x over {} sampled frames; height {}",
+            t.samples.last().map_or(1.0, |s| s.cost_ratio),
+            costs.fold(f64::NAN, f64::max),
+            t.samples.len(),
+            world.part_tree().height()
         );
     }
 }

@@ -198,3 +198,84 @@ pub fn heat_map(path: &Path, title: &str, names: &[String], cells: &[f64]) -> kd
         .map_err(err)?;
     root.present().map_err(err)
 }
+
+/// One sampled frame of `kdop demo --edits`.
+#[derive(Clone, Copy, Debug)]
+pub struct EditSample {
+    pub frame: u64,
+    /// The part tree's cost over a fresh build's.
+    pub cost_ratio: f64,
+    /// The step's time.
+    pub step_us: f64,
+    /// The time of the frame's edits (world calls alone).
+    pub edit_us: f64,
+}
+
+/// `kdop demo --edits` over its frames: the part tree's cost against a fresh build's
+/// (above), the step's and the edits' time (below).
+pub fn edit_frames(path: &Path, samples: &[EditSample]) -> kdop::Result<()> {
+    let root = SVGBackend::new(path, (900, 640)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let (top, bottom) = root.split_vertically(300);
+    let last = samples.last().map_or(1, |s| s.frame + 1);
+    let cost_max = samples.iter().map(|s| s.cost_ratio).fold(1.2f64, f64::max);
+    let mut chart = ChartBuilder::on(&top)
+        .caption(
+            "Live edits: the part tree's cost against a fresh build's",
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(35)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0u64..last, 0.9..cost_max * 1.05)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("frame")
+        .y_desc("cost / fresh build")
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(LineSeries::new(
+            samples.iter().map(|s| (s.frame, s.cost_ratio)),
+            COLOURS[0].stroke_width(2),
+        ))
+        .map_err(err)?;
+    let t_max = samples
+        .iter()
+        .map(|s| s.step_us.max(s.edit_us))
+        .fold(1.0f64, f64::max);
+    let mut chart = ChartBuilder::on(&bottom)
+        .caption("Time per frame", ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0u64..last, 0.0..t_max * 1.05)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("frame")
+        .y_desc("microseconds")
+        .draw()
+        .map_err(err)?;
+    for (i, name) in ["world step", "the frame's edits"].into_iter().enumerate() {
+        let c = COLOURS[i + 1];
+        chart
+            .draw_series(LineSeries::new(
+                samples
+                    .iter()
+                    .map(|s| (s.frame, if i == 0 { s.step_us } else { s.edit_us })),
+                c.stroke_width(1),
+            ))
+            .map_err(err)?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], c.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)
+}
