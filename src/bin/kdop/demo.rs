@@ -95,6 +95,9 @@ struct Totals {
     edits: [(u64, f64); 4],
     /// Time of the breathing torus's deformation per frame.
     deform: TimeStats,
+    /// Its nodes refit, and its rebuilds, over all frames.
+    deform_refit: u64,
+    deform_rebuilds: u64,
     /// Parts in the world (room and assembly) before the first frame.
     parts_start: usize,
     /// With edits, sampled frames: the part tree's cost ratio, the step's and the edits'
@@ -224,8 +227,10 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
         if let Some(asm) = &mut live {
             asm.edit(&mut world, a.edits, &mut t)?;
             let t0 = Instant::now();
-            asm.breathe(&mut world, frame)?;
+            let d = asm.breathe(&mut world, frame)?;
             t.deform.record(t0.elapsed().as_secs_f64() * 1e6);
+            t.deform_refit += d.refit as u64;
+            t.deform_rebuilds += u64::from(d.rebuilt);
         }
         let t0 = Instant::now();
         let s = world.step()?;
@@ -329,6 +334,7 @@ fn summary<const K: usize>(
                 "per_frame": a.edits, "parts_start": t.parts_start, "parts_end": world.part_count(),
                 "move": kind(0), "remove": kind(1), "insert": kind(2), "replace": kind(3),
                 "deform_us_p50": t.deform.percentile(0.5), "deform_us_max": t.deform.max(),
+                "deform_refit_mean": t.deform_refit as f64 / n, "deform_rebuilds": t.deform_rebuilds,
                 "tree_cost_ratio_last": t.samples.last().map(|s| s.cost_ratio),
                 "tree_cost_ratio_max": t.samples.iter().map(|s| s.cost_ratio).fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.max(c)))),
                 "tree_height": world.part_tree().height(),
@@ -379,9 +385,11 @@ fn summary<const K: usize>(
             world.part_count()
         );
         println!(
-            "deformation         breathing torus p50 {:.0} us, max {:.0} us per frame",
+            "deformation         breathing torus p50 {:.0} us, max {:.0} us per frame; {:.0} nodes refit per frame, {} rebuilds",
             t.deform.percentile(0.5),
-            t.deform.max()
+            t.deform.max(),
+            t.deform_refit as f64 / n,
+            t.deform_rebuilds
         );
         let costs = t.samples.iter().map(|s| s.cost_ratio);
         println!(
@@ -512,7 +520,11 @@ impl Assembly {
     }
 
     /// The torus breathes: its tube swells and a ripple runs round it.
-    fn breathe<const K: usize>(&mut self, world: &mut World<K>, frame: u64) -> kdop::Result<()> {
+    fn breathe<const K: usize>(
+        &mut self,
+        world: &mut World<K>,
+        frame: u64,
+    ) -> kdop::Result<kdop::DeformStats> {
         let t = frame as f64 * 0.15;
         let swell = 1.0 + 0.25 * t.sin();
         for (v, &p) in self.verts.iter_mut().zip(&self.rest) {
@@ -522,7 +534,6 @@ impl Assembly {
             let ripple = 1.0 + 0.1 * (p.y.atan2(p.x) * 5.0 + t).sin();
             *v = centre + (p - centre) * swell * ripple;
         }
-        world.deform_shape(self.torus, &self.verts)?;
-        Ok(())
+        world.deform_shape(self.torus, &self.verts)
     }
 }
