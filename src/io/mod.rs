@@ -1,5 +1,6 @@
 //! Reading and writing: mesh files (feature `formats`) and saved hierarchies.
 
+pub(crate) mod envelope;
 #[cfg(feature = "formats")]
 pub mod formats;
 #[cfg(feature = "formats")]

@@ -29,10 +29,11 @@
 //! tree is rebuilt on load (it is small). A truncated, damaged or foreign file is a
 //! [`FormatError`], never a panic.
 
+use super::envelope::{self, le_f64, le_u32};
 use crate::dop::Dop;
 use crate::env::{Environment, Part};
 use crate::error::{Error, FormatError, Result};
-use crate::hierarchy::{AxisRule, BuildOptions, Bvh, Node, SplitPoint, codes};
+use crate::hierarchy::{Bvh, Node, codes};
 use crate::pose::Pose;
 use glam::DVec3;
 use rayon::prelude::*;
@@ -61,45 +62,14 @@ impl<const K: usize> Environment<K> {
     /// # Errors
     /// [`Error::Context`] naming the file around [`Error::Io`] if it cannot be written.
     pub fn save_to_file(&self, path: impl AsRef<Path>) -> Result<()> {
-        let path = path.as_ref();
-        let named = |e: std::io::Error| {
-            Error::from(e).context(format!("hierarchy file {}", path.display()))
-        };
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(format!(".{}.tmp", std::process::id()));
-        let tmp = std::path::PathBuf::from(tmp);
-        let written =
-            std::fs::write(&tmp, self.to_bytes()).and_then(|()| std::fs::rename(&tmp, path));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(named(e));
-        }
-        Ok(())
+        envelope::write_atomically(path.as_ref(), &self.to_bytes(), "hierarchy file")
     }
 
     /// The saved form as bytes.
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(64 + self.memory_bytes());
-        b.extend_from_slice(MAGIC);
-        b.extend_from_slice(&VERSION.to_le_bytes());
-        b.extend_from_slice(&(K as u32).to_le_bytes());
-        // The length, filled in once known.
-        let length_at = b.len();
-        b.extend_from_slice(&0u64.to_le_bytes());
-        b.push(match self.options.rule {
-            AxisRule::LongestSide => 0,
-            AxisRule::MinSum => 1,
-            AxisRule::MinMax => 2,
-            AxisRule::Splatter => 3,
-            AxisRule::SurfaceArea => 4,
-        });
-        b.push(match self.options.split {
-            SplitPoint::Mean => 0,
-            SplitPoint::Median => 1,
-        });
-        b.extend_from_slice(&0u16.to_le_bytes());
-        b.extend_from_slice(&self.options.leaf_size.to_le_bytes());
+        let (mut b, length_at) = envelope::begin(MAGIC, VERSION, K, self.memory_bytes());
+        envelope::put_build_options(&mut b, &self.options);
         b.extend_from_slice(&(self.parts.len() as u64).to_le_bytes());
         for p in &self.parts {
             for v in p.placement.to_rows() {
@@ -133,11 +103,7 @@ impl<const K: usize> Environment<K> {
                 b.extend_from_slice(code);
             }
         }
-        let length = (b.len() + 4) as u64;
-        b[length_at..length_at + 8].copy_from_slice(&length.to_le_bytes());
-        let crc = crc32fast::hash(&b);
-        b.extend_from_slice(&crc.to_le_bytes());
-        b
+        envelope::seal(b, length_at)
     }
 
     /// Reads an environment written by [`Environment::save`].
@@ -170,73 +136,8 @@ impl<const K: usize> Environment<K> {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         zone!("Environment::from_bytes");
         let _ = Dop::<K>::AXES;
-        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-            return Err(FormatError::NotKdopFile.into());
-        }
-        let mut c = Cursor {
-            b: bytes,
-            pos: MAGIC.len(),
-        };
-        let version = c.u32()?;
-        if !(OLDEST_VERSION..=VERSION).contains(&version) {
-            return Err(FormatError::UnsupportedVersion { found: version }.into());
-        }
-        let k = c.u32()?;
-        if k as usize != K {
-            return Err(FormatError::WrongK {
-                found: k,
-                expected: K as u32,
-            }
-            .into());
-        }
-        if version >= 2 {
-            let length = c.u64()?;
-            if (bytes.len() as u64) < length {
-                return Err(FormatError::Truncated.into());
-            }
-            if (bytes.len() as u64) > length {
-                return Err(FormatError::Corrupt("bytes after the end of the file").into());
-            }
-        }
-        if bytes.len() < c.pos + 4 {
-            return Err(FormatError::Truncated.into());
-        }
-        let body = &bytes[..bytes.len() - 4];
-        let stored = u32::from_le_bytes(
-            bytes[bytes.len() - 4..]
-                .try_into()
-                .map_err(|_| FormatError::Truncated)?,
-        );
-        if crc32fast::hash(body) != stored {
-            return Err(FormatError::ChecksumMismatch.into());
-        }
-        let mut c = Cursor {
-            b: body,
-            pos: c.pos,
-        };
-        let rule = match c.u8()? {
-            0 => AxisRule::LongestSide,
-            1 => AxisRule::MinSum,
-            2 => AxisRule::MinMax,
-            3 => AxisRule::Splatter,
-            4 => AxisRule::SurfaceArea,
-            _ => return Err(FormatError::Corrupt("unknown axis rule").into()),
-        };
-        let split = match c.u8()? {
-            0 => SplitPoint::Mean,
-            1 => SplitPoint::Median,
-            _ => return Err(FormatError::Corrupt("unknown split point").into()),
-        };
-        let _reserved = c.u16()?;
-        let leaf_size = c.u32()?;
-        let options = BuildOptions {
-            rule,
-            split,
-            leaf_size,
-        };
-        options
-            .check()
-            .map_err(|_| FormatError::Corrupt("leaf size out of range"))?;
+        let (version, mut c) = envelope::open(bytes, MAGIC, OLDEST_VERSION..=VERSION, 2, K)?;
+        let options = c.build_options()?;
         let header = 12 * 8 + if version >= 2 { 32 } else { 24 };
         // No parts is an empty environment, as `Environment::build` makes.
         let part_count = c.count(header)?;
@@ -245,12 +146,7 @@ impl<const K: usize> Environment<K> {
         // reported for a damaged file is always that of its first damaged part).
         let mut raw = Vec::with_capacity(part_count);
         for _ in 0..part_count {
-            let mut rows = [0.0; 12];
-            for v in rows.iter_mut() {
-                *v = c.f64()?;
-            }
-            let placement =
-                Pose::from_rows(rows).map_err(|_| FormatError::Corrupt("invalid placement"))?;
+            let placement = c.pose()?;
             let nv = c.u64()?;
             let nt = c.u64()?;
             let nn = c.u64()?;
@@ -356,65 +252,4 @@ struct RawPart<'a> {
     nodes: &'a [u8],
     /// The leaf codes; `None` in a version 1 file, which has none.
     codes: Option<&'a [u8]>,
-}
-
-/// A bounds-checked little-endian reader over untrusted bytes.
-struct Cursor<'a> {
-    b: &'a [u8],
-    pos: usize,
-}
-
-/// The little-endian `u32` at the start of `b` (at least 4 bytes).
-#[inline]
-fn le_u32(b: &[u8]) -> u32 {
-    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
-}
-
-/// The little-endian `f64` at the start of `b` (at least 8 bytes).
-#[inline]
-fn le_f64(b: &[u8]) -> f64 {
-    f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
-}
-
-impl<'a> Cursor<'a> {
-    /// The next `n` bytes.
-    fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(n).ok_or(FormatError::Truncated)?;
-        let s = self.b.get(self.pos..end).ok_or(FormatError::Truncated)?;
-        self.pos = end;
-        Ok(s)
-    }
-    fn take<const N: usize>(&mut self) -> Result<[u8; N]> {
-        let end = self.pos.checked_add(N).ok_or(FormatError::Truncated)?;
-        let s = self.b.get(self.pos..end).ok_or(FormatError::Truncated)?;
-        self.pos = end;
-        s.try_into()
-            .map_err(|_| Error::Format(FormatError::Truncated))
-    }
-    fn remaining(&self) -> usize {
-        self.b.len().saturating_sub(self.pos)
-    }
-    fn u8(&mut self) -> Result<u8> {
-        Ok(self.take::<1>()?[0])
-    }
-    fn u16(&mut self) -> Result<u16> {
-        Ok(u16::from_le_bytes(self.take()?))
-    }
-    fn u32(&mut self) -> Result<u32> {
-        Ok(u32::from_le_bytes(self.take()?))
-    }
-    fn u64(&mut self) -> Result<u64> {
-        Ok(u64::from_le_bytes(self.take()?))
-    }
-    fn f64(&mut self) -> Result<f64> {
-        Ok(f64::from_le_bytes(self.take()?))
-    }
-    /// A count of records of at least `min_size` bytes each, checked against what remains.
-    fn count(&mut self, min_size: usize) -> Result<usize> {
-        let n = self.u64()?;
-        if n.saturating_mul(min_size as u64) > self.remaining() as u64 {
-            return Err(FormatError::Truncated.into());
-        }
-        Ok(n as usize)
-    }
 }
