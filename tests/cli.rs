@@ -1283,6 +1283,39 @@ fn world_replays_scene_edits_as_brute_force_says() {
         before = now;
     }
     assert!(part_pairs >= 10 && ends >= 5, "{part_pairs} {ends}");
+
+    // The world as the last frame left it, saved and read back, answers as that frame did.
+    let saved = dir.join("edited.kdopw");
+    kdop_ok(&["world", s(&path), "--save", s(&saved)]);
+    let mut names: Vec<String> = initial
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
+    for f in &frames_json {
+        for p in f
+            .get("insert")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            names.push(p["name"].as_str().unwrap().to_string());
+        }
+    }
+    names.extend(objects.iter().map(|o| o.0.to_string()));
+    let mut back = kdop::World::<18>::load_from_file(&saved).unwrap().world;
+    back.step().unwrap();
+    let got: Named = back
+        .pairs()
+        .iter()
+        .map(|p| {
+            let key = (
+                names[p.a_user as usize].clone(),
+                names[p.b_user as usize].clone(),
+            );
+            (key, back.contacts(p).unwrap().to_vec())
+        })
+        .collect();
+    assert_eq!(&got, truth.last().unwrap(), "the saved world's first step");
 }
 
 /// Every fault of a scene file is named by the file and the JSON path of the value.

@@ -1,6 +1,8 @@
-//! Arbitrary bytes as a saved hierarchy: a typed error, or an environment that validates.
+//! Arbitrary bytes as a saved hierarchy or a saved world: a typed error, or an environment
+//! that validates, or a world that steps and saves to bytes that read back alike.
 //!
-//! By the first byte's value modulo 4:
+//! By the first byte's value modulo 8 (4 to 7: the same as 0 to 3 for world files, a
+//! real world of one shape as a part and an object for 6):
 //! - 0: the rest as a whole file;
 //! - 1 or 3: the rest as a file body of format version 1 or 2, given a correct header and
 //!   checksum, as a hostile file would have, so that mutations reach the decoder and the
@@ -11,40 +13,56 @@
 #![no_main]
 
 use glam::DVec3;
-use kdop::{BuildOptions, Environment, Mesh, Pose};
+use kdop::{BuildOptions, Environment, Mesh, ObjectDesc, PartDesc, Pose, World};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
+    let world = mode % 8 >= 4;
     let bytes = match mode % 4 {
         0 => rest.to_vec(),
-        2 => match edited_file(rest) {
+        2 => match edited_file(rest, world) {
             Some(b) => b,
             None => return,
         },
         m => {
-            let mut v = b"KDOPENV\0".to_vec();
-            v.extend_from_slice(&(if m == 1 { 1u32 } else { 2 }).to_le_bytes());
+            let mut v = if world { b"KDOPWLD\0" } else { b"KDOPENV\0" }.to_vec();
+            v.extend_from_slice(&(if m == 1 || world { 1u32 } else { 2 }).to_le_bytes());
             v.extend_from_slice(&18u32.to_le_bytes());
+            if world {
+                // The length: the whole file, checksum included.
+                v.extend_from_slice(&((v.len() + 8 + rest.len() + 4) as u64).to_le_bytes());
+            }
             v.extend_from_slice(rest);
             let crc = crc32(&v);
             v.extend_from_slice(&crc.to_le_bytes());
             v
         }
     };
+    if world {
+        if let Ok(loaded) = World::<18>::from_bytes(&bytes) {
+            let mut w = loaded.world;
+            let saved = w.to_bytes();
+            let _ = w.step();
+            let again = World::<18>::from_bytes(&saved).expect("a saved world reads back");
+            assert_eq!(again.world.to_bytes(), saved);
+        }
+        return;
+    }
     if let Ok(env) = Environment::<18>::from_bytes(&bytes) {
         assert_eq!(env.validate(), Ok(()));
     }
     let _ = Environment::<6>::from_bytes(&bytes);
 });
 
-/// A saved k = 18 environment of the triangles in `data`'s first bytes (a count byte, then
-/// nine coordinate bytes per triangle), edited by the rest (three bytes per edit: a
-/// position in the body, little-endian u16 scaled to its length, and the new value),
-/// checksum recomputed.
-fn edited_file(data: &[u8]) -> Option<Vec<u8>> {
+/// A saved k = 18 environment (or world: the mesh as a shape, placed once as a part and
+/// once as an object) of the triangles in `data`'s first bytes (a count byte, then nine
+/// coordinate bytes per triangle), edited by the rest (three bytes per edit: a position in
+/// the body, little-endian u16 scaled to its length, and the new value), checksum
+/// recomputed.
+fn edited_file(data: &[u8], world: bool) -> Option<Vec<u8>> {
     let (&count, rest) = data.split_first()?;
     let n = usize::from(count % 64) + 1;
     let (coords, edits) = rest.split_at_checked(9 * n)?;
@@ -58,9 +76,18 @@ fn edited_file(data: &[u8]) -> Option<Vec<u8>> {
         })
         .collect();
     let mesh = Mesh::from_triangles(&tris).ok()?;
-    let env =
-        Environment::<18>::build(vec![(mesh, Pose::IDENTITY)], &BuildOptions::ENVIRONMENT).ok()?;
-    let saved = env.to_bytes();
+    let saved = if world {
+        let mut w = World::<18>::new();
+        let s = w.add_shape(mesh).ok()?;
+        w.add_part(s, Pose::IDENTITY, PartDesc::default()).ok()?;
+        w.add_object(s, Pose::IDENTITY, ObjectDesc::default())
+            .ok()?;
+        w.to_bytes()
+    } else {
+        Environment::<18>::build(vec![(mesh, Pose::IDENTITY)], &BuildOptions::ENVIRONMENT)
+            .ok()?
+            .to_bytes()
+    };
     let mut body = saved[..saved.len() - 4].to_vec();
     for e in edits.chunks_exact(3) {
         let at = usize::from(u16::from_le_bytes([e[0], e[1]])) * body.len() / 65536;

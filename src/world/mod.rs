@@ -28,8 +28,10 @@
 //! which bounds are compared only decide the work.
 
 mod contact;
+mod saved;
 mod step;
 
+pub use saved::LoadedWorld;
 pub use step::{ContactPair, EndedPair, PairEvent, StepStats};
 
 use crate::broad::{Aabb, BroadPhase};
@@ -729,6 +731,22 @@ impl<const K: usize> World<K> {
     #[must_use]
     pub fn part_count(&self) -> usize {
         self.parts.len()
+    }
+
+    /// Handles of all shapes, in a fixed order (that of a saved world's shapes).
+    pub fn shape_ids(&self) -> impl Iterator<Item = ShapeId> + '_ {
+        self.shapes.keys().map(|key| ShapeId {
+            key,
+            world: self.id,
+        })
+    }
+
+    /// Handles of all parts, in a fixed order (that of a saved world's parts).
+    pub fn part_ids(&self) -> impl Iterator<Item = PartHandle> + '_ {
+        self.parts.keys().map(|key| PartHandle {
+            key,
+            world: self.id,
+        })
     }
 
     /// Handles of all objects, in a fixed order.

@@ -29,6 +29,11 @@ pub struct WorldArgs {
     /// meet in world coordinates: {"point": p}, {"segment": [p, q]} or {"polygon": [p, ...]}.
     #[arg(long, requires = "json")]
     pub geometry: bool,
+    /// After the last frame, save the world as it then stands (shapes as deformed, parts
+    /// as edited, objects where they are) to this file (`World::save`; user values are
+    /// indices into the scene's names, parts first, then objects).
+    #[arg(long)]
+    pub save: Option<PathBuf>,
 }
 
 pub fn run(a: &WorldArgs) -> kdop::Result<ExitCode> {
@@ -214,6 +219,15 @@ fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<Exit
     }
     out.flush()?;
     bar.finish_and_clear();
+    if let Some(path) = &a.save {
+        world.save_to_file(path)?;
+        eprintln!(
+            "saved the world ({} parts, {} objects) to {}",
+            world.part_count(),
+            world.object_count(),
+            path.display()
+        );
+    }
     if let Some(never) = scene
         .objects
         .iter()
