@@ -40,8 +40,9 @@ pub use tri::{
 };
 pub use tumble::{DeformStats, FlyingObject, Rebound};
 pub use world::{
-    Body, ContactPair, EndedPair, LoadedWorld, ObjectDesc, ObjectId, PairEvent, PartDesc,
-    PartHandle, ShapeId, StepStats, World, WorldOptions,
+    Body, ContactPair, EndedPair, LoadedWorld, ObjectDesc, ObjectId, PairEvent, PartDesc, PartEdit,
+    PartHandle, PreparedEdits, PreparedShape, ProbeHit, ProbeScratch, ShapeId, StepStats, World,
+    WorldOptions,
 };
 
 /// Largest coordinate magnitude accepted in a mesh (2^40, about 1.1e12).

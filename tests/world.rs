@@ -75,6 +75,92 @@ fn brute(
     out
 }
 
+/// Probes of random shapes at random poses, each against brute force over every object
+/// and part that its filter accepts.
+fn check_probes(
+    world: &World<18>,
+    meshes: &[Mesh],
+    shapes: &[ShapeId],
+    objects: &BTreeMap<ObjectId, Item>,
+    parts: &BTreeMap<PartHandle, Item>,
+    rng: &mut Rng,
+    frame: usize,
+) {
+    let fresh: Vec<FlyingObject<18>> = meshes
+        .iter()
+        .map(|m| FlyingObject::new(m.clone(), &BuildOptions::FLYING).unwrap())
+        .collect();
+    let mut scratch = kdop::ProbeScratch::new();
+    let mut hits = Vec::new();
+    for _ in 0..3 {
+        let probe = Item {
+            shape: rng.below(meshes.len() as u64) as usize,
+            pose: random_pose(rng, 3.0, false),
+            group: 1 << rng.below(2),
+            mask: if rng.below(3) == 0 { 1 } else { u32::MAX },
+            mode: if rng.below(3) == 0 {
+                Mode::Detect
+            } else {
+                Mode::Report
+            },
+        };
+        let desc = ObjectDesc {
+            mode: probe.mode,
+            group: probe.group,
+            mask: probe.mask,
+            user: 0,
+        };
+        world
+            .probe(
+                shapes[probe.shape],
+                &probe.pose,
+                &desc,
+                &mut scratch,
+                &mut hits,
+            )
+            .unwrap();
+        let truth = |b: &Item| -> Vec<[u32; 2]> {
+            brute_force_object_contacts(
+                &fresh[probe.shape],
+                &probe.pose,
+                &fresh[b.shape],
+                &b.pose,
+                0.0,
+            )
+            .into_iter()
+            .map(|c| [c.a_triangle, c.b_triangle])
+            .collect()
+        };
+        let mut want: Vec<(Body, Vec<[u32; 2]>, bool)> = Vec::new();
+        for (k, o) in objects {
+            if accepts(&probe, o) {
+                let detect = probe.mode == Mode::Detect && o.mode == Mode::Detect;
+                want.push((Body::Object(*k), truth(o), detect));
+            }
+        }
+        for (k, p) in parts {
+            if accepts(&probe, p) {
+                want.push((Body::Part(*k), truth(p), probe.mode == Mode::Detect));
+            }
+        }
+        want.retain(|w| !w.1.is_empty());
+        want.sort_by_key(|w| w.0);
+        let got: Vec<Body> = hits.iter().map(|h| h.body).collect();
+        let expect: Vec<Body> = want.iter().map(|w| w.0).collect();
+        assert_eq!(got, expect, "frame {frame}: bodies a probe touched");
+        for (h, (_, all, detect)) in hits.iter().zip(&want) {
+            if *detect {
+                assert!(
+                    h.contacts.len() == 1 && all.contains(&h.contacts[0]),
+                    "frame {frame}"
+                );
+            } else {
+                assert_eq!(&h.contacts, all, "frame {frame}: a probe's contacts");
+            }
+        }
+    }
+}
+
 /// Checks a step against the oracle; returns the world's answer in its own order.
 fn check_step(
     world: &World<18>,
@@ -261,6 +347,8 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>, u32) {
             *m = deformed(m, &mut rng);
             rebuilds += u32::from(world.deform_shape(shapes[s], m.vertices()).unwrap().rebuilt);
         }
+        // Probes see the world as it stands, objects moved since the last step included.
+        check_probes(&world, &meshes, &shapes, &objects, &parts, &mut rng, frame);
         world.step().unwrap();
         world.part_tree().validate().unwrap();
         assert_eq!(world.part_tree().len(), parts.len());

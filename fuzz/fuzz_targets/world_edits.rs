@@ -1,6 +1,7 @@
 //! Random sequences of world edits — shapes, objects and parts added and removed, poses and
 //! part placements set (bad ones too), filters changed, shapes swapped, shapes deformed (bad
-//! vertices too), stale handles used — with a step after each few: every
+//! vertices too), stale handles used, batches of part edits prepared and finalized (some
+//! gone stale by an edit in between) — with a step after each few: every
 //! step's colliding pairs and contacts equal brute force over all object and part pairs, and
 //! every pair that collided and stops is reported ended exactly once.
 #![no_main]
@@ -9,7 +10,9 @@ mod decode;
 
 use decode::Bytes;
 use kdop::oracle::brute_force_object_contacts;
-use kdop::{Body, Mesh, ObjectDesc, ObjectId, PartDesc, PartHandle, Pose, ShapeId, World};
+use kdop::{
+    Body, Error, Mesh, ObjectDesc, ObjectId, PartDesc, PartEdit, PartHandle, Pose, ShapeId, World,
+};
 use libfuzzer_sys::fuzz_target;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -45,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
         if b.0.is_empty() {
             break;
         }
-        match b.byte() % 11 {
+        match b.byte() % 12 {
             0 => {
                 if let Some(m) = mesh(&mut b) {
                     if let Ok(s) = w.add_shape(m.clone()) {
@@ -155,6 +158,47 @@ fuzz_target!(|data: &[u8]| {
                 w.remove_object(id).unwrap();
                 objects.remove(&id);
                 gone.push(id);
+            }
+            10 if !shapes.is_empty() => {
+                // A batch: a part inserted, one removed; an edit in between makes it stale.
+                let shape = shapes[usize::from(b.byte()) % shapes.len()];
+                let Ok(pose) = b.pose() else { continue };
+                let mut edits = vec![PartEdit::Insert {
+                    shape,
+                    placement: pose,
+                    desc: PartDesc::default(),
+                }];
+                let victim = (!parts.is_empty()).then(|| {
+                    *parts
+                        .keys()
+                        .nth(usize::from(b.byte()) % parts.len())
+                        .unwrap()
+                });
+                edits.extend(victim.map(PartEdit::Remove));
+                let Ok(prepared) = w.prepare_edits(&edits) else {
+                    continue;
+                };
+                let stale = b.byte() % 4 == 0 && victim.is_some();
+                if stale {
+                    let v = victim.unwrap();
+                    w.set_part_placement(v, parts[&v].pose).unwrap();
+                    assert!(matches!(
+                        w.finalize_edits(prepared),
+                        Err(Error::StaleHandle { .. })
+                    ));
+                } else {
+                    let made = w.finalize_edits(prepared).unwrap();
+                    let item = Item {
+                        shape,
+                        pose,
+                        group: 1,
+                        mask: u32::MAX,
+                    };
+                    parts.insert(made[0], item);
+                    if let Some(v) = victim {
+                        parts.remove(&v);
+                    }
+                }
             }
             5 if !parts.is_empty() => {
                 let id = *parts

@@ -28,9 +28,13 @@
 //! which bounds are compared only decide the work.
 
 mod contact;
+mod prepared;
+mod probe;
 mod saved;
 mod step;
 
+pub use prepared::{PartEdit, PreparedEdits, PreparedShape};
+pub use probe::{ProbeHit, ProbeScratch};
 pub use saved::LoadedWorld;
 pub use step::{ContactPair, EndedPair, PairEvent, StepStats};
 
@@ -290,6 +294,9 @@ pub struct World<const K: usize> {
     requery_parts: Vec<PartKey>,
     /// Whether an object or part was removed since the last step (its pairs go).
     removed: bool,
+    /// Bumped by every change of the parts or of a shape's geometry: what a batch of
+    /// prepared edits was checked against ([`World::finalize_edits`]).
+    generation: u64,
     /// Objects whose pose changed since the last step.
     moved: Vec<ObjectKey>,
     /// Per thread: query scratch (the pose cache, the stack); never per object.
@@ -335,6 +342,7 @@ impl<const K: usize> World<K> {
             part_pairs: Vec::new(),
             requery_parts: Vec::new(),
             removed: false,
+            generation: 0,
             moved: Vec::new(),
             workspaces: Vec::new(),
             frame: step::Frame::default(),
@@ -353,11 +361,15 @@ impl<const K: usize> World<K> {
     /// As [`FlyingObject::new`].
     pub fn add_shape(&mut self, mesh: Mesh) -> Result<ShapeId> {
         let object = FlyingObject::new(mesh, &self.options.shape_build)?;
+        Ok(self.insert_shape(object))
+    }
+
+    fn insert_shape(&mut self, object: FlyingObject<K>) -> ShapeId {
         let key = self.shapes.insert(Shape { object, users: 0 });
-        Ok(ShapeId {
+        ShapeId {
             key,
             world: self.id,
-        })
+        }
     }
 
     /// Removes a shape that no object or part uses.
@@ -370,6 +382,7 @@ impl<const K: usize> World<K> {
             return Err(Error::ShapeInUse { users });
         }
         self.shapes.remove(id.key);
+        self.generation += 1;
         Ok(())
     }
 
@@ -507,11 +520,22 @@ impl<const K: usize> World<K> {
         desc: PartDesc,
     ) -> Result<PartHandle> {
         let bound = self.part_bound(shape, &placement)?;
+        self.insert_part(shape.key, placement, desc, bound)
+    }
+
+    /// Adds a part whose shape is live and whose bound is `shape` placed by `placement`.
+    fn insert_part(
+        &mut self,
+        shape: ShapeKey,
+        placement: Pose,
+        desc: PartDesc,
+        bound: Dop<K>,
+    ) -> Result<PartHandle> {
         // The item is the part's slot, known once the part is stored; the leaf first, so
         // that a refused bound leaves nothing behind.
         let leaf = self.part_tree.insert(&bound, u32::MAX)?;
         let key = self.parts.insert(PartRec {
-            shape: shape.key,
+            shape,
             placement,
             desc,
             bound,
@@ -525,7 +549,8 @@ impl<const K: usize> World<K> {
         }
         self.item_part[item as usize] = key;
         self.requery_parts.push(key);
-        self.shapes[shape.key].users += 1;
+        self.shapes[shape].users += 1;
+        self.generation += 1;
         Ok(PartHandle {
             key,
             world: self.id,
@@ -582,13 +607,25 @@ impl<const K: usize> World<K> {
     fn replace_part(&mut self, id: PartHandle, shape: ShapeId, placement: Pose) -> Result<()> {
         self.part(id)?;
         let bound = self.part_bound(shape, &placement)?;
-        let old = self.parts[id.key].shape;
-        self.place_part(id.key, bound)?;
+        self.place_part_at(id.key, shape.key, placement, bound)
+    }
+
+    /// Gives live part `key` the live `shape` at `placement`, whose placed bound is `bound`.
+    fn place_part_at(
+        &mut self,
+        key: PartKey,
+        shape: ShapeKey,
+        placement: Pose,
+        bound: Dop<K>,
+    ) -> Result<()> {
+        let old = self.parts[key].shape;
+        self.place_part(key, bound)?;
         self.shapes[old].users -= 1;
-        self.shapes[shape.key].users += 1;
-        let p = &mut self.parts[id.key];
-        p.shape = shape.key;
+        self.shapes[shape].users += 1;
+        let p = &mut self.parts[key];
+        p.shape = shape;
         p.placement = placement;
+        self.generation += 1;
         Ok(())
     }
 
@@ -671,6 +708,7 @@ impl<const K: usize> World<K> {
             }
             p.bound = bound;
         }
+        self.generation += 1;
         Ok(stats)
     }
 
@@ -695,14 +733,21 @@ impl<const K: usize> World<K> {
     /// # Errors
     /// A stale or foreign handle.
     pub fn remove_part(&mut self, id: PartHandle) -> Result<()> {
-        self.check(id.world, "part")?;
+        self.part(id)?;
+        self.remove_part_key(id.key)
+    }
+
+    /// Removes live part `key`.
+    fn remove_part_key(&mut self, key: PartKey) -> Result<()> {
+        let leaf = self.parts[key].leaf;
+        self.part_tree.remove(leaf)?;
         let p = self
             .parts
-            .remove(id.key)
+            .remove(key)
             .ok_or(Error::StaleHandle { what: "part" })?;
         self.shapes[p.shape].users -= 1;
-        self.part_tree.remove(p.leaf)?;
         self.removed = true;
+        self.generation += 1;
         Ok(())
     }
 

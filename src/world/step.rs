@@ -167,7 +167,7 @@ fn options(mode: Mode) -> QueryOptions {
     }
 }
 
-fn accepts(group_a: u32, mask_a: u32, group_b: u32, mask_b: u32) -> bool {
+pub(super) fn accepts(group_a: u32, mask_a: u32, group_b: u32, mask_b: u32) -> bool {
     group_a & mask_b != 0 && group_b & mask_a != 0
 }
 

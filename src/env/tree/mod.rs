@@ -170,12 +170,19 @@ impl<const K: usize> DynamicTree<K> {
 
     /// Calls `found` with the item of every leaf whose fat k-DOP overlaps `dop`, in tree
     /// order.
-    pub fn query(&mut self, dop: &Dop<K>, mut found: impl FnMut(u32)) {
+    pub fn query(&mut self, dop: &Dop<K>, found: impl FnMut(u32)) {
+        let mut stack = std::mem::take(&mut self.stack);
+        self.query_with(dop, &mut stack, found);
+        self.stack = stack;
+    }
+
+    /// [`DynamicTree::query`] through a shared reference, with the caller's `stack` as
+    /// scratch: queries from many threads at once.
+    pub fn query_with(&self, dop: &Dop<K>, stack: &mut Vec<u32>, mut found: impl FnMut(u32)) {
+        stack.clear();
         if self.root == NULL {
             return;
         }
-        let mut stack = std::mem::take(&mut self.stack);
-        stack.clear();
         stack.push(self.root);
         while let Some(i) = stack.pop() {
             let node = &self.nodes[i as usize];
@@ -188,7 +195,6 @@ impl<const K: usize> DynamicTree<K> {
                 stack.extend([node.child[1], node.child[0]]);
             }
         }
-        self.stack = stack;
     }
 
     /// Moves `leaf` to the bound `dop`: nothing changes while `dop` stays inside the leaf's
