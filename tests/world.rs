@@ -238,7 +238,12 @@ fn by_user(world: &World<18>) -> UserFrame {
 /// handles and by users' values, and how many deformations rebuilt their shape.
 fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>, u32) {
     let mut rng = Rng::new(seed);
-    let mut world = World::<18>::new();
+    // Worn shapes rebuilt within the call (a rebuild on a thread of its own has its test).
+    let mut world = World::<18>::with_options(kdop::WorldOptions {
+        rebuild_frames: 0,
+        ..kdop::WorldOptions::default()
+    })
+    .unwrap();
     // Shapes from a few centimetres to tens of metres: size ratios up to 1000.
     let mut meshes: Vec<Mesh> = [
         (40, 0.05, 0.02),
@@ -599,4 +604,99 @@ fn deformed_shapes_are_seen_by_objects_and_parts_that_stand_still() {
     w.step().unwrap();
     assert_eq!(w.pairs().len(), 1);
     assert_eq!(w.pairs()[0].event, PairEvent::Persist);
+}
+
+/// A shape worn past `rebuild_at` is rebuilt on a thread of its own and takes over exactly
+/// `rebuild_frames` deformations later, refit to that call's vertices; every step before,
+/// at and after the change equals brute force, on one thread and on four alike.
+#[test]
+fn a_worn_shape_is_rebuilt_beside_the_frames() {
+    let run = || {
+        let mut rng = Rng::new(41);
+        let mut world = World::<18>::with_options(kdop::WorldOptions {
+            rebuild_frames: 3,
+            ..kdop::WorldOptions::default()
+        })
+        .unwrap();
+        let mut meshes = vec![
+            cluster(&mut rng, 300, 1.0, 0.3),
+            cluster(&mut rng, 80, 2.0, 0.6),
+        ];
+        let shapes: Vec<ShapeId> = meshes
+            .iter()
+            .map(|m| world.add_shape(m.clone()).unwrap())
+            .collect();
+        let mut objects = BTreeMap::new();
+        let mut parts = BTreeMap::new();
+        for i in 0..6 {
+            let item = Item {
+                shape: i % 2,
+                pose: random_pose(&mut rng, 1.5, false),
+                group: 1,
+                mask: u32::MAX,
+                mode: Mode::Report,
+            };
+            let id = world
+                .add_object(
+                    shapes[item.shape],
+                    item.pose,
+                    ObjectDesc {
+                        user: i as u64,
+                        ..ObjectDesc::default()
+                    },
+                )
+                .unwrap();
+            objects.insert(id, item);
+        }
+        let item = Item {
+            shape: 0,
+            pose: random_pose(&mut rng, 1.0, false),
+            group: 1,
+            mask: u32::MAX,
+            mode: Mode::Report,
+        };
+        parts.insert(
+            world
+                .add_part(shapes[0], item.pose, PartDesc::default())
+                .unwrap(),
+            item,
+        );
+        let mut rebuilt_at = Vec::new();
+        let mut previous = BTreeSet::new();
+        let mut trace = Vec::new();
+        for frame in 0..9 {
+            // Shuffled positions wear the tree at once; later frames wobble.
+            let m = &mut meshes[0];
+            let mut v = m.vertices().to_vec();
+            if frame == 1 {
+                for i in (1..v.len()).rev() {
+                    v.swap(i, rng.below(i as u64 + 1) as usize);
+                }
+            } else {
+                v.iter_mut().for_each(|p| *p += rng.vec(-0.02, 0.02));
+            }
+            *m = Mesh::new(v, m.triangles().to_vec()).unwrap();
+            let stats = world.deform_shape(shapes[0], m.vertices()).unwrap();
+            if stats.rebuilt {
+                rebuilt_at.push(frame);
+            }
+            world.step().unwrap();
+            let truth = brute(&meshes, &objects, &parts);
+            check_step(
+                &world,
+                &truth,
+                &previous,
+                &objects,
+                &format!("frame {frame}"),
+            );
+            trace.push(by_user(&world));
+            previous = truth.keys().copied().collect();
+        }
+        (rebuilt_at, trace)
+    };
+    let (rebuilt_at, one) = common::on_threads(1, run);
+    // Worn at frame 1, taken over three deformations later.
+    assert_eq!(rebuilt_at, [4]);
+    let (_, four) = common::on_threads(4, run);
+    assert_eq!(one, four, "the same steps on one thread and four");
 }

@@ -155,9 +155,16 @@ pub struct WorldOptions {
     /// ([`FlyingObject::deform`]), so that small deformations refit nothing.
     pub deform_margin: f64,
     /// A deformed shape whose hierarchy's surface-area cost has grown past this many times
-    /// its cost as built ([`DeformStats::cost_ratio`]) is rebuilt from its current mesh in
-    /// the same call (a build's time in that frame; `f64::INFINITY`: never).
+    /// its cost as built ([`DeformStats::cost_ratio`]) is rebuilt from its current mesh
+    /// (`f64::INFINITY`: never), on a thread of its own over
+    /// [`WorldOptions::rebuild_frames`] deformations.
     pub rebuild_at: f64,
+    /// A worn deformable shape's rebuild runs on a thread of its own while the shape goes on
+    /// being refit, and takes over at this many deformations after it started (then
+    /// refit to the vertices of that call): no frame waits for a whole build unless the
+    /// build is slower than that many frames. A fixed count, not the build's finishing
+    /// time, so answers do not depend on timing. 0: rebuilt within the call.
+    pub rebuild_frames: u32,
     /// A part's leaf in the part tree is its placed k-DOP grown by this share of its
     /// largest box extent, so that small moves of a part leave the tree as it is.
     pub part_margin: f64,
@@ -209,6 +216,7 @@ impl Default for WorldOptions {
             fat_margin: 0.1,
             deform_margin: 0.05,
             rebuild_at: 2.0,
+            rebuild_frames: 4,
             part_margin: 0.05,
             tree_budget: 32,
         }
@@ -218,6 +226,16 @@ impl Default for WorldOptions {
 struct Shape<const K: usize> {
     object: FlyingObject<K>,
     users: u32,
+    /// A rebuild under way ([`WorldOptions::rebuild_frames`]).
+    rebuild: Option<Rebuild<K>>,
+}
+
+/// A shape's hierarchy being built again on a thread of its own.
+struct Rebuild<const K: usize> {
+    /// The building thread; `None` when no thread could be had (built when due).
+    built: Option<std::thread::JoinHandle<Result<FlyingObject<K>>>>,
+    /// Deformations left before it takes over.
+    due: u32,
 }
 
 struct Object<const K: usize> {
@@ -365,7 +383,11 @@ impl<const K: usize> World<K> {
     }
 
     fn insert_shape(&mut self, object: FlyingObject<K>) -> ShapeId {
-        let key = self.shapes.insert(Shape { object, users: 0 });
+        let key = self.shapes.insert(Shape {
+            object,
+            users: 0,
+            rebuild: None,
+        });
         ShapeId {
             key,
             world: self.id,
@@ -680,15 +702,49 @@ impl<const K: usize> World<K> {
     ///
     /// # Complexity
     /// The refit, plus one pass over the world's objects and parts to find the shape's.
+    /// A worn shape's rebuild runs beside the frames that follow
+    /// ([`WorldOptions::rebuild_frames`]); the call where it takes over waits for it if it
+    /// has not finished, and refits it to the call's vertices.
     pub fn deform_shape(&mut self, id: ShapeId, vertices: &[DVec3]) -> Result<DeformStats> {
         self.shape(id)?;
         let margin = self.options.deform_margin;
         let mut stats = self.shapes[id.key].object.deform(vertices, margin)?;
-        if stats.cost_ratio > self.options.rebuild_at {
-            let object = &mut self.shapes[id.key].object;
-            // The vertices passed the checks of a mesh, and the options built it before.
-            *object = FlyingObject::new(object.mesh(), &self.options.shape_build)?;
-            stats.rebuilt = true;
+        let (at, frames) = (self.options.rebuild_at, self.options.rebuild_frames);
+        let build = self.options.shape_build;
+        let shape = &mut self.shapes[id.key];
+        match &mut shape.rebuild {
+            Some(r) if r.due > 1 => r.due -= 1,
+            Some(_) => {
+                let r = shape.rebuild.take().expect("matched above");
+                // A build without a thread, or whose thread died, is done here.
+                let fresh = r
+                    .built
+                    .and_then(|t| t.join().ok())
+                    .unwrap_or_else(|| FlyingObject::new(shape.object.mesh(), &build));
+                if let Ok(mut fresh) = fresh {
+                    // Built from the vertices of some frames ago: refit to these.
+                    let now = fresh.deform(vertices, margin)?;
+                    shape.object = fresh;
+                    stats = DeformStats {
+                        rebuilt: true,
+                        ..now
+                    };
+                }
+            }
+            None if stats.cost_ratio > at && frames == 0 => {
+                // The vertices passed the checks of a mesh, and the options built it before.
+                shape.object = FlyingObject::new(shape.object.mesh(), &build)?;
+                stats.rebuilt = true;
+            }
+            None if stats.cost_ratio > at => {
+                let mesh = shape.object.mesh();
+                let built = std::thread::Builder::new()
+                    .name("kdop rebuild".into())
+                    .spawn(move || FlyingObject::new(mesh, &build))
+                    .ok();
+                shape.rebuild = Some(Rebuild { built, due: frames });
+            }
+            None => {}
         }
         // In place, without lists of keys: a deforming shape is edited every frame.
         for (k, o) in self.objects.iter_mut() {

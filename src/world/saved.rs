@@ -12,7 +12,7 @@
 //! shape_build  8 bytes  rule u8, split u8, reserved u16, leaf size u32
 //! part_build   8 bytes  the same
 //! margins      4 × f64  fat, deform, part; rebuild_at
-//! tree_budget  u32, reserved u32
+//! tree_budget  u32, rebuild_frames u32
 //! shapes       u64; per shape: vertices u64, triangles u64,
 //!                     vertices × 3 f64, triangles × 3 u32 (the mesh's own order)
 //! parts        u64; per part: shape u32 (its index above), placement 12 × f64,
@@ -89,7 +89,7 @@ impl<const K: usize> World<K> {
             b.extend_from_slice(&v.to_le_bytes());
         }
         b.extend_from_slice(&o.tree_budget.to_le_bytes());
-        b.extend_from_slice(&0u32.to_le_bytes());
+        b.extend_from_slice(&o.rebuild_frames.to_le_bytes());
         // A shape's index in the file, by its slot.
         let mut index = std::collections::HashMap::new();
         b.extend_from_slice(&(self.shapes.len() as u64).to_le_bytes());
@@ -172,8 +172,8 @@ impl<const K: usize> World<K> {
             part_margin: c.f64()?,
             rebuild_at: c.f64()?,
             tree_budget: c.u32()?,
+            rebuild_frames: c.u32()?,
         };
-        let _reserved = c.u32()?;
         options
             .check()
             .map_err(|e| e.context("the world file's options"))?;
