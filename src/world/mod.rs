@@ -161,9 +161,9 @@ pub struct WorldOptions {
     pub rebuild_at: f64,
     /// A worn deformable shape's rebuild runs on a thread of its own while the shape goes on
     /// being refit, and takes over at this many deformations after it started (then
-    /// refit to the vertices of that call): no frame waits for a whole build unless the
-    /// build is slower than that many frames. A fixed count, not the build's finishing
-    /// time, so answers do not depend on timing. 0: rebuilt within the call.
+    /// refit to the vertices of that call): that call waits only for what remains of the
+    /// build. A fixed count, not the build's finishing time, so answers do not depend on
+    /// timing (`docs/benchmarks.md`, "Deformable refit"). 0: rebuilt within the call.
     pub rebuild_frames: u32,
     /// A part's leaf in the part tree is its placed k-DOP grown by this share of its
     /// largest box extent, so that small moves of a part leave the tree as it is.
@@ -216,7 +216,7 @@ impl Default for WorldOptions {
             fat_margin: 0.1,
             deform_margin: 0.05,
             rebuild_at: 2.0,
-            rebuild_frames: 4,
+            rebuild_frames: 30,
             part_margin: 0.05,
             tree_budget: 32,
         }

@@ -5,6 +5,10 @@
 //! Two motions: `wave`, a travelling wave over the whole sheet (every vertex moves more
 //! than the margin, so nearly every leaf escapes), and `poke`, a bump rising and falling in
 //! a disc of a fifth of the sheet's area (the rest still).
+//!
+//! `--worn`: the sheet as a world's shape, its vertices shuffled once (a tree worn past
+//! any refit) and then waving; each frame's `World::deform_shape` timed with the rebuild
+//! within the call and with the rebuild on a thread of its own.
 
 use crate::stats::TimeStats;
 use clap::Args;
@@ -31,6 +35,10 @@ pub struct DeformArgs {
     /// One JSON line per size and motion.
     #[arg(long)]
     json: bool,
+    /// Instead: the worn-shape rebuild in a world, within the call against on a thread
+    /// (`WorldOptions::rebuild_frames`, default and 0), per frame.
+    #[arg(long)]
+    worn: bool,
 }
 
 /// The sheet: `m` × `m` cells of two triangles over the unit square, scaled to 10.
@@ -70,6 +78,9 @@ fn frame(rest: &[DVec3], poke: bool, f: usize, out: &mut Vec<DVec3>) {
 
 pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
     let pool = crate::common::thread_pool(a.threads.max(1))?;
+    if a.worn {
+        return pool.install(|| worn(a));
+    }
     for &n in &a.triangles {
         let m = ((n as f64 / 2.0).sqrt().round() as usize).max(1);
         let rest = sheet(m);
@@ -130,6 +141,72 @@ pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
                     kdop_t.max() / 1e3,
                     nodes as f64 / p50,
                     a.threads
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--worn`: per size, the frames of a shuffled-then-waving sheet in a world, with the
+/// rebuild within the call and on a thread.
+fn worn(a: &DeformArgs) -> kdop::Result<ExitCode> {
+    for &n in &a.triangles {
+        let m = ((n as f64 / 2.0).sqrt().round() as usize).max(1);
+        let rest = sheet(m);
+        let tris = rest.triangle_count();
+        let default = kdop::WorldOptions::default().rebuild_frames;
+        for frames in [0, default] {
+            let mut w = kdop::World::<18>::with_options(kdop::WorldOptions {
+                rebuild_frames: frames,
+                ..kdop::WorldOptions::default()
+            })?;
+            let s = w.add_shape(rest.clone())?;
+            w.add_object(s, kdop::Pose::IDENTITY, kdop::ObjectDesc::default())?;
+            w.step()?;
+            let mut verts = Vec::new();
+            let mut times = TimeStats::default();
+            let (mut taken, mut taken_ms) = (None, 0.0);
+            for f in 0..=a.frames.max(frames as usize + 2) {
+                frame(rest.vertices(), false, f + 1, &mut verts);
+                if f == 1 {
+                    // The same positions dealt out again: no refit can keep this tree.
+                    let k = verts.len();
+                    for i in 1..k {
+                        verts.swap(i, (i * 7919) % (i + 1));
+                    }
+                }
+                let t0 = Instant::now();
+                let stats = w.deform_shape(s, &verts)?;
+                let ms = t0.elapsed().as_secs_f64() * 1e3;
+                w.step()?;
+                if f > 0 {
+                    times.record(ms * 1e3);
+                }
+                if stats.rebuilt {
+                    (taken, taken_ms) = (Some(f), ms);
+                }
+            }
+            let how = if frames == 0 {
+                "rebuilt within the call".to_string()
+            } else {
+                format!("rebuilt on a thread over {frames} deformations")
+            };
+            if a.json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "triangles": tris, "rebuild_frames": frames, "taken_over_at": taken,
+                        "take_over_ms": taken_ms, "ms_p50": times.percentile(0.5) / 1e3,
+                        "ms_max": times.max() / 1e3,
+                    })
+                );
+            } else {
+                println!(
+                    "{tris} triangles worn at frame 1, {how}: taken over at frame {}, that frame {taken_ms:.1} ms; frames p50 {:.1} ms, max {:.1} ms",
+                    taken.map_or("-".into(), |f| f.to_string()),
+                    times.percentile(0.5) / 1e3,
+                    times.max() / 1e3
                 );
             }
         }
