@@ -29,6 +29,7 @@ use crate::hull::{Hull, convex_hull};
 use crate::mesh::Mesh;
 use crate::pose::Pose;
 use glam::DVec3;
+use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
@@ -98,19 +99,27 @@ impl<const K: usize> FlyingObject<K> {
                 parent[node.first_child() as usize + 1] = i as u32;
             }
         }
+        // Each node's corners, in parallel (enumerating a k-DOP's corners is most of the
+        // work), then stored in node order.
+        let corners: Vec<(bool, Vec<DVec3>)> = (0..n)
+            .into_par_iter()
+            .with_min_len(256)
+            .map_init(Vec::new, |own: &mut Vec<u32>, i| {
+                // The node's own triangle corners if there are fewer of them than k-DOP
+                // corners (always so for small leaves): cheaper, and exact rather than
+                // approximate.
+                let complete = own_corners(&bvh, i, own);
+                let dop_verts = bvh.nodes[i].dop.vertices_small();
+                if complete && own.len() <= dop_verts.len() {
+                    (true, own.iter().map(|&v| bvh.vertices[v as usize]).collect())
+                } else {
+                    (false, dop_verts.to_vec())
+                }
+            })
+            .collect();
         let mut arrays = CornerArrays::with_capacity(n);
-        let mut own: Vec<u32> = Vec::new();
-        for (i, node) in bvh.nodes.iter().enumerate() {
-            // The node's own triangle corners if there are fewer of them than k-DOP corners
-            // (always so for small leaves): cheaper, and exact rather than approximate.
-            let complete = own_corners(&bvh, i, &mut own);
-            let dop_verts = node.dop.vertices_small();
-            if complete && own.len() <= dop_verts.len() {
-                let verts: Vec<DVec3> = own.iter().map(|&v| bvh.vertices[v as usize]).collect();
-                arrays.push::<K>(&verts, true, node.dop.magnitude());
-            } else {
-                arrays.push::<K>(&dop_verts, false, node.dop.magnitude());
-            }
+        for ((exact, verts), node) in corners.iter().zip(&bvh.nodes) {
+            arrays.push::<K>(verts, *exact, node.dop.magnitude());
         }
         let (hull, hull_pts, magnitude) = hull_of(&bvh);
         let inner_area: f64 = bvh
