@@ -6,7 +6,12 @@
 //! its hierarchy is built there: queries compare world-space k-DOPs directly and the exact
 //! triangle test sees world coordinates computed by [`Pose::transform_point`]. Parts are
 //! addressed by stable [`PartId`] handles; the part tree is a separate node array whose leaves
-//! name parts, so parts can later be inserted and removed by editing that tree alone.
+//! name parts, built once.
+//!
+//! An environment is built whole: moving or replacing a part means building it again. An
+//! assembly that changes belongs in a [`crate::World`], whose parts keep their hierarchies
+//! in their shapes' frames under an editable part tree ([`DynamicTree`]), so that a move is
+//! a re-placement and an insertion or removal a tree edit.
 
 mod collide;
 pub(crate) mod tree;

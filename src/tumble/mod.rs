@@ -111,7 +111,10 @@ impl<const K: usize> FlyingObject<K> {
                 let complete = own_corners(&bvh, i, own);
                 let dop_verts = bvh.nodes[i].dop.vertices_small();
                 if complete && own.len() <= dop_verts.len() {
-                    (true, own.iter().map(|&v| bvh.vertices[v as usize]).collect())
+                    (
+                        true,
+                        own.iter().map(|&v| bvh.vertices[v as usize]).collect(),
+                    )
                 } else {
                     (false, dop_verts.to_vec())
                 }
