@@ -75,6 +75,22 @@ fn brute(
     out
 }
 
+/// A random object: one of `shapes`, a rigid pose within `spread`, one of two groups, a
+/// mask of group 1 alone one time in `narrow`, detect one time in three.
+fn random_object(rng: &mut Rng, shapes: usize, spread: f64, narrow: u64) -> Item {
+    Item {
+        shape: rng.below(shapes as u64) as usize,
+        pose: random_pose(rng, spread, false),
+        group: 1 << rng.below(2),
+        mask: if rng.below(narrow) == 0 { 1 } else { u32::MAX },
+        mode: if rng.below(3) == 0 {
+            Mode::Detect
+        } else {
+            Mode::Report
+        },
+    }
+}
+
 /// Probes of random shapes at random poses, each against brute force over every object
 /// and part that its filter accepts.
 fn check_probes(
@@ -93,17 +109,7 @@ fn check_probes(
     let mut scratch = kdop::ProbeScratch::new();
     let mut hits = Vec::new();
     for _ in 0..3 {
-        let probe = Item {
-            shape: rng.below(meshes.len() as u64) as usize,
-            pose: random_pose(rng, 3.0, false),
-            group: 1 << rng.below(2),
-            mask: if rng.below(3) == 0 { 1 } else { u32::MAX },
-            mode: if rng.below(3) == 0 {
-                Mode::Detect
-            } else {
-                Mode::Report
-            },
-        };
+        let probe = random_object(rng, meshes.len(), 3.0, 3);
         let desc = ObjectDesc {
             mode: probe.mode,
             group: probe.group,
@@ -280,17 +286,7 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>, u32) {
     }
     let mut objects = BTreeMap::new();
     let add = |world: &mut World<18>, rng: &mut Rng, objects: &mut BTreeMap<ObjectId, Item>| {
-        let item = Item {
-            shape: rng.below(4) as usize,
-            pose: random_pose(rng, 4.0, false),
-            group: 1 << rng.below(2),
-            mask: if rng.below(4) == 0 { 1 } else { u32::MAX },
-            mode: if rng.below(3) == 0 {
-                Mode::Detect
-            } else {
-                Mode::Report
-            },
-        };
+        let item = random_object(rng, 4, 4.0, 4);
         let desc = ObjectDesc {
             mode: item.mode,
             group: item.group,

@@ -120,13 +120,7 @@ pub fn flight_times(path: &Path, runs: &[(String, Vec<f64>)]) -> kdop::Result<()
             .label(name.as_str())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], c.stroke_width(2)));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(err)?;
-    root.present().map_err(err)
+    legend_and_present(&mut chart, &root)
 }
 
 /// A square heat map of ratios (`cells[row * n + col]`, rows down), each cell coloured on a
@@ -271,6 +265,19 @@ pub fn edit_frames(path: &Path, samples: &[EditSample]) -> kdop::Result<()> {
             .label(name)
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], c.stroke_width(2)));
     }
+    legend_and_present(&mut chart, &root)
+}
+
+/// Draws the series' legend in a framed box and writes the file.
+fn legend_and_present<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+) -> kdop::Result<()>
+where
+    DB: DrawingBackend + 'a,
+    X: Ranged,
+    Y: Ranged,
+{
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
