@@ -721,9 +721,13 @@ impl<const K: usize> World<K> {
                     .built
                     .and_then(|t| t.join().ok())
                     .unwrap_or_else(|| FlyingObject::new(shape.object.mesh(), &build));
-                if let Ok(mut fresh) = fresh {
-                    // Built from the vertices of some frames ago: refit to these.
-                    let now = fresh.deform(vertices, margin)?;
+                // Built from the vertices of some frames ago: refit to these (which the
+                // shape has just taken, so they pass; were they refused, the refit shape
+                // stays).
+                if let Some((fresh, now)) = fresh
+                    .ok()
+                    .and_then(|mut f| f.deform(vertices, margin).ok().map(|now| (f, now)))
+                {
                     shape.object = fresh;
                     stats = DeformStats {
                         rebuilt: true,
