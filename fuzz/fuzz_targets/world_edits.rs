@@ -1,7 +1,8 @@
 //! Random sequences of world edits — shapes, objects and parts added and removed, poses and
 //! part placements set (bad ones too), filters changed, shapes swapped, shapes deformed (bad
 //! vertices too), stale handles used, batches of part edits prepared and finalized (some
-//! gone stale by an edit in between) — with a step after each few: every
+//! gone stale by an edit in between), probes of a shape at a pose (each against brute force
+//! over the objects and parts as they stand) — with a step after each few: every
 //! step's colliding pairs and contacts equal brute force over all object and part pairs, and
 //! every pair that collided and stops is reported ended exactly once.
 #![no_main]
@@ -11,7 +12,8 @@ mod decode;
 use decode::Bytes;
 use kdop::oracle::brute_force_object_contacts;
 use kdop::{
-    Body, Error, Mesh, ObjectDesc, ObjectId, PartDesc, PartEdit, PartHandle, Pose, ShapeId, World,
+    Body, Error, Mesh, ObjectDesc, ObjectId, PartDesc, PartEdit, PartHandle, Pose, ProbeScratch,
+    ShapeId, World,
 };
 use libfuzzer_sys::fuzz_target;
 use std::collections::{BTreeMap, BTreeSet};
@@ -48,7 +50,7 @@ fuzz_target!(|data: &[u8]| {
         if b.0.is_empty() {
             break;
         }
-        match b.byte() % 12 {
+        match b.byte() % 13 {
             0 => {
                 if let Some(m) = mesh(&mut b) {
                     if let Ok(s) = w.add_shape(m.clone()) {
@@ -199,6 +201,56 @@ fuzz_target!(|data: &[u8]| {
                         parts.remove(&v);
                     }
                 }
+            }
+            11 if !shapes.is_empty() => {
+                let shape = shapes[usize::from(b.byte()) % shapes.len()];
+                let Ok(pose) = b.pose() else { continue };
+                let mut hits = Vec::new();
+                let mut scratch = ProbeScratch::new();
+                if w.probe(
+                    shape,
+                    &pose,
+                    &ObjectDesc::default(),
+                    &mut scratch,
+                    &mut hits,
+                )
+                .is_err()
+                {
+                    continue; // A pose without an inverse.
+                }
+                let obj = |s: ShapeId| w.shape_object(s).unwrap();
+                let probe = Item {
+                    shape,
+                    pose,
+                    group: 1,
+                    mask: u32::MAX,
+                };
+                let mut truth: Vec<(Body, Vec<[u32; 2]>)> = Vec::new();
+                let bodies = objects
+                    .iter()
+                    .map(|(k, c)| (Body::Object(*k), c))
+                    .chain(parts.iter().map(|(k, c)| (Body::Part(*k), c)));
+                for (body, c) in bodies {
+                    if probe.group & c.mask != 0 && c.group & probe.mask != 0 {
+                        let t: Vec<[u32; 2]> = brute_force_object_contacts(
+                            obj(shape),
+                            &pose,
+                            obj(c.shape),
+                            &c.pose,
+                            0.0,
+                        )
+                        .into_iter()
+                        .map(|x| [x.a_triangle, x.b_triangle])
+                        .collect();
+                        if !t.is_empty() {
+                            truth.push((body, t));
+                        }
+                    }
+                }
+                truth.sort_by_key(|t| t.0);
+                let got: Vec<(Body, Vec<[u32; 2]>)> =
+                    hits.into_iter().map(|h| (h.body, h.contacts)).collect();
+                assert_eq!(got, truth, "a probe differs from brute force");
             }
             5 if !parts.is_empty() => {
                 let id = *parts
