@@ -29,7 +29,7 @@ impl BroadPhase {
             for &c in buckets.iter() {
                 let cell = &self.cells[c as usize];
                 // A static large box meets only dynamic entries.
-                let statics: &[Entry] = if p.dynamic { &cell.statics } else { &[] };
+                let statics: &[Entry] = if p.dynamic { cell.static_list() } else { &[] };
                 for e in cell.entries.iter().chain(statics) {
                     compared += 1;
                     if p.aabb.overlaps(&e.aabb()) && bucket(home(&me, e, inv), mask) == c as usize {

@@ -98,26 +98,46 @@ type CellKey = [i32; 3];
 struct Cell {
     /// Entries of dynamic proxies, sorted by (lower x, id).
     entries: Vec<Entry>,
-    /// Entries of static proxies, sorted the same way: swept only against `entries`, so
-    /// static boxes cost nothing where no dynamic box comes.
-    statics: Vec<Entry>,
-    /// At least the largest x-extent among `statics` (exact after each sort), so that a
-    /// dynamic box finds the statics it may meet by a binary search.
-    static_width: f32,
-    /// The lower x bounds of `statics`, in their order (re-made with each sort): the
-    /// binary search reads 4 bytes per entry instead of an entry's cache line.
-    static_lo: Vec<f32>,
+    /// The bucket's static entries, boxed: most buckets hold none (a world's broad phase
+    /// holds no static boxes at all), and the bucket table has two buckets per box.
+    statics: Option<Box<StaticEntries>>,
     /// Whether entries changed since the last sort.
     dirty: bool,
-    /// Whether `statics` changed since the last sort (most frames, none did).
-    statics_dirty: bool,
     /// Whether the cell is listed in `BroadPhase::active`.
     active: bool,
 }
 
+const _: () = assert!(size_of::<Cell>() == 40);
+
+/// A bucket's static entries and what finds them.
+#[derive(Clone, Debug, Default)]
+struct StaticEntries {
+    /// Entries of static proxies, sorted by (lower x, id): swept only against the dynamic
+    /// entries, so static boxes cost nothing where no dynamic box comes.
+    list: Vec<Entry>,
+    /// At least the largest x-extent among `list` (exact after each sort), so that a
+    /// dynamic box finds the statics it may meet by a binary search.
+    width: f32,
+    /// The lower x bounds of `list`, in its order (re-made with each sort): the binary
+    /// search reads 4 bytes per entry instead of an entry's cache line.
+    lo: Vec<f32>,
+    /// Whether `list` changed since the last sort (most frames, none did).
+    dirty: bool,
+}
+
 impl Cell {
     fn is_empty(&self) -> bool {
-        self.entries.is_empty() && self.statics.is_empty()
+        self.entries.is_empty() && self.static_list().is_empty()
+    }
+
+    /// The static entries (none when the bucket never held one).
+    fn static_list(&self) -> &[Entry] {
+        self.statics.as_ref().map_or(&[], |s| &s.list)
+    }
+
+    /// The static part, made on first use.
+    fn statics_mut(&mut self) -> &mut StaticEntries {
+        self.statics.get_or_insert_with(Default::default)
     }
 
     /// The list an entry of this kind goes to.
@@ -125,7 +145,7 @@ impl Cell {
         if dynamic {
             &mut self.entries
         } else {
-            &mut self.statics
+            &mut self.statics_mut().list
         }
     }
 }
@@ -420,8 +440,12 @@ impl BroadPhase {
                 .iter()
                 .map(|c| {
                     size_of::<Cell>()
-                        + (c.entries.capacity() + c.statics.capacity()) * size_of::<Entry>()
-                        + c.static_lo.capacity() * 4
+                        + c.entries.capacity() * size_of::<Entry>()
+                        + c.statics.as_ref().map_or(0, |s| {
+                            size_of::<StaticEntries>()
+                                + s.list.capacity() * size_of::<Entry>()
+                                + s.lo.capacity() * 4
+                        })
                 })
                 .sum::<usize>()
             + self

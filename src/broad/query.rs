@@ -39,7 +39,7 @@ impl BroadPhase {
         covered_buckets(lo, hi, self.cells.len(), buckets);
         for &c in buckets.iter() {
             let cell = &self.cells[c as usize];
-            for e in cell.entries.iter().chain(&cell.statics) {
+            for e in cell.entries.iter().chain(cell.static_list()) {
                 if e.aabb().overlaps(aabb) && bucket(home(&me, e, inv), mask) == c as usize {
                     found(e.proxy);
                 }

@@ -63,9 +63,11 @@ impl BroadPhase {
         let (inv, mask) = (1.0 / self.cell, self.cells.len() - 1);
         let mut compared = 0;
         for &c in buckets.iter() {
-            let cell = &self.cells[c as usize];
-            let (s, keys) = (&cell.statics, &cell.static_lo);
-            let from = a.lo[0] - cell.static_width;
+            let Some(statics) = &self.cells[c as usize].statics else {
+                continue;
+            };
+            let (s, keys) = (&statics.list, &statics.lo);
+            let from = a.lo[0] - statics.width;
             // Every change to the statics re-makes the keys at the sort before this; were
             // one missed, the entries themselves are searched rather than stale keys.
             debug_assert_eq!(s.len(), keys.len(), "keys follow the statics");

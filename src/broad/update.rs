@@ -252,11 +252,18 @@ impl BroadPhase {
         let cell = &mut self.cells[c];
         if let Some(slot) = cell.list(dynamic).iter_mut().find(|x| x.proxy == e.proxy) {
             *slot = e;
-        } else if let Some(at) = cell.list(!dynamic).iter().position(|x| x.proxy == e.proxy) {
+        } else if let Some(at) = if dynamic {
+            cell.static_list()
+        } else {
+            &cell.entries
+        }
+        .iter()
+        .position(|x| x.proxy == e.proxy)
+        {
             // The proxy turned dynamic or static: its entry changes lists.
             cell.list(!dynamic).remove(at);
             cell.list(dynamic).push(e);
-            cell.statics_dirty = true;
+            cell.statics_mut().dirty = true;
             if dynamic {
                 self.static_entries -= 1;
             } else {
@@ -274,13 +281,16 @@ impl BroadPhase {
     fn remove_entry(&mut self, c: usize, id: u32) {
         let cell = &mut self.cells[c];
         for dynamic in [true, false] {
+            if !dynamic && cell.statics.is_none() {
+                return;
+            }
             let list = cell.list(dynamic);
             if let Some(at) = list.iter().position(|x| x.proxy == id) {
                 // `remove`, not `swap_remove`: the rest stays sorted.
                 list.remove(at);
                 if !dynamic {
                     // The lower-x keys follow the statics at the next sort.
-                    cell.statics_dirty = true;
+                    cell.statics_mut().dirty = true;
                     mark_dirty(cell, c, &mut self.dirty);
                 }
                 if cell.is_empty() {
@@ -306,16 +316,12 @@ impl BroadPhase {
             let cell = &mut cells[c as usize];
             cell.dirty = false;
             insertion_sort(&mut cell.entries);
-            if cell.statics_dirty {
-                cell.statics_dirty = false;
-                insertion_sort(&mut cell.statics);
-                cell.static_width = cell
-                    .statics
-                    .iter()
-                    .map(|e| e.hi[0] - e.lo[0])
-                    .fold(0.0, f32::max);
-                cell.static_lo.clear();
-                cell.static_lo.extend(cell.statics.iter().map(|e| e.lo[0]));
+            if let Some(s) = cell.statics.as_mut().filter(|s| s.dirty) {
+                s.dirty = false;
+                insertion_sort(&mut s.list);
+                s.width = s.list.iter().map(|e| e.hi[0] - e.lo[0]).fold(0.0, f32::max);
+                s.lo.clear();
+                s.lo.extend(s.list.iter().map(|e| e.lo[0]));
             }
         }
         self.dirty.clear();
@@ -326,8 +332,9 @@ impl BroadPhase {
 /// wider.
 fn note_static(cell: &mut Cell, e: &Entry, dynamic: bool) {
     if !dynamic {
-        cell.statics_dirty = true;
-        cell.static_width = cell.static_width.max(e.hi[0] - e.lo[0]);
+        let s = cell.statics_mut();
+        s.dirty = true;
+        s.width = s.width.max(e.hi[0] - e.lo[0]);
     }
 }
 
