@@ -51,7 +51,16 @@ impl<const K: usize> DynamicTree<K> {
     /// every [`super::TreeLeaf`] stays valid.
     pub fn rebuild(&mut self) {
         if self.leaves < 2 {
-            return; // Nothing inner to build: an empty tree or a lone leaf at the root.
+            // Nothing inner to build: an empty tree, or a lone leaf, which is the root (a
+            // bulk load of one leaf arrives here with the leaf not yet linked).
+            self.release_inner();
+            self.root = (0..self.nodes.len() as u32)
+                .find(|&i| self.nodes[i as usize].is_leaf())
+                .unwrap_or(NULL);
+            if self.root != NULL {
+                self.nodes[self.root as usize].parent = NULL;
+            }
+            return;
         }
         let (leaves, built, order) = self.fresh_build();
         self.release_inner();

@@ -253,3 +253,21 @@ fn insertions_stay_near_a_fresh_build() {
     assert!(tree.is_empty());
     tree.validate().unwrap();
 }
+
+/// A bulk load of a single leaf (into an empty tree) makes that leaf the root: found by
+/// fuzzing (`tree_edits`), where the one-leaf rebuild left it unlinked.
+#[test]
+fn a_bulk_load_of_one_leaf_is_the_root() {
+    let mut tree = DynamicTree::<18>::new(0.1).unwrap();
+    let d = Dop::<18>::from_points(&[glam::DVec3::ZERO, glam::DVec3::ONE]);
+    let leaves = tree.insert_bulk(&[(d, 7)]).unwrap();
+    tree.validate().unwrap();
+    let mut hits = Vec::new();
+    tree.query(&d, |i| hits.push(i));
+    assert_eq!(hits, [7]);
+    tree.optimize(10);
+    tree.rebuild();
+    tree.validate().unwrap();
+    assert_eq!(tree.remove(leaves[0]).unwrap(), 7);
+    tree.validate().unwrap();
+}
