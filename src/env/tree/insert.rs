@@ -101,7 +101,9 @@ impl<const K: usize> DynamicTree<K> {
         }
     }
 
-    /// The node whose union with `dop` costs the tree least.
+    /// The node whose union with `dop` costs the tree least. Each node's own cost is
+    /// reckoned when its parent is expanded, so leaves never enter the queue and an inner
+    /// node enters it only when the bound below it can still beat the best.
     fn best_sibling(&mut self, dop: &Dop<K>) -> u32 {
         use std::cmp::Reverse;
         // Bounds and costs are kept non-negative (rounding could take a growth below zero,
@@ -111,27 +113,35 @@ impl<const K: usize> DynamicTree<K> {
         let mut best_cost = union_area(&self.nodes[self.root as usize].dop, dop);
         let mut heap = std::mem::take(&mut self.heap);
         heap.clear();
-        heap.push((Reverse(0u64), self.root, 0));
+        // An entry: (a lower bound on any cost below the node, the node, what its
+        // ancestors grow by).
+        let below_root = (best_cost - area(&self.nodes[self.root as usize].dop)).max(0.0);
+        if !self.nodes[self.root as usize].is_leaf() && leaf_area + below_root < best_cost {
+            heap.push((
+                Reverse((leaf_area + below_root).to_bits()),
+                self.root,
+                below_root.to_bits(),
+            ));
+        }
         while let Some((Reverse(lb), i, inherited)) = heap.pop() {
-            let inherited = f64::from_bits(inherited);
             if f64::from_bits(lb) >= best_cost {
                 break;
             }
-            let node = &self.nodes[i as usize];
-            let direct = union_area(&node.dop, dop);
-            let cost = direct + inherited;
-            if cost < best_cost {
-                best = i;
-                best_cost = cost;
-            }
-            if node.is_leaf() {
-                continue;
-            }
-            let below = (inherited + direct - area(&node.dop)).max(0.0);
-            let lower = leaf_area + below;
-            if lower < best_cost {
-                for c in node.child {
-                    heap.push((Reverse(lower.to_bits()), c, below.to_bits()));
+            let inherited = f64::from_bits(inherited);
+            for c in self.nodes[i as usize].child {
+                let node = &self.nodes[c as usize];
+                let direct = union_area(&node.dop, dop);
+                let cost = direct + inherited;
+                if cost < best_cost {
+                    best = c;
+                    best_cost = cost;
+                }
+                if !node.is_leaf() {
+                    let below = (inherited + direct - area(&node.dop)).max(0.0);
+                    let lower = leaf_area + below;
+                    if lower < best_cost {
+                        heap.push((Reverse(lower.to_bits()), c, below.to_bits()));
+                    }
                 }
             }
         }
