@@ -28,6 +28,15 @@ fn mesh(b: &mut Bytes) -> Option<Mesh> {
     Mesh::new(v, t).ok()
 }
 
+/// The oracle's triangle pairs of two placed shapes.
+fn brute(w: &World<18>, a: &Item, c: &Item) -> Vec<[u32; 2]> {
+    let obj = |s: ShapeId| w.shape_object(s).unwrap();
+    brute_force_object_contacts(obj(a.shape), &a.pose, obj(c.shape), &c.pose, 0.0)
+        .into_iter()
+        .map(|x| [x.a_triangle, x.b_triangle])
+        .collect()
+}
+
 #[derive(Clone, Copy)]
 struct Item {
     shape: ShapeId,
@@ -218,7 +227,6 @@ fuzz_target!(|data: &[u8]| {
                 {
                     continue; // A pose without an inverse.
                 }
-                let obj = |s: ShapeId| w.shape_object(s).unwrap();
                 let probe = Item {
                     shape,
                     pose,
@@ -232,16 +240,7 @@ fuzz_target!(|data: &[u8]| {
                     .chain(parts.iter().map(|(k, c)| (Body::Part(*k), c)));
                 for (body, c) in bodies {
                     if probe.group & c.mask != 0 && c.group & probe.mask != 0 {
-                        let t: Vec<[u32; 2]> = brute_force_object_contacts(
-                            obj(shape),
-                            &pose,
-                            obj(c.shape),
-                            &c.pose,
-                            0.0,
-                        )
-                        .into_iter()
-                        .map(|x| [x.a_triangle, x.b_triangle])
-                        .collect();
+                        let t = brute(&w, &probe, c);
                         if !t.is_empty() {
                             truth.push((body, t));
                         }
@@ -283,7 +282,6 @@ fuzz_target!(|data: &[u8]| {
                 }
                 w.step().unwrap();
                 let mut truth = BTreeMap::new();
-                let obj = |s: ShapeId| w.shape_object(s).unwrap();
                 let accepts = |a: &Item, c: &Item| a.group & c.mask != 0 && c.group & a.mask != 0;
                 for (i, (ka, a)) in objects.iter().enumerate() {
                     let others = objects
@@ -293,16 +291,7 @@ fuzz_target!(|data: &[u8]| {
                         .chain(parts.iter().map(|(k, c)| (Body::Part(*k), c)));
                     for (kb, c) in others {
                         if accepts(a, c) {
-                            let t: Vec<[u32; 2]> = brute_force_object_contacts(
-                                obj(a.shape),
-                                &a.pose,
-                                obj(c.shape),
-                                &c.pose,
-                                0.0,
-                            )
-                            .into_iter()
-                            .map(|x| [x.a_triangle, x.b_triangle])
-                            .collect();
+                            let t = brute(&w, a, c);
                             if !t.is_empty() {
                                 truth.insert((Body::Object(*ka), kb), t);
                             }
