@@ -7,11 +7,11 @@
 //! those moved since (whose fat bounds may not hold them) are checked one by one. Each
 //! candidate is answered exactly, as a step answers its pairs.
 
-use super::step::accepts;
+use super::step::{accepts, options, pair_mode};
 use super::{Body, ObjectDesc, ObjectId, ObjectKey, PartHandle, ShapeId, World, aabb_of};
 use crate::error::Result;
 use crate::pose::Pose;
-use crate::query::{Mode, QueryOptions, QueryState};
+use crate::query::QueryState;
 
 /// What a probe touched: a part or an object, its user value, and the triangle pairs
 /// `[the probe's, the body's]` (sorted; one in detect mode).
@@ -116,20 +116,12 @@ impl<const K: usize> World<K> {
                     if !accepts(desc.group, desc.mask, o.desc.group, o.desc.mask) {
                         continue;
                     }
-                    let mode = if desc.mode == Mode::Report || o.desc.mode == Mode::Report {
-                        Mode::Report
-                    } else {
-                        Mode::Detect
-                    };
+                    let mode = pair_mode(desc.mode, o.desc.mode);
                     (&self.shapes[o.shape].object, &o.pose, mode, o.desc.user)
                 }
             };
-            let options = QueryOptions {
-                mode,
-                witness: false,
-                ..QueryOptions::REPORT
-            };
-            let hit = probe.collide_with(pose, other, other_pose, &options, &mut scratch.state)?;
+            let hit =
+                probe.collide_with(pose, other, other_pose, &options(mode), &mut scratch.state)?;
             if hit.collides {
                 hits.push(ProbeHit {
                     body,

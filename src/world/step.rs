@@ -159,11 +159,20 @@ impl<const K: usize> Frame<K> {
 
 /// Query options of a pair in the world: no witness (answers must not depend on which
 /// thread's state ran the query before).
-fn options(mode: Mode) -> QueryOptions {
+pub(super) fn options(mode: Mode) -> QueryOptions {
     QueryOptions {
         mode,
         witness: false,
         ..QueryOptions::REPORT
+    }
+}
+
+/// A pair of objects is reported in full when either side asks for it.
+pub(super) fn pair_mode(a: Mode, b: Mode) -> Mode {
+    if a == Mode::Report || b == Mode::Report {
+        Mode::Report
+    } else {
+        Mode::Detect
     }
 }
 
@@ -422,16 +431,11 @@ impl<const K: usize> World<K> {
         let (a, b_obj, b_pose, mode, what) = match job {
             Job::Objects(a, b) => {
                 let (oa, ob) = (&self.objects[a], &self.objects[b]);
-                let mode = if oa.desc.mode == Mode::Report || ob.desc.mode == Mode::Report {
-                    Mode::Report
-                } else {
-                    Mode::Detect
-                };
                 (
                     a,
                     &self.shapes[ob.shape].object,
                     &ob.pose,
-                    mode,
+                    pair_mode(oa.desc.mode, ob.desc.mode),
                     "object pair",
                 )
             }
