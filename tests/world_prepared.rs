@@ -225,9 +225,12 @@ fn probes_behind_a_read_lock_never_see_half_a_batch() {
     let second = w.add_part(plate, far, user(2)).unwrap();
     let world = Arc::new(RwLock::new(w));
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Probes done over all threads: the batches go on until both sides have been seen.
+    let probed = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let probes: Vec<_> = (0..2)
         .map(|_| {
-            let (world, stop) = (Arc::clone(&world), Arc::clone(&stop));
+            let (world, stop, probed) =
+                (Arc::clone(&world), Arc::clone(&stop), Arc::clone(&probed));
             std::thread::spawn(move || {
                 let mut scratch = ProbeScratch::new();
                 let mut hits = Vec::new();
@@ -247,13 +250,18 @@ fn probes_behind_a_read_lock_never_see_half_a_batch() {
                     // other's companion edits.
                     assert!(users == [1] || users == [1, 2], "{users:?}");
                     seen[users.len() - 1] += 1;
+                    probed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
                 seen
             })
         })
         .collect();
     let mut extra: Vec<PartHandle> = Vec::new();
-    for round in 0..200 {
+    let mut round = 0;
+    // At least 200 batches, and on until the probes have run among them a while (a probe
+    // thread may not be scheduled at all during the first ones).
+    while round < 200 || probed.load(std::sync::atomic::Ordering::Relaxed) < 400 {
+        round += 1;
         let z = if round % 2 == 0 { 0.3 } else { 0.0 };
         let pose = if round % 2 == 0 { under(z) } else { far };
         let mut edits = vec![PartEdit::Move(second, pose)];
@@ -271,8 +279,10 @@ fn probes_behind_a_read_lock_never_see_half_a_batch() {
         extra = world.write().finalize_edits(prepared).unwrap();
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    for p in probes {
-        let seen = p.join().unwrap();
-        assert!(seen[0] + seen[1] > 0);
-    }
+    // Each probe checked its answer above; here, that they ran among the batches.
+    let seen = probes
+        .into_iter()
+        .map(|p| p.join().unwrap())
+        .fold([0u32; 2], |a, s| [a[0] + s[0], a[1] + s[1]]);
+    assert!(seen[0] + seen[1] >= 400, "{seen:?}");
 }
