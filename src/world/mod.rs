@@ -310,8 +310,9 @@ pub struct World<const K: usize> {
     part_pairs: Vec<(ObjectKey, PartKey)>,
     /// Parts whose leaf changed since the last step.
     requery_parts: Vec<PartKey>,
-    /// Whether an object or part was removed since the last step (its pairs go).
-    removed: bool,
+    /// Whether an object was removed since the last step (its pairs go; a removed part
+    /// is listed in `requery_parts`).
+    objects_removed: bool,
     /// Bumped by every change of the parts or of a shape's geometry: what a batch of
     /// prepared edits was checked against ([`World::finalize_edits`]).
     generation: u64,
@@ -359,7 +360,7 @@ impl<const K: usize> World<K> {
             item_part: Vec::new(),
             part_pairs: Vec::new(),
             requery_parts: Vec::new(),
-            removed: false,
+            objects_removed: false,
             generation: 0,
             moved: Vec::new(),
             workspaces: Vec::new(),
@@ -521,7 +522,7 @@ impl<const K: usize> World<K> {
         let o = self.objects.remove(id.key).expect("checked above");
         self.shapes[o.shape].users -= 1;
         self.broad.remove(proxy_of(id.key));
-        self.removed = true;
+        self.objects_removed = true;
         Ok(())
     }
 
@@ -655,12 +656,7 @@ impl<const K: usize> World<K> {
     /// its fat k-DOP, and then its pairs are looked for again).
     fn place_part(&mut self, key: PartKey, bound: Dop<K>) -> Result<()> {
         let p = &mut self.parts[key];
-        if self.part_tree.move_leaf(p.leaf, &bound)? && !p.requery {
-            p.requery = true;
-            self.requery_parts.push(key);
-        }
-        p.bound = bound;
-        Ok(())
+        relink(&mut self.part_tree, &mut self.requery_parts, key, p, bound)
     }
 
     /// Changes a part's filter or user value; pairs that the new filter separates end at
@@ -762,11 +758,7 @@ impl<const K: usize> World<K> {
             // The vertices were checked and the placement was accepted before, so the
             // placed part has finite bounds again.
             let bound = placed_bound(object, &p.placement)?;
-            if self.part_tree.move_leaf(p.leaf, &bound)? && !p.requery {
-                p.requery = true;
-                self.requery_parts.push(k);
-            }
-            p.bound = bound;
+            relink(&mut self.part_tree, &mut self.requery_parts, k, p, bound)?;
         }
         self.generation += 1;
         Ok(stats)
@@ -806,7 +798,8 @@ impl<const K: usize> World<K> {
             .remove(key)
             .ok_or(Error::StaleHandle { what: "part" })?;
         self.shapes[p.shape].users -= 1;
-        self.removed = true;
+        // Its pairs go at the next step, as a moved part's do.
+        self.requery_parts.push(key);
         self.generation += 1;
         Ok(())
     }
@@ -875,6 +868,23 @@ impl<const K: usize> World<K> {
             + self.frame.memory_bytes())
             / n
     }
+}
+
+/// Gives part `key` (record `p`) the bound `bound` and its leaf in `tree` too; a leaf
+/// re-inserted (it left its fat k-DOP) lists the part in `requery` for its pairs.
+fn relink<const K: usize>(
+    tree: &mut DynamicTree<K>,
+    requery: &mut Vec<PartKey>,
+    key: PartKey,
+    p: &mut PartRec<K>,
+    bound: Dop<K>,
+) -> Result<()> {
+    if tree.move_leaf(p.leaf, &bound)? && !p.requery {
+        p.requery = true;
+        requery.push(key);
+    }
+    p.bound = bound;
+    Ok(())
 }
 
 /// The broad-phase proxy of an object: its key's slot index (a slot is reused only after

@@ -302,7 +302,7 @@ impl<const K: usize> World<K> {
         let any_object = requery_objects
             .iter()
             .any(|&k| self.objects.get(k).is_some_and(|o| o.requery));
-        if !(any_object || self.removed || !self.requery_parts.is_empty()) {
+        if !(any_object || self.objects_removed || !self.requery_parts.is_empty()) {
             return;
         }
         let (objects, parts) = (&self.objects, &self.parts);
@@ -350,10 +350,11 @@ impl<const K: usize> World<K> {
                 part.requery = false;
             }
         }
-        if self.removed || !self.requery_parts.is_empty() {
+        // Parts inserted, removed or re-inserted wore the tree; objects did not.
+        if !self.requery_parts.is_empty() {
             self.frame.owed = self.part_tree.len() as u32;
         }
-        self.removed = false;
+        self.objects_removed = false;
         self.requery_parts.clear();
         fresh.sort_unstable();
         crate::broad::merge_sorted(&mut self.part_pairs, &fresh);
