@@ -112,7 +112,8 @@ impl<const K: usize> World<K> {
     /// The first bad edit, in an [`Error::Context`] naming its index: a stale or foreign
     /// handle, a placement whose placed shape has no finite bounds.
     pub fn prepare_edits(&self, edits: &[PartEdit]) -> Result<PreparedEdits<K>> {
-        let mut removed: Vec<PartKey> = Vec::new();
+        // A set, not a list: a batch may remove many thousands of parts.
+        let mut removed: std::collections::HashSet<PartKey> = Default::default();
         let mut ops = Vec::with_capacity(edits.len());
         for (i, edit) in edits.iter().enumerate() {
             let named = |e: Error| e.context(format!("part edit {i}"));
@@ -136,7 +137,7 @@ impl<const K: usize> World<K> {
                 },
                 PartEdit::Remove(h) => {
                     let key = live(h).map_err(named)?;
-                    removed.push(key);
+                    removed.insert(key);
                     Op::Remove(key)
                 }
                 PartEdit::Move(h, placement) => {
