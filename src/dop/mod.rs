@@ -275,7 +275,7 @@ impl<const K: usize> Dop<K> {
     /// The k-DOP of one point rounded out branch-free ([`widen_down`]/[`widen_up`]): at
     /// most two `f32` ulps looser than [`Dop::from_points`], which rounds exactly, and
     /// several times cheaper. For building hierarchies, where every vertex is bounded once.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn from_point_quick(p: DVec3) -> Self {
         let _ = Self::AXES;
         let n = K / 2;

@@ -76,45 +76,70 @@ pub(crate) fn own_bound<const K: usize>(bvh: &Bvh<K>, pos: usize) -> Dop<K> {
 }
 
 /// The code of a triangle with bound `own` inside leaf bound `leaf` (which contains
-/// `own`): per bound the estimated step count, then, while [`decode`] puts a bound inside
-/// `own`'s, one step less. The check runs the decoder itself, so what queries decode is
-/// what was checked.
+/// `own`): [`Encoder::encode`] for one triangle.
 pub(crate) fn encode_one<const K: usize>(leaf: &Dop<K>, own: &Dop<K>) -> [u8; K] {
-    let n = K / 2;
-    // Per bound: the gap between the leaf's bound and the triangle's, in steps (255 per
-    // width; a flat axis has no steps). `as u8` truncates the clamped non-negative count,
-    // which is its floor.
-    let mut gap = [0.0f32; K];
-    let mut per = [0.0f32; K];
-    for a in 0..n {
-        let width = leaf.b[n + a] - leaf.b[a];
-        let p = if width > 0.0 { 255.0 / width } else { 0.0 };
-        per[a] = p;
-        per[n + a] = p;
-        gap[a] = own.b[a] - leaf.b[a];
-        gap[n + a] = leaf.b[n + a] - own.b[n + a];
-    }
-    let mut code = [0u8; K];
-    for i in 0..K {
-        code[i] = (gap[i] * per[i]).clamp(0.0, 255.0) as u8;
-    }
-    loop {
-        let d = decode(leaf, &code);
-        let mut done = true;
-        for (i, c) in code.iter_mut().enumerate() {
-            let outside = if i < n {
-                d.b[i] <= own.b[i]
-            } else {
-                d.b[i] >= own.b[i]
-            };
-            // Code 0 is the leaf's own bound, which contains `own`.
-            if !outside && *c > 0 {
-                *c -= 1;
-                done = false;
-            }
+    Encoder::new(leaf).encode(own)
+}
+
+/// Encodes the triangles of one leaf: what a code depends on besides the triangle (the
+/// leaf's bound and its steps per unit of gap) computed once.
+pub(crate) struct Encoder<const K: usize> {
+    leaf: Dop<K>,
+    /// Steps per unit of gap, per bound: 255 per width, none on a flat axis.
+    per: [f32; K],
+}
+
+impl<const K: usize> Encoder<K> {
+    /// The encoder for triangles of the leaf bounded by `leaf`.
+    #[inline]
+    pub(crate) fn new(leaf: &Dop<K>) -> Self {
+        let n = K / 2;
+        let mut per = [0.0f32; K];
+        for a in 0..n {
+            let width = leaf.b[n + a] - leaf.b[a];
+            let p = if width > 0.0 { 255.0 / width } else { 0.0 };
+            per[a] = p;
+            per[n + a] = p;
         }
-        if done {
-            return code;
+        Encoder { leaf: *leaf, per }
+    }
+
+    /// The code of a triangle with bound `own` (which the leaf's bound contains): per
+    /// bound the estimated step count, then, while [`decode`] puts a bound inside
+    /// `own`'s, one step less. The check runs the decoder itself, so what queries decode
+    /// is what was checked.
+    #[inline]
+    pub(crate) fn encode(&self, own: &Dop<K>) -> [u8; K] {
+        let (n, leaf) = (K / 2, &self.leaf);
+        // Per bound: the gap between the leaf's bound and the triangle's, in steps. `as u8`
+        // truncates the clamped non-negative count, which is its floor.
+        let mut gap = [0.0f32; K];
+        for a in 0..n {
+            gap[a] = own.b[a] - leaf.b[a];
+            gap[n + a] = leaf.b[n + a] - own.b[n + a];
+        }
+        let mut code = [0u8; K];
+        for i in 0..K {
+            code[i] = (gap[i] * self.per[i]).clamp(0.0, 255.0) as u8;
+        }
+        loop {
+            let d = decode(leaf, &code);
+            let mut done = true;
+            for (i, c) in code.iter_mut().enumerate() {
+                let outside = if i < n {
+                    d.b[i] <= own.b[i]
+                } else {
+                    d.b[i] >= own.b[i]
+                };
+                // Code 0 is the leaf's own bound, which contains `own`.
+                if !outside && *c > 0 {
+                    *c -= 1;
+                    done = false;
+                }
+            }
+            if done {
+                return code;
+            }
         }
     }
 }

@@ -17,7 +17,7 @@ use super::{CornerArrays, CornerSet, FlyingObject, NEXT_ID, own_corners, slack_o
 use crate::dop::Dop;
 use crate::env::tree::area;
 use crate::error::{Error, Result};
-use crate::hierarchy::{END, codes};
+use crate::hierarchy::{Bvh, END, LEAF, Node, codes};
 use crate::mesh::check_point;
 use glam::DVec3;
 use rayon::prelude::*;
@@ -47,25 +47,67 @@ pub struct DeformStats {
 }
 
 /// Buffers a deforming object keeps between deformations, and what its topology gives
-/// once: the leaves, each triangle position's leaf, and the vertices of the nodes that
-/// keep their own corners.
+/// once: each node's link, the subtrees refit in parallel, and the vertices of the nodes
+/// that keep their own corners.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DeformScratch<const K: usize> {
-    leaves: Vec<u32>,
-    /// Per leaf (in `leaves`' order), its new bound if its triangles left the stored one.
-    leaf_bounds: Vec<Option<Dop<K>>>,
-    /// Per vertex: whether this deformation moved it, and its k-DOP
-    /// ([`Dop::from_point_quick`]), kept from deformation to deformation.
+    /// Per vertex: whether this deformation moved it.
     moved: Vec<bool>,
-    vertex_dops: Vec<Dop<K>>,
-    /// Per triangle position, its leaf.
-    leaf_of: Vec<u32>,
+    /// Per node, its link (first child, or `LEAF | first triangle`): the topology without
+    /// the bounds, so that skipping a still subtree does not stream its k-DOPs.
+    links: Vec<u32>,
     /// Per node, whether its bound was re-made by this deformation.
     refit: Vec<bool>,
+    /// Disjoint subtrees refit in parallel, in slot order: each one's descendants fill one
+    /// range of node slots, and its triangles one range of positions.
+    pieces: Vec<Piece>,
+    /// What each piece did this deformation (kept to add them in a fixed order).
+    tallies: Vec<Tally>,
+    /// The nodes outside every piece's range (the pieces' roots and their ancestors), in
+    /// descending slot order: refit after the pieces.
+    top: Vec<u32>,
     /// Node `i`'s own corners are the vertices `own[own_at[i]..own_at[i + 1]]` (none for
     /// nodes that keep their k-DOP's corners).
     own: Vec<u32>,
     own_at: Vec<u32>,
+}
+
+/// A subtree refit on its own: its descendants' node slots and its triangle positions.
+#[derive(Clone, Copy, Debug, Default)]
+struct Piece {
+    nodes: (u32, u32),
+    tris: (u32, u32),
+}
+
+/// What a refit did over some nodes; pieces' tallies are summed in slot order so that the
+/// cost ratio does not depend on the number of threads.
+#[derive(Clone, Copy, Debug, Default)]
+struct Tally {
+    refit: u32,
+    escaped: u32,
+    /// Change of the inner nodes' summed box area.
+    area: f64,
+}
+
+/// The geometry every piece reads.
+struct Shared<'a, const K: usize> {
+    links: &'a [u32],
+    tris: &'a [[u32; 3]],
+    ids: &'a [u32],
+    vertices: &'a [DVec3],
+    moved: &'a [bool],
+    margin: f64,
+}
+
+/// The nodes `base..base + nodes.len()` and the triangle positions
+/// `tbase..tbase + codes.len()` (no codes: a hierarchy of single-triangle leaves), written
+/// by one refit.
+struct Span<'a, const K: usize> {
+    base: usize,
+    nodes: &'a mut [Node<K>],
+    refit: &'a mut [bool],
+    tbase: usize,
+    codes: &'a mut [[u8; K]],
 }
 
 impl<const K: usize> FlyingObject<K> {
@@ -84,8 +126,9 @@ impl<const K: usize> FlyingObject<K> {
     /// then.
     ///
     /// # Complexity
-    /// Linear in the triangles (leaves and their codes, in parallel on rayon's pool) and
-    /// the nodes; the first deformation also lists what the topology gives once.
+    /// Linear in the vertices and in the nodes (disjoint subtrees in parallel on rayon's
+    /// pool); a leaf none of whose vertices moved costs a look at its corners. The first
+    /// deformation also lists what the topology gives once.
     pub fn deform(&mut self, vertices: &[DVec3], margin: f64) -> Result<DeformStats> {
         let expected = self.part.bvh.vertices.len();
         if vertices.len() != expected {
@@ -134,23 +177,14 @@ impl<const K: usize> FlyingObject<K> {
             }
             return Err(e);
         }
-        // One pass writes: the vertices, and the moved ones' k-DOPs.
         self.part
             .bvh
             .vertices
             .par_iter_mut()
-            .zip(&mut scratch.vertex_dops)
             .zip(vertices)
-            .zip(&scratch.moved)
             .with_min_len(4096)
-            .for_each(|(((slot, d), &v), &moved)| {
-                if moved {
-                    *slot = v;
-                    *d = Dop::from_point_quick(v);
-                }
-            });
+            .for_each(|(slot, &v)| *slot = v);
         let stats = self.refit(&mut scratch, margin);
-        self.recode(&scratch);
         self.recorner(&scratch);
         self.top[0].dop = self.part.bvh.root_dop();
         self.magnitude = magnitude;
@@ -159,68 +193,88 @@ impl<const K: usize> FlyingObject<K> {
         Ok(stats)
     }
 
-    /// The leaves' new bounds in parallel (each from its own triangles), then the inner
-    /// nodes bottom-up (children come after their parent), each re-made only when its
-    /// stored bound does not contain its children's.
+    /// Every node bottom-up (children come after their parent): a leaf whose vertices
+    /// moved gets its triangles' new bound, re-made only when the stored one does not
+    /// contain it, and its triangles' codes; an inner node is re-made only when its stored
+    /// bound does not contain its children's. The pieces run in parallel, then the nodes
+    /// above them.
     fn refit(&mut self, scratch: &mut DeformScratch<K>, margin: f64) -> DeformStats {
-        let bvh = &self.part.bvh;
-        let grown =
-            |exact: Dop<K>| exact.padded((margin * exact.box_extent().max_element()) as f32);
-        let (moved, vertex_dops) = (&scratch.moved, &scratch.vertex_dops);
-        scratch
-            .leaves
-            .par_iter()
-            .with_min_len(256)
-            .map(|&leaf| {
-                let node = &bvh.nodes[leaf as usize];
-                let first = node.first_triangle() as usize;
-                let mut last = first;
-                while bvh.ids[last] & END == 0 {
-                    last += 1;
-                }
-                let tris = &bvh.tris[first..=last];
-                if !tris.iter().flatten().any(|&v| moved[v as usize]) {
-                    return None;
-                }
-                let mut d = Dop::<K>::EMPTY;
-                for &v in tris.iter().flatten() {
-                    d = d.merge(&vertex_dops[v as usize]);
-                }
-                (!node.dop.contains(&d)).then(|| grown(d))
-            })
-            .collect_into_vec(&mut scratch.leaf_bounds);
-        let nodes = &mut self.part.bvh.nodes;
-        scratch.refit.clear();
-        scratch.refit.resize(nodes.len(), false);
+        let Bvh {
+            nodes,
+            vertices,
+            tris,
+            ids,
+        } = &mut self.part.bvh;
+        let codes = &mut self.part.codes[..];
+        let DeformScratch {
+            moved,
+            links,
+            refit,
+            pieces,
+            tallies,
+            top,
+            ..
+        } = scratch;
+        let shared = Shared {
+            links,
+            tris,
+            ids,
+            vertices,
+            moved,
+            margin,
+        };
+        let (mut nodes_rest, mut refit_rest) = (&mut nodes[..], &mut refit[..]);
+        let mut codes_rest = &mut codes[..];
+        let (mut at, mut tat) = (0usize, 0usize);
+        let has_codes = !codes_rest.is_empty();
+        rayon::scope(|scope| {
+            for (p, tally) in pieces.iter().zip(tallies.iter_mut()) {
+                let (lo, hi) = (p.nodes.0 as usize, p.nodes.1 as usize);
+                let (n, rest) = std::mem::take(&mut nodes_rest)[lo - at..].split_at_mut(hi - lo);
+                nodes_rest = rest;
+                let (r, rest) = std::mem::take(&mut refit_rest)[lo - at..].split_at_mut(hi - lo);
+                refit_rest = rest;
+                at = hi;
+                let (tlo, thi) = (p.tris.0 as usize, p.tris.1 as usize);
+                let c = if has_codes {
+                    let (c, rest) =
+                        std::mem::take(&mut codes_rest)[tlo - tat..].split_at_mut(thi - tlo);
+                    codes_rest = rest;
+                    tat = thi;
+                    c
+                } else {
+                    &mut []
+                };
+                let shared = &shared;
+                scope.spawn(move |_| {
+                    let mut span = Span {
+                        base: lo,
+                        nodes: n,
+                        refit: r,
+                        tbase: tlo,
+                        codes: c,
+                    };
+                    *tally = span.refit((lo..hi).rev(), shared);
+                });
+            }
+        });
+        let mut span = Span {
+            base: 0,
+            nodes,
+            refit,
+            tbase: 0,
+            codes,
+        };
+        let last = span.refit(top.iter().map(|&i| i as usize), &shared);
         let mut stats = DeformStats {
             nodes: nodes.len() as u32,
-            leaves: scratch.leaves.len() as u32,
+            leaves: (nodes.len() as u32).div_ceil(2),
             ..DeformStats::default()
         };
-        for (&leaf, bound) in scratch.leaves.iter().zip(&scratch.leaf_bounds) {
-            if let Some(d) = bound {
-                nodes[leaf as usize].dop = *d;
-                scratch.refit[leaf as usize] = true;
-                stats.escaped_leaves += 1;
-            }
-        }
-        stats.refit = stats.escaped_leaves;
-        for i in (0..nodes.len()).rev() {
-            if nodes[i].is_leaf() {
-                continue;
-            }
-            let c = nodes[i].first_child() as usize;
-            if !scratch.refit[c] && !scratch.refit[c + 1] {
-                continue; // Its children's bounds are those it was checked against.
-            }
-            let exact = nodes[c].dop.merge(&nodes[c + 1].dop);
-            if !nodes[i].dop.contains(&exact) {
-                let old = area(&nodes[i].dop);
-                nodes[i].dop = grown(exact);
-                self.inner_area += area(&nodes[i].dop) - old;
-                scratch.refit[i] = true;
-                stats.refit += 1;
-            }
+        for t in tallies.iter().chain([&last]) {
+            stats.refit += t.refit;
+            stats.escaped_leaves += t.escaped;
+            self.inner_area += t.area;
         }
         let root = area(&nodes[0].dop).max(f64::MIN_POSITIVE);
         stats.cost_ratio = if self.built_cost > 0.0 {
@@ -229,31 +283,6 @@ impl<const K: usize> FlyingObject<K> {
             1.0 // One leaf: nothing to wear.
         };
         stats
-    }
-
-    /// The codes of the triangles that moved or whose leaf was refit: a code is kept when
-    /// its leaf's bound is the same and it still bounds its triangle, else encoded anew.
-    fn recode(&mut self, scratch: &DeformScratch<K>) {
-        let bvh = &self.part.bvh;
-        let s = scratch;
-        self.part
-            .codes
-            .par_iter_mut()
-            .enumerate()
-            .with_min_len(1024)
-            .for_each(|(pos, code)| {
-                let leaf = s.leaf_of[pos] as usize;
-                let tri = bvh.tris[pos];
-                if !s.refit[leaf] && !tri.iter().any(|&v| s.moved[v as usize]) {
-                    return;
-                }
-                let leaf_dop = &bvh.nodes[leaf].dop;
-                let [a, b, c] = tri.map(|v| &s.vertex_dops[v as usize]);
-                let own = a.merge(b).merge(c);
-                if s.refit[leaf] || !codes::decode(leaf_dop, code).contains(&own) {
-                    *code = codes::encode_one(leaf_dop, &own);
-                }
-            });
     }
 
     /// The nodes' corners, in place: nodes that keep their own triangles' corners read the
@@ -331,26 +360,139 @@ impl<const K: usize> FlyingObject<K> {
     }
 }
 
+impl<const K: usize> Span<'_, K> {
+    /// Refits the nodes `order` names (each after its children), returning what it did.
+    fn refit(&mut self, order: impl Iterator<Item = usize>, s: &Shared<K>) -> Tally {
+        let mut tally = Tally::default();
+        let grown =
+            |exact: Dop<K>| exact.padded((s.margin * exact.box_extent().max_element()) as f32);
+        for i in order {
+            let link = s.links[i];
+            let at = i - self.base;
+            if link & LEAF != 0 {
+                self.refit[at] = self.refit_leaf(at, (link & !LEAF) as usize, s, &grown);
+                tally.escaped += u32::from(self.refit[at]);
+            } else {
+                let c = link as usize - self.base;
+                self.refit[at] = false;
+                if !self.refit[c] && !self.refit[c + 1] {
+                    continue; // Its children's bounds are those it was checked against.
+                }
+                let exact = self.nodes[c].dop.merge(&self.nodes[c + 1].dop);
+                let node = &mut self.nodes[at];
+                if !node.dop.contains(&exact) {
+                    let old = area(&node.dop);
+                    node.dop = grown(exact);
+                    tally.area += area(&node.dop) - old;
+                    self.refit[at] = true;
+                }
+            }
+            tally.refit += u32::from(self.refit[at]);
+        }
+        tally
+    }
+
+    /// The leaf at `at` whose triangles start at position `first`: its new bound if its
+    /// triangles left the stored one (then `true`), and the codes of its triangles that
+    /// moved or whose leaf was re-made.
+    fn refit_leaf(
+        &mut self,
+        at: usize,
+        first: usize,
+        s: &Shared<K>,
+        grown: &impl Fn(Dop<K>) -> Dop<K>,
+    ) -> bool {
+        let mut last = first;
+        while s.ids[last] & END == 0 {
+            last += 1;
+        }
+        let tris = &s.tris[first..=last];
+        let moved = |t: &[u32; 3]| t.iter().any(|&v| s.moved[v as usize]);
+        if !tris.iter().any(moved) {
+            return false;
+        }
+        // Each triangle's bound as the build makes it (`codes::own_bound`).
+        let mut own: SmallVec<[Dop<K>; 8]> = SmallVec::new();
+        for t in tris {
+            let v = |k: usize| Dop::<K>::from_point_quick(s.vertices[t[k] as usize]);
+            own.push(v(0).merge(&v(1)).merge(&v(2)));
+        }
+        let exact = own.iter().fold(Dop::EMPTY, |d, o| d.merge(o));
+        let node = &mut self.nodes[at];
+        let escaped = !node.dop.contains(&exact);
+        if escaped {
+            node.dop = grown(exact);
+        }
+        if !self.codes.is_empty() {
+            let leaf = codes::Encoder::new(&node.dop);
+            let codes = &mut self.codes[first - self.tbase..=last - self.tbase];
+            for ((code, own), t) in codes.iter_mut().zip(&own).zip(tris) {
+                if escaped || (moved(t) && !codes::decode(&node.dop, code).contains(own)) {
+                    *code = leaf.encode(own);
+                }
+            }
+        }
+        escaped
+    }
+}
+
 impl<const K: usize> DeformScratch<K> {
-    /// What `obj`'s topology gives once: its leaves, each position's leaf, and the vertex
-    /// lists of the nodes that keep their own corners.
+    /// What `obj`'s topology gives once: its links, the pieces and the nodes above them,
+    /// and the vertex lists of the nodes that keep their own corners.
     fn new(obj: &FlyingObject<K>) -> Self {
         let bvh = &obj.part.bvh;
+        let n = bvh.nodes.len();
         let mut s = DeformScratch {
-            leaf_of: codes::leaf_of(bvh),
-            vertex_dops: bvh
-                .vertices
-                .par_iter()
-                .map(|&v| Dop::from_point_quick(v))
-                .collect(),
+            links: bvh.nodes.iter().map(|node| node.link).collect(),
+            refit: vec![false; n],
             ..Self::default()
         };
+        // Per node: its subtree's node count and triangle positions, children first.
+        let mut size = vec![1u32; n];
+        let mut span = vec![(0u32, 0u32); n];
+        for i in (0..n).rev() {
+            let node = &bvh.nodes[i];
+            if node.is_leaf() {
+                let first = node.first_triangle();
+                let mut last = first as usize;
+                while bvh.ids[last] & END == 0 {
+                    last += 1;
+                }
+                span[i] = (first, last as u32 + 1);
+            } else {
+                let c = node.first_child() as usize;
+                size[i] = 1 + size[c] + size[c + 1];
+                span[i] = (span[c].0, span[c + 1].1);
+            }
+        }
+        // Subtrees of at most a 32nd of the tree (and not tiny) become pieces; the nodes
+        // above them stay on top. A small tree is all top: one thread refits it.
+        let limit = (n as u32 / 32).max(PIECE_MIN);
+        let mut todo = vec![0usize];
+        while let Some(i) = todo.pop() {
+            let node = &bvh.nodes[i];
+            s.top.push(i as u32);
+            if node.is_leaf() {
+                continue;
+            }
+            let c = node.first_child() as usize;
+            if size[i] > limit || n < 2 * PIECE_MIN as usize {
+                todo.extend([c, c + 1]);
+            } else {
+                // Its descendants are the slots after its first child (`flatten` lays a
+                // subtree's pairs out together).
+                s.pieces.push(Piece {
+                    nodes: (c as u32, c as u32 + size[i] - 1),
+                    tris: span[i],
+                });
+            }
+        }
+        s.pieces.sort_unstable_by_key(|p| p.nodes.0);
+        s.top.sort_unstable_by(|a, b| b.cmp(a));
+        s.tallies = vec![Tally::default(); s.pieces.len()];
         s.own_at.push(0);
         let mut own = Vec::new();
-        for (i, node) in bvh.nodes.iter().enumerate() {
-            if node.is_leaf() {
-                s.leaves.push(i as u32);
-            }
+        for i in 0..n {
             if matches!(obj.stored.corners[i], CornerSet::Own | CornerSet::OwnLanes) {
                 let complete = own_corners(bvh, i, &mut own);
                 debug_assert!(
@@ -364,6 +506,10 @@ impl<const K: usize> DeformScratch<K> {
         s
     }
 }
+
+/// The fewest nodes worth a piece of their own (below that, a task costs more than it
+/// saves).
+const PIECE_MIN: u32 = 4096;
 
 #[cfg(test)]
 mod tests {
@@ -508,6 +654,77 @@ mod tests {
     #[test]
     fn deformed_objects_answer_as_fresh_builds() {
         for_each_k!(answers_as_fresh_builds);
+    }
+
+    /// A hierarchy large enough to be refit in pieces gives, piece by piece in parallel,
+    /// what one pass over all its nodes gives (bounds, codes, counts), for partial, whole
+    /// and far deformations; and its answers equal brute force on a fresh build.
+    #[test]
+    fn pieces_refit_as_one_pass() {
+        let rest = sphere(110, 180);
+        let tris = rest.triangles().to_vec();
+        let mut pieces = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
+        let mut one = pieces.clone();
+        let mut scratch = DeformScratch::new(&one);
+        assert!(
+            scratch.pieces.len() >= 4,
+            "{} pieces: too few to test",
+            scratch.pieces.len()
+        );
+        scratch.pieces.clear();
+        scratch.tallies.clear();
+        scratch.top = (0..one.part.bvh.nodes.len() as u32).rev().collect();
+        one.deform = Some(scratch);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let mut s = 11;
+        let mut now = rest.vertices().to_vec();
+        for round in 0..6 {
+            let verts = deformed(rest.vertices(), &now, round == 4, round % 2 == 1, &mut s);
+            now.clone_from(&verts);
+            let a = pool.install(|| pieces.deform(&verts, 0.05)).unwrap();
+            let b = one.deform(&verts, 0.05).unwrap();
+            assert!(a.refit > 0 && a.escaped_leaves > 0, "round {round}: {a:?}");
+            assert_eq!(
+                (a.nodes, a.leaves, a.refit, a.escaped_leaves),
+                (b.nodes, b.leaves, b.refit, b.escaped_leaves),
+                "round {round}"
+            );
+            assert!((a.cost_ratio - b.cost_ratio).abs() < 1e-9 * b.cost_ratio);
+            assert!(pieces.part.bvh.nodes == one.part.bvh.nodes, "round {round}");
+            assert!(pieces.part.codes == one.part.codes, "round {round}");
+            pieces
+                .part
+                .bvh
+                .validate_with_codes(&pieces.part.codes)
+                .unwrap();
+        }
+        let leaves = pieces.part.bvh.nodes.iter().filter(|n| n.is_leaf()).count();
+        assert_eq!(
+            pieces.deform(&now, 0.05).unwrap().leaves as usize,
+            leaves,
+            "leaf count"
+        );
+        let env = Environment::<18>::from_mesh(soup(200, 1.5, &mut s), &BuildOptions::ENVIRONMENT)
+            .unwrap();
+        // The deformed sphere moved to the centre of the soup (in [0, 10]³).
+        let centre = now.iter().sum::<DVec3>() / now.len() as f64;
+        let fresh =
+            FlyingObject::<18>::new(Mesh::new(now, tris).unwrap(), &BuildOptions::FLYING).unwrap();
+        let pose = Pose::new(glam::DMat3::IDENTITY, DVec3::splat(5.0) - centre).unwrap();
+        let want = brute_force_contacts(&env, &fresh, &pose, 0.0);
+        assert!(
+            want.len() > 10,
+            "too few contacts to compare: {}",
+            want.len()
+        );
+        let mut state = QueryState::new();
+        let got = env
+            .collide(&pieces, &pose, &QueryOptions::REPORT, &mut state)
+            .unwrap();
+        assert_eq!(got.contacts, want.as_slice());
     }
 
     #[test]
