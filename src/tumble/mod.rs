@@ -90,7 +90,23 @@ impl<const K: usize> FlyingObject<K> {
         Ok(Self::from_bvh(bvh, codes))
     }
 
+    /// [`FlyingObject::new`] for a shape that goes on deforming (a worn shape rebuilt):
+    /// nodes not bounded by their own triangles' corners keep none
+    /// ([`CornerSet::Slabs`], re-bounded from their slabs), so no k-DOP's corners are
+    /// enumerated — most of a build's time, and what a deformation's refit drops anyway.
+    pub(crate) fn new_deforming(mesh: Mesh, options: &BuildOptions) -> Result<Self> {
+        zone!("FlyingObject::new_deforming");
+        let (bvh, codes) = Bvh::<K>::build_with_codes(mesh, options)?;
+        Ok(Self::from_bvh_with(bvh, codes, false))
+    }
+
     pub(crate) fn from_bvh(bvh: Bvh<K>, codes: Vec<[u8; K]>) -> Self {
+        Self::from_bvh_with(bvh, codes, true)
+    }
+
+    /// The object of a built hierarchy; `dop_corners`: whether nodes not bounded by their
+    /// own corners enumerate their k-DOP's (else they keep none).
+    fn from_bvh_with(bvh: Bvh<K>, codes: Vec<[u8; K]>, dop_corners: bool) -> Self {
         let n = bvh.nodes.len();
         let mut parent = vec![u32::MAX; n];
         for (i, node) in bvh.nodes.iter().enumerate() {
@@ -101,7 +117,7 @@ impl<const K: usize> FlyingObject<K> {
         }
         // Each node's corners, in parallel (enumerating a k-DOP's corners is most of the
         // work), then stored in node order.
-        let corners: Vec<(bool, Vec<DVec3>)> = (0..n)
+        let corners: Vec<(CornerSet, Vec<DVec3>)> = (0..n)
             .into_par_iter()
             .with_min_len(256)
             .map_init(Vec::new, |own: &mut Vec<u32>, i| {
@@ -109,20 +125,25 @@ impl<const K: usize> FlyingObject<K> {
                 // corners (always so for small leaves): cheaper, and exact rather than
                 // approximate.
                 let complete = own_corners(&bvh, i, own);
+                let own_verts = || own.iter().map(|&v| bvh.vertices[v as usize]).collect();
+                if !dop_corners {
+                    return if complete {
+                        (CornerSet::Own, own_verts())
+                    } else {
+                        (CornerSet::Slabs, Vec::new())
+                    };
+                }
                 let dop_verts = bvh.nodes[i].dop.vertices_small();
                 if complete && own.len() <= dop_verts.len() {
-                    (
-                        true,
-                        own.iter().map(|&v| bvh.vertices[v as usize]).collect(),
-                    )
+                    (CornerSet::Own, own_verts())
                 } else {
-                    (false, dop_verts.to_vec())
+                    (CornerSet::Dop, dop_verts.to_vec())
                 }
             })
             .collect();
         let mut arrays = CornerArrays::with_capacity(n);
-        for ((exact, verts), node) in corners.iter().zip(&bvh.nodes) {
-            arrays.push::<K>(verts, *exact, node.dop.magnitude());
+        for ((set, verts), node) in corners.iter().zip(&bvh.nodes) {
+            arrays.push::<K>(verts, *set, node.dop.magnitude());
         }
         let (hull, hull_pts, magnitude) = hull_of(&bvh);
         let inner_area: f64 = bvh
@@ -691,9 +712,18 @@ impl CornerArrays {
         }
     }
 
-    /// The next node's corners: its own triangles' (`exact`) or its k-DOP's, whose
-    /// bounds' largest magnitude is `scale`.
-    pub(crate) fn push<const K: usize>(&mut self, verts: &[DVec3], exact: bool, scale: f64) {
+    /// The next node's corners: its own triangles' (`set` [`CornerSet::Own`], stored as
+    /// [`CornerSet::OwnLanes`] where that pays), its k-DOP's ([`CornerSet::Dop`]), whose
+    /// bounds' largest magnitude is `scale`, or none ([`CornerSet::Slabs`], no `verts`).
+    pub(crate) fn push<const K: usize>(&mut self, verts: &[DVec3], set: CornerSet, scale: f64) {
+        if set == CornerSet::Slabs {
+            self.slack.push((0.0, 0.0));
+            self.corners.push(set);
+            self.own_start.push(self.own_pts.len() as u32);
+            self.vstart.push(self.verts.len() as u32);
+            return;
+        }
+        let exact = set != CornerSet::Dop;
         let (mut s, m) = slack_of(verts);
         if !exact {
             // The enumeration finds every true vertex to within its merge tolerance

@@ -716,7 +716,7 @@ impl<const K: usize> World<K> {
                 let fresh = r
                     .built
                     .and_then(|t| t.join().ok())
-                    .unwrap_or_else(|| FlyingObject::new(shape.object.mesh(), &build));
+                    .unwrap_or_else(|| FlyingObject::new_deforming(shape.object.mesh(), &build));
                 // Built from the vertices of some frames ago: refit to these (which the
                 // shape has just taken, so they pass; were they refused, the refit shape
                 // stays).
@@ -733,14 +733,14 @@ impl<const K: usize> World<K> {
             }
             None if stats.cost_ratio > at && frames == 0 => {
                 // The vertices passed the checks of a mesh, and the options built it before.
-                shape.object = FlyingObject::new(shape.object.mesh(), &build)?;
+                shape.object = FlyingObject::new_deforming(shape.object.mesh(), &build)?;
                 stats.rebuilt = true;
             }
             None if stats.cost_ratio > at => {
                 let mesh = shape.object.mesh();
                 let built = std::thread::Builder::new()
                     .name("kdop rebuild".into())
-                    .spawn(move || FlyingObject::new(mesh, &build))
+                    .spawn(move || FlyingObject::new_deforming(mesh, &build))
                     .ok();
                 shape.rebuild = Some(Rebuild { built, due: frames });
             }
