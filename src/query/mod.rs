@@ -36,6 +36,9 @@ use crate::dop::Dop;
 use crate::env::{Environment, PartId};
 use crate::tumble::{FlyingObject, Rebound};
 
+/// Refined-triangle bounds (and memo entries) [`QueryState::prepare`] makes room for.
+const PREPARED_SCRATCH: usize = 1024;
+
 /// A pair of nodes in a descent: `[flying, part, static]`. The flying entry is a node of the
 /// flying hierarchy, or with its top bit set one of its triangles (leaf position); the part
 /// is a part index, or `u32::MAX` for the part tree; the static entry is a node of that
@@ -206,6 +209,18 @@ impl<const K: usize> QueryState<K> {
             + statics.top.len().max(1).ilog2() as usize
             + object.part.bvh.depth();
         self.work.stack.reserve(16 * (depth + 8));
+        // A first share of the scratch that grows with what a query touches, so that a
+        // typical query calls no allocator at all (one that does may pay for a whole
+        // heap's consolidation).
+        self.work.reserve(&[
+            0,
+            PREPARED_SCRATCH,
+            2 * PREPARED_SCRATCH,
+            PREPARED_SCRATCH,
+            64,
+            64,
+            0,
+        ]);
     }
 
     /// The three parts, each borrowed on its own.

@@ -116,34 +116,61 @@ impl<const K: usize> FlyingObject<K> {
             }
         }
         // Each node's corners, in parallel (enumerating a k-DOP's corners is most of the
-        // work), then stored in node order.
-        let corners: Vec<(CornerSet, Vec<DVec3>)> = (0..n)
+        // work), a run of nodes into one flat list each, then stored in node order. Not a
+        // list per node: millions of small blocks freed at once leave the allocator a
+        // consolidation of milliseconds inside whichever later call first asks for a
+        // large block (a query's, say).
+        const RUN: usize = 256;
+        let runs: Vec<CornerRun> = (0..n.div_ceil(RUN))
             .into_par_iter()
-            .with_min_len(256)
-            .map_init(Vec::new, |own: &mut Vec<u32>, i| {
-                // The node's own triangle corners if there are fewer of them than k-DOP
-                // corners (always so for small leaves): cheaper, and exact rather than
-                // approximate.
-                let complete = own_corners(&bvh, i, own);
-                let own_verts = || own.iter().map(|&v| bvh.vertices[v as usize]).collect();
-                if !dop_corners {
-                    return if complete {
-                        (CornerSet::Own, own_verts())
+            .map(|r| {
+                let nodes = r * RUN..((r + 1) * RUN).min(n);
+                let mut run = CornerRun {
+                    sets: Vec::with_capacity(nodes.len()),
+                    ends: Vec::with_capacity(nodes.len()),
+                    verts: Vec::new(),
+                };
+                let mut own = Vec::new();
+                for i in nodes {
+                    // The node's own triangle corners if there are fewer of them than k-DOP
+                    // corners (always so for small leaves): cheaper, and exact rather than
+                    // approximate.
+                    let complete = own_corners(&bvh, i, &mut own);
+                    let set = if !dop_corners {
+                        if complete {
+                            CornerSet::Own
+                        } else {
+                            CornerSet::Slabs
+                        }
                     } else {
-                        (CornerSet::Slabs, Vec::new())
+                        let dop_verts = bvh.nodes[i].dop.vertices_small();
+                        if complete && own.len() <= dop_verts.len() {
+                            CornerSet::Own
+                        } else {
+                            run.verts.extend_from_slice(&dop_verts);
+                            CornerSet::Dop
+                        }
                     };
+                    if set == CornerSet::Own {
+                        run.verts
+                            .extend(own.iter().map(|&v| bvh.vertices[v as usize]));
+                    }
+                    run.sets.push(set);
+                    run.ends.push(run.verts.len() as u32);
                 }
-                let dop_verts = bvh.nodes[i].dop.vertices_small();
-                if complete && own.len() <= dop_verts.len() {
-                    (CornerSet::Own, own_verts())
-                } else {
-                    (CornerSet::Dop, dop_verts.to_vec())
-                }
+                run
             })
             .collect();
         let mut arrays = CornerArrays::with_capacity(n);
-        for ((set, verts), node) in corners.iter().zip(&bvh.nodes) {
-            arrays.push::<K>(verts, *set, node.dop.magnitude());
+        let mut node = bvh.nodes.iter();
+        for run in &runs {
+            let mut start = 0;
+            for (&set, &end) in run.sets.iter().zip(&run.ends) {
+                let verts = &run.verts[start..end as usize];
+                start = end as usize;
+                let scale = node.next().map_or(0.0, |n| n.dop.magnitude());
+                arrays.push::<K>(verts, set, scale);
+            }
         }
         let (hull, hull_pts, magnitude) = hull_of(&bvh);
         let inner_area: f64 = bvh
@@ -607,6 +634,14 @@ pub(crate) enum CornerSet {
     Own,
     /// Its own triangle corners, one vertex at a time onto every direction ([`own_lanes`]).
     OwnLanes,
+}
+
+/// The corners of a run of consecutive nodes while an object is built: each node's set,
+/// and where its corners end in `verts`.
+struct CornerRun {
+    sets: Vec<CornerSet>,
+    ends: Vec<u32>,
+    verts: Vec<DVec3>,
 }
 
 /// Whether nodes that keep their own corners put the directions in the lanes

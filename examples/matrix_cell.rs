@@ -1,0 +1,107 @@
+//! One cell of `kdop bench matrix`, pose by pose, for profiling: the environment and
+//! flying object as mesh files, the matrix's seeded near poses, and each pose's time and
+//! work (Nv / Np / Nu) in detect or report mode over several passes.
+//! `cargo run --release --example matrix_cell -- ENV_FILE OBJECT_FILE [poses] [passes]`
+//!
+//! Environment variables: `MODE` (`detect`, default, or `report`), `K` (6, 14, 18
+//! default, 26), `SEED` (the matrix's `--seed`, default 1).
+use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState};
+use std::time::Instant;
+
+fn name_hash(name: &str, seed: u64) -> u64 {
+    name.bytes().fold(seed ^ 0xCBF2_9CE4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3)
+    })
+}
+
+fn file_name(p: &str) -> String {
+    std::path::Path::new(p)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn run<const K: usize>(env_file: &str, obj_file: &str, poses: usize, passes: usize) {
+    let env_mesh = kdop::io::formats::load_mesh(env_file).expect("environment mesh");
+    let obj_mesh = kdop::io::formats::load_mesh(obj_file).expect("object mesh");
+    let seed: u64 = std::env::var("SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let seed = name_hash(&file_name(env_file), name_hash(&file_name(obj_file), seed));
+    let poses = kdop::scene::near_poses(&env_mesh, &obj_mesh, poses, seed).expect("poses");
+    let env = Environment::<K>::from_mesh(env_mesh, &BuildOptions::ENVIRONMENT).expect("env");
+    let obj = FlyingObject::<K>::new(obj_mesh, &BuildOptions::FLYING).expect("object");
+    let options = match std::env::var("MODE").as_deref() {
+        Ok("report") => QueryOptions::REPORT,
+        _ => QueryOptions::DETECT,
+    };
+    if let Some(i) = std::env::var("FRESH")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+    {
+        // One pose again and again, each on a freshly prepared state: the first query's cost.
+        let (mut prep, mut query) = (0.0, 0.0);
+        for _ in 0..passes {
+            let t0 = Instant::now();
+            let mut state = QueryState::new();
+            state.prepare(&env, &obj);
+            let t1 = Instant::now();
+            env.collide(&obj, &poses[i], &options, &mut state)
+                .expect("query");
+            prep += (t1 - t0).as_secs_f64();
+            query += t1.elapsed().as_secs_f64();
+        }
+        let each = |t: f64| t * 1e6 / passes as f64;
+        println!(
+            "fresh state, pose {i}: prepare {:.1} us, query {:.1} us",
+            each(prep),
+            each(query)
+        );
+        return;
+    }
+    let mut state = QueryState::new();
+    state.prepare(&env, &obj);
+    for pass in 0..passes {
+        let mut total = 0.0;
+        for (i, pose) in poses.iter().enumerate() {
+            let t0 = Instant::now();
+            let r = env
+                .collide(&obj, pose, &options, &mut state)
+                .expect("query");
+            let us = t0.elapsed().as_secs_f64() * 1e6;
+            total += us;
+            if pass == 0 || passes == 1 {
+                println!(
+                    "pass {pass} pose {i:3}: {us:9.1} us  collides {:5}  Nv {:7} Np {:7} Nu {:7} contacts {}",
+                    r.collides,
+                    r.stats.nv,
+                    r.stats.np,
+                    r.stats.nu,
+                    r.contacts.len()
+                );
+            }
+        }
+        println!("pass {pass}: mean {:.1} us", total / poses.len() as f64);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 2 {
+        eprintln!("usage: matrix_cell ENV_FILE OBJECT_FILE [poses] [passes]");
+        std::process::exit(2);
+    }
+    let poses = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(10);
+    let passes = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(3);
+    match std::env::var("K")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(18)
+    {
+        6 => run::<6>(&args[0], &args[1], poses, passes),
+        14 => run::<14>(&args[0], &args[1], poses, passes),
+        26 => run::<26>(&args[0], &args[1], poses, passes),
+        _ => run::<18>(&args[0], &args[1], poses, passes),
+    }
+}
