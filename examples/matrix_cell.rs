@@ -71,7 +71,7 @@ fn run<const K: usize>(env_file: &str, obj_file: &str, poses: usize, passes: usi
                 .expect("query");
             let us = t0.elapsed().as_secs_f64() * 1e6;
             total += us;
-            if pass == 0 || passes == 1 {
+            if pass == 0 || pass + 1 == passes {
                 println!(
                     "pass {pass} pose {i:3}: {us:9.1} us  collides {:5}  Nv {:7} Np {:7} Nu {:7} contacts {}",
                     r.collides,

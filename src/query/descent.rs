@@ -422,8 +422,17 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                 let eb = TriBox::new(&et);
                 let screen = Some((&et, &eb));
                 let at = [p, e];
-                self.object
-                    .descend_fly(stack, form, object, c, at, &dop, screen, &mut self.stats);
+                self.object.descend_fly(
+                    stack,
+                    form,
+                    object,
+                    c,
+                    at,
+                    &dop,
+                    screen,
+                    false,
+                    &mut self.stats,
+                );
             } else {
                 self.object.descend_fly(
                     stack,
@@ -433,6 +442,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                     [p, e],
                     &dop,
                     None,
+                    self.walk.detect,
                     &mut self.stats,
                 );
             }
@@ -515,6 +525,18 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
         // or the environment side is one triangle.
         if !fnode.is_leaf() {
             let c = fnode.first_child();
+            // A one-triangle leaf much larger than the flying node screens its children by
+            // the triangle's plane and edges, as a refined leaf's triangle does.
+            let (et, eb);
+            let screen = if env.is_leaf() && size(&env.dop) > LARGE_ENV * fsize {
+                et = statics.parts[p as usize]
+                    .bvh
+                    .tri_at(env.first_triangle() as usize);
+                eb = TriBox::new(&et);
+                Some((&et, &eb))
+            } else {
+                None
+            };
             self.object.descend_fly(
                 &mut self.work.stack,
                 form,
@@ -522,7 +544,8 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                 c,
                 [p, e],
                 &env.dop,
-                None,
+                screen,
+                self.walk.detect,
                 &mut self.stats,
             );
             return false;

@@ -238,6 +238,7 @@ impl<const K: usize> PlacedObject<K> {
         [p, e]: [u32; 2],
         env: &Dop<K>,
         screen: Option<(&[DVec3; 3], &TriBox)>,
+        deep_first: bool,
         stats: &mut QueryStats,
     ) {
         stats.nv += 2;
@@ -248,6 +249,16 @@ impl<const K: usize> PlacedObject<K> {
         };
         let right = keep(self, c + 1);
         let left = keep(self, c);
+        if deep_first && right && left {
+            let (r, l) = (
+                self.fly[c as usize + 1].dop.depth(env),
+                self.fly[c as usize].dop.depth(env),
+            );
+            if r > l {
+                stack.push_two([c, p, e], true, [c + 1, p, e], true);
+                return;
+            }
+        }
         stack.push_two([c + 1, p, e], right, [c, p, e], left);
     }
 

@@ -319,3 +319,68 @@ fn a_pruned_node_loses_exactly_its_triangles_contacts() {
     }
     assert!(kept > 20 && lost > 20, "{kept} kept, {lost} lost");
 }
+
+/// A one-triangle environment leaf much larger than the flying object screens the object's
+/// nodes by the triangle's plane and edges: the answers equal brute force whether the
+/// object crosses the triangle, lies beside its plane inside its k-DOP, or lies beyond an
+/// edge; and an object on one side of the plane is rejected near the root instead of
+/// being descended to every leaf (which its k-DOP overlap alone would do).
+#[test]
+fn a_large_one_triangle_leaf_screens_the_flying_hierarchy() {
+    // A plane none of the 18-DOP's directions is normal to, so the triangle's k-DOP is
+    // thick: the plane 2x + 3y - 5z = 0 through three corners far apart.
+    let normal = DVec3::new(2.0, 3.0, -5.0).normalize();
+    let (u, v) = (DVec3::new(5.0, 0.0, 2.0), DVec3::new(0.0, 5.0, 3.0));
+    let tri = crate::mesh::Mesh::new(
+        vec![-2.0 * u - 2.0 * v, 2.0 * u - v, 2.0 * v],
+        vec![[0, 1, 2]],
+    )
+    .unwrap();
+    let env = Environment::<18>::from_mesh(tri.clone(), &BuildOptions::ENVIRONMENT).unwrap();
+    let ball = crate::scene::icosphere(0.1, 3).unwrap();
+    let obj = FlyingObject::<18>::new(ball, &BuildOptions::FLYING).unwrap();
+    let leaves = obj.part.bvh.nodes.iter().filter(|n| n.is_leaf()).count() as u64;
+    let mut state = QueryState::new();
+    let (mut hits, mut s) = (0, 3u64);
+    for i in 0..60 {
+        // Offsets from the plane: through it, just beside it, and well off it (still inside
+        // the triangle's k-DOP), at points inside the triangle and beyond its edges.
+        let off = [0.0, 0.05, 0.3, -0.3, 0.12][i % 5];
+        let at = u * (lcg(&mut s) * 4.0 - 2.0) + v * (lcg(&mut s) * 4.0 - 2.0) + normal * off;
+        let turn = glam::DQuat::from_axis_angle(DVec3::new(0.3, 1.0, 0.2).normalize(), i as f64);
+        let pose = Pose::new(DMat3::from_quat(turn), at).unwrap();
+        let o = QueryOptions {
+            witness: false,
+            ..QueryOptions::REPORT
+        };
+        let mut got: Vec<[u32; 2]> = env
+            .collide(&obj, &pose, &o, &mut state)
+            .unwrap()
+            .contacts
+            .iter()
+            .map(|c| [c.env_triangle, c.object_triangle])
+            .collect();
+        got.sort_unstable();
+        let want = crate::oracle::brute_force_contacts(&env, &obj, &pose, 0.0);
+        let want: Vec<[u32; 2]> = want
+            .iter()
+            .map(|c| [c.env_triangle, c.object_triangle])
+            .collect();
+        assert_eq!(got, want, "pose {i}");
+        hits += usize::from(!got.is_empty());
+        if off.abs() >= 0.3 {
+            let d = QueryOptions {
+                witness: false,
+                ..QueryOptions::DETECT
+            };
+            let r = env.collide(&obj, &pose, &d, &mut state).unwrap();
+            assert!(!r.collides);
+            assert!(
+                r.stats.nv < leaves / 4,
+                "pose {i}: {} k-DOP tests",
+                r.stats.nv
+            );
+        }
+    }
+    assert!(hits > 5, "the poses should cross the triangle: {hits}");
+}
