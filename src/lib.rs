@@ -24,7 +24,7 @@ mod tri;
 mod tumble;
 mod world;
 
-pub use broad::{Aabb, BroadPhase, BroadStats, LARGE_CELLS};
+pub use broad::{Aabb, BroadPhase, BroadStats};
 pub use dop::{Dop, OverlapOrder, axes};
 pub use env::{DynamicTree, Environment, Part, PartId, TreeLeaf};
 pub use error::{Error, FormatError, Result};

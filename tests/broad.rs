@@ -111,11 +111,10 @@ fn run(seed: u64, n: usize, frames: usize, fixed: Option<f32>) -> Vec<Vec<(u32, 
 /// Random query boxes (of every size the boxes have) against every live box: each
 /// overlapping proxy reported once, no other.
 fn check_queries(bp: &BroadPhase, boxes: &[Option<(Aabb, bool)>], rng: &mut Rng, spread: f64) {
-    let mut buckets = Vec::new();
     for _ in 0..20 {
         let q = random_box(rng, spread);
         let mut got = Vec::new();
-        bp.query(&q, &mut buckets, |p| got.push(p));
+        bp.query(&q, |p| got.push(p));
         let n = got.len();
         got.sort_unstable();
         got.dedup();

@@ -1,65 +1,32 @@
-//! Pairs of the boxes too large for the cells: each is compared with the other large boxes
-//! and with the entries of the buckets of the cells it covers, a pair reported in the
-//! bucket of its home cell as in the sweep, so each pair once.
+//! Pairs of large dynamic boxes, those spanning more than two cells in y or z (the rows'
+//! neighbourhood cannot hold them): each is compared anew every update with the rows it
+//! covers, dynamic and static (`query_rows`), with the large statics and with the large
+//! dynamic boxes after it. A scene's few large boxes cost their own pairs' worth.
 
-use super::sweep::home;
-use super::update::{bucket, coord};
-use super::{BroadPhase, Entry};
+use super::BroadPhase;
+use super::query::query_rows;
 
 impl BroadPhase {
-    /// Appends the pairs with a large box to `out`; returns the boxes compared. `buckets`
-    /// is scratch.
-    pub(super) fn large_pairs(&self, out: &mut Vec<(u32, u32)>, buckets: &mut Vec<u32>) -> u64 {
+    /// Finds every pair of a large dynamic box, into `large_pairs`.
+    pub(super) fn large_pairs(&mut self) {
+        let mut out = std::mem::take(&mut self.large_pairs);
+        out.clear();
         let inv = 1.0 / self.cell;
-        let mask = self.cells.len().wrapping_sub(1);
         let mut compared = 0;
-        for (n, &l) in self.large.iter().enumerate() {
-            let p = &self.proxies[l as usize];
-            let me = Entry::of(l, p);
-            for &m in &self.large[n + 1..] {
-                let q = &self.proxies[m as usize];
+        for (i, &l) in self.large_dynamic.iter().enumerate() {
+            let b = self.proxies[l as usize].aabb;
+            let mut pair = |o: u32| out.push((l.min(o), l.max(o)));
+            compared += query_rows(&self.dynamic, &b, inv, |e| pair(e.proxy));
+            compared += query_rows(&self.statics, &b, inv, |e| pair(e.proxy));
+            for &o in self.large_static.iter().chain(&self.large_dynamic[i + 1..]) {
                 compared += 1;
-                if (p.dynamic || q.dynamic) && p.aabb.overlaps(&q.aabb) {
-                    out.push((l.min(m), l.max(m)));
-                }
-            }
-            let lo = p.aabb.lo.map(|v| coord(v, inv));
-            let hi = p.aabb.hi.map(|v| coord(v, inv));
-            covered_buckets(lo, hi, self.cells.len(), buckets);
-            for &c in buckets.iter() {
-                let cell = &self.cells[c as usize];
-                // A static large box meets only dynamic entries.
-                let statics: &[Entry] = if p.dynamic { cell.static_list() } else { &[] };
-                for e in cell.entries.iter().chain(statics) {
-                    compared += 1;
-                    if p.aabb.overlaps(&e.aabb()) && bucket(home(&me, e, inv), mask) == c as usize {
-                        out.push((l.min(e.proxy), l.max(e.proxy)));
-                    }
+                if self.proxies[o as usize].aabb.overlaps(&b) {
+                    pair(o);
                 }
             }
         }
-        compared
+        self.stats.compared += compared;
+        self.stats.pairs += out.len() as u64;
+        self.large_pairs = out;
     }
-}
-
-/// The distinct buckets of a range's cells, sorted; every bucket when the range has more
-/// cells than there are buckets.
-pub(super) fn covered_buckets(lo: [i32; 3], hi: [i32; 3], buckets: usize, out: &mut Vec<u32>) {
-    out.clear();
-    let cells: u64 = (0..3)
-        .map(|i| (i64::from(hi[i]) - i64::from(lo[i]) + 1) as u64)
-        .fold(1, u64::saturating_mul);
-    if cells >= buckets as u64 {
-        out.extend(0..buckets as u32);
-        return;
-    }
-    for z in lo[2]..=hi[2] {
-        for y in lo[1]..=hi[1] {
-            for x in lo[0]..=hi[0] {
-                out.push(bucket([x, y, z], buckets - 1) as u32);
-            }
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
 }

@@ -1,41 +1,43 @@
 //! The broad phase: sweep-and-prune (Klosowski et al. 1998, §6.1, "Multiple flying
-//! objects", after I-COLLIDE: Cohen, Lin, Manocha and Ponamgi 1995, §4.2) within the cells
-//! of a coarse uniform grid, as multi-box pruning does (PhysX's MBP).
+//! objects", after I-COLLIDE: Cohen, Lin, Manocha and Ponamgi 1995, §4.2), run within the
+//! rows of a coarse grid over the y and z axes.
 //!
 //! A single sweep along one axis does not scale in 3-D: the boxes overlapping along x grow
-//! as N^(2/3). Here each cell keeps its own list of the boxes that touch it, sorted by their
-//! lower x bound and kept sorted from frame to frame by insertion sort (temporal coherence:
-//! boxes move little, so the lists are nearly sorted). A pair is reported only by its *home
-//! cell*, the cell holding the lower corner of the two boxes' intersection, so a pair met
-//! in several cells is reported once.
+//! as N^(2/3). Here the y–z plane is cut into square cells, each the foot of a *row* (the
+//! column of cells along x), and a box is entered in every row it touches (at most two
+//! cells in y and in z: boxes that span more are *large*, see below). Each row is a list
+//! sorted by lower x bound and swept on its own; a pair met in several rows is reported
+//! only by its *home row*, the one holding the lower corner (in y and z) of the two boxes'
+//! intersection, so once.
 //!
-//! Cells are not stored by key: a cell's key hashes to one of a fixed number of buckets
-//! (spatial hashing, Teschner et al. 2003), so placing a box costs arithmetic and the
-//! bucket's own memory, no map lookup.
+//! The rows' entries sit in one array sorted by (row, lower x, id), kept sorted from frame
+//! to frame: boxes that stay in their rows are rewritten in place and put back in order by
+//! insertion sort (temporal coherence: they move little), boxes that change rows are taken
+//! out and merged back in one streaming pass. The sweep then reads the array in order, in
+//! parallel over fixed runs of rows, so its pairs come out in an order that depends on the
+//! boxes alone.
 //!
-//! Boxes spanning more than [`LARGE_CELLS`] cells are not put into cells; each is checked
-//! against the cells it covers (`large.rs`). Each cell keeps its static boxes in a list of
-//! their own that is never swept; their pairs with dynamic boxes are kept from update to
-//! update and looked for again only for boxes placed since (`statics.rs`), so static and
-//! sleeping boxes cost nothing per frame until they or a neighbour move.
+//! Static boxes sit in an array of their own, re-sorted only when one of them changes;
+//! their pairs with dynamic boxes are kept from update to update and looked for again only
+//! for boxes set since (`statics.rs`), so static and sleeping boxes cost nothing per frame
+//! until they or a neighbour move. Boxes spanning more than two cells in y or z are kept in
+//! lists of their own and compared with the rows they cover (`large.rs`).
 //!
-//! One file per operation: `update.rs` places boxes into cells, `sweep.rs` finds the pairs
+//! One file per operation: `place.rs` keeps the arrays sorted, `sweep.rs` finds the pairs
 //! of dynamic boxes, `statics.rs` keeps their pairs with static ones, `large.rs` the pairs
-//! of large boxes, `brute.rs` holds the oracles (all pairs, and one plain sweep).
+//! of large dynamic boxes, `query.rs` the boxes overlapping a given box, `brute.rs` holds
+//! the oracles (all pairs, and one plain sweep).
 
 mod brute;
 mod large;
+mod place;
 mod query;
 mod statics;
 mod sweep;
-mod update;
 
 pub use brute::{brute_force_pairs, single_sweep_pairs};
 
 use crate::error::{Error, Result};
-
-/// A box that covers more cells than this is kept out of the cells ([`BroadPhase`]).
-pub const LARGE_CELLS: u64 = 64;
 
 /// A proxy id that names no proxy.
 const NONE: u32 = u32::MAX;
@@ -88,89 +90,64 @@ impl Aabb {
     }
 }
 
-/// Integer coordinates of a grid cell.
-type CellKey = [i32; 3];
-
-/// One bucket of the spatial hash: the entries of the boxes that touch any of its cells,
-/// each box once, sorted by lower x bound. Cells whose keys hash alike share a bucket; the
-/// home-cell test keeps each pair to one bucket all the same.
-#[derive(Clone, Debug, Default)]
-struct Cell {
-    /// Entries of dynamic proxies, sorted by (lower x, id).
-    entries: Vec<Entry>,
-    /// The bucket's static entries, boxed: most buckets hold none (a world's broad phase
-    /// holds no static boxes at all), and the bucket table has two buckets per box.
-    statics: Option<Box<StaticEntries>>,
-    /// Whether entries changed since the last sort.
-    dirty: bool,
-    /// Whether the cell is listed in `BroadPhase::active`.
-    active: bool,
-}
-
-const _: () = assert!(size_of::<Cell>() == 40);
-
-/// A bucket's static entries and what finds them.
-#[derive(Clone, Debug, Default)]
-struct StaticEntries {
-    /// Entries of static proxies, sorted by (lower x, id): swept only against the dynamic
-    /// entries, so static boxes cost nothing where no dynamic box comes.
-    list: Vec<Entry>,
-    /// At least the largest x-extent among `list` (exact after each sort), so that a
-    /// dynamic box finds the statics it may meet by a binary search.
-    width: f32,
-    /// The lower x bounds of `list`, in its order (re-made with each sort): the binary
-    /// search reads 4 bytes per entry instead of an entry's cache line.
-    lo: Vec<f32>,
-    /// Whether `list` changed since the last sort (most frames, none did).
-    dirty: bool,
-}
-
-impl Cell {
-    fn is_empty(&self) -> bool {
-        self.entries.is_empty() && self.static_list().is_empty()
-    }
-
-    /// The static entries (none when the bucket never held one).
-    fn static_list(&self) -> &[Entry] {
-        self.statics.as_ref().map_or(&[], |s| &s.list)
-    }
-
-    /// The static part, made on first use.
-    fn statics_mut(&mut self) -> &mut StaticEntries {
-        self.statics.get_or_insert_with(Default::default)
-    }
-
-    /// The list an entry of this kind goes to.
-    fn list(&mut self, dynamic: bool) -> &mut Vec<Entry> {
-        if dynamic {
-            &mut self.entries
-        } else {
-            &mut self.statics_mut().list
-        }
-    }
-}
-
-/// A box as a cell holds it: its bounds inline, so a sweep reads one record per box.
-/// Whether it moves is which of the cell's lists holds it.
+/// A box as a row holds it (one entry per row it touches): its bounds inline, so a sweep
+/// reads one record per box, and the row, so that the sorted array needs no other key.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Entry {
     lo: [f32; 3],
     hi: [f32; 3],
     proxy: u32,
+    row: u32,
 }
 
+const _: () = assert!(size_of::<Entry>() == 32);
+
 impl Entry {
-    /// The entry of proxy `id`, whose record is `p`.
-    fn of(id: u32, p: &Proxy) -> Entry {
+    /// The entry of proxy `id` with box `b` in row `row`.
+    fn new(id: u32, b: &Aabb, row: u32) -> Entry {
         Entry {
-            lo: p.aabb.lo,
-            hi: p.aabb.hi,
+            lo: b.lo,
+            hi: b.hi,
             proxy: id,
+            row,
         }
     }
 
-    fn aabb(&self) -> Aabb {
-        Aabb::new(self.lo, self.hi)
+    /// Whether the boxes overlap in y and z (callers know they do in x).
+    #[inline(always)]
+    fn meets_yz(&self, o: &Entry) -> bool {
+        (self.lo[1] <= o.hi[1])
+            & (o.lo[1] <= self.hi[1])
+            & (self.lo[2] <= o.hi[2])
+            & (o.lo[2] <= self.hi[2])
+    }
+
+    /// Whether the boxes overlap.
+    #[inline(always)]
+    fn meets(&self, o: &Entry) -> bool {
+        (self.lo[0] <= o.hi[0]) & (o.lo[0] <= self.hi[0]) & self.meets_yz(o)
+    }
+}
+
+/// Where a proxy was put by the last update.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    /// Nowhere: removed, or never placed.
+    None,
+    /// In the sorted dynamic array, in the rows from the first key to the second (the rows
+    /// of its lower and upper corners, and those between).
+    Dynamic(u32, u32),
+    /// In the sorted static array, in the rows from the first key to the second.
+    Static(u32, u32),
+    /// In the large dynamic list.
+    LargeDynamic,
+    /// In the large static list.
+    LargeStatic,
+}
+
+impl Place {
+    fn is_static(self) -> bool {
+        matches!(self, Place::Static(..) | Place::LargeStatic)
     }
 }
 
@@ -178,16 +155,50 @@ impl Entry {
 #[derive(Clone, Copy, Debug)]
 struct Proxy {
     aabb: Aabb,
-    /// Cells covered at the last placement: lower and upper cell keys; `None` when the proxy
-    /// is large, not yet placed, or removed.
-    cells: Option<(CellKey, CellKey)>,
     live: bool,
     dynamic: bool,
-    large: bool,
     /// Whether it is listed in `BroadPhase::moved`.
     moved: bool,
-    /// Whether it was placed in this update (listed in `BroadPhase::touched`).
-    touched: bool,
+    placed: Place,
+}
+
+/// One row of a sorted array: its key, where its entries start, and the largest x-extent
+/// among them (so that a box finds the entries it may meet by a binary search).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Row {
+    key: u32,
+    start: u32,
+    width: f32,
+}
+
+/// Boxes sorted by (row, lower x, id), with the directory of their rows.
+#[derive(Clone, Debug, Default)]
+struct Rows {
+    entries: Vec<Entry>,
+    /// The rows in key order, and a last one (key `u32::MAX`) holding the end.
+    rows: Vec<Row>,
+    /// The entries' lower x bounds, in their order, where kept (the static array): a
+    /// binary search in a row reads 4 bytes per step instead of an entry's cache line.
+    xs: Vec<f32>,
+}
+
+impl Rows {
+    /// The entries of row `r` (an index into `rows`).
+    #[inline]
+    fn row(&self, r: usize) -> &[Entry] {
+        &self.entries[self.rows[r].start as usize..self.rows[r + 1].start as usize]
+    }
+
+    /// Number of rows (not counting the end).
+    fn len(&self) -> usize {
+        self.rows.len().saturating_sub(1)
+    }
+
+    fn bytes(&self) -> usize {
+        self.entries.capacity() * size_of::<Entry>()
+            + self.rows.capacity() * size_of::<Row>()
+            + self.xs.capacity() * 4
+    }
 }
 
 /// Counters of the last [`BroadPhase::update`].
@@ -195,24 +206,24 @@ struct Proxy {
 pub struct BroadStats {
     /// Proxies whose box changed since the update before.
     pub moved: u64,
-    /// Buckets swept (those holding a dynamic box).
-    pub cells_swept: u64,
+    /// Rows of dynamic boxes swept.
+    pub rows_swept: u64,
     /// Box pairs compared along y and z after overlapping along x.
     pub compared: u64,
     /// Pairs found.
     pub pairs: u64,
-    /// Proxies kept out of the cells for their size.
+    /// Proxies kept out of the rows for their size.
     pub large: u64,
     /// Whether the grid was rebuilt with a new cell size.
     pub regridded: bool,
 }
 
-/// Sweep-and-prune in grid cells over boxes named by `u32` proxy ids.
+/// Sweep-and-prune in the rows of a grid over boxes named by `u32` proxy ids.
 ///
 /// Ids are the caller's (dense small integers work best: storage is indexed by them, as in
 /// Box2D's proxy ids). [`BroadPhase::update`] then finds every overlapping pair with at least
 /// one dynamic box; [`BroadPhase::pairs`] lists them, each as `(smaller id, larger id)`, in an
-/// order that depends only on the sequence of calls (not on threads).
+/// order that depends only on the boxes and the sequence of calls (not on threads).
 ///
 /// # Example
 /// ```
@@ -228,46 +239,52 @@ pub struct BroadStats {
 /// ```
 ///
 /// # Complexity
-/// An update costs the moved boxes times the size of their cells (insertion into sorted
-/// lists) plus, per cell holding a dynamic box, the dynamic pairs overlapping along x
-/// within it. Static boxes cost only when they or a dynamic box near them is set: their
-/// pairs with dynamic boxes are kept from update to update.
-/// The cell size follows the boxes: at the first update it is a few times their median
-/// largest extent, and the grid is rebuilt when the boxes outgrow or shrink away from it.
+/// An update costs a streaming pass over the dynamic boxes' entries (re-sorting them:
+/// linear when they move little) and a sweep of each row, linear in the entries plus the
+/// pairs overlapping along x within a row. Static boxes cost only when
+/// they or a dynamic box near them is set: their pairs with dynamic boxes are kept from
+/// update to update. The cell size follows the boxes: at the first update it is chosen from
+/// their extents, and the grid is rebuilt when too many of them outgrow it.
+///
+/// # Performance
+/// No allocation once the buffers have grown to the scene. `docs/benchmarks.md` ("Broad
+/// phase") has the figures against parry3d's broad phase.
 #[derive(Clone, Debug, Default)]
 pub struct BroadPhase {
     proxies: Vec<Proxy>,
     /// Proxies changed since the last update.
     moved: Vec<u32>,
-    /// Large proxies (kept out of the cells), in id order.
-    large: Vec<u32>,
-    /// The spatial hash's buckets (a power of two of them, at least twice the boxes).
-    cells: Vec<Cell>,
-    /// Buckets of the old and new cells of the box being placed (scratch).
-    old_buckets: Vec<u32>,
-    new_buckets: Vec<u32>,
-    /// Cells with a dynamic entry (some may have lost it since; pruned at each update).
-    active: Vec<u32>,
-    /// Cells whose entries changed since the last sort.
-    dirty: Vec<u32>,
-    /// Cells holding at least one entry.
-    filled: u32,
-    /// Pairs found per active cell, then the large proxies' pairs last.
+    /// One bit per proxy: changed since the last update (set during an update only).
+    moved_bits: Vec<u64>,
+    /// One bit per proxy: changed, but its dynamic entry stays in its row.
+    keep_bits: Vec<u64>,
+    /// Dynamic boxes in rows, and the buffer the next update re-sorts them into.
+    dynamic: Rows,
+    spare: Vec<Entry>,
+    /// New dynamic entries of this update (scratch), sorted before they are merged in.
+    incoming: Vec<Entry>,
+    /// Static boxes in rows, and whether a static box changed since they were sorted.
+    statics: Rows,
+    statics_changed: bool,
+    /// Large proxies, dynamic and static, each in id order.
+    large_dynamic: Vec<u32>,
+    large_static: Vec<u32>,
+    /// Pairs found per run of rows (the sweep's slots, merged in run order).
     found: Vec<Vec<(u32, u32)>>,
-    /// Pairs of a dynamic box in cells with a static one, `(dynamic, static)`, sorted; kept
-    /// across updates.
+    /// Pairs of large dynamic boxes.
+    large_pairs: Vec<(u32, u32)>,
+    /// Pairs of a dynamic box with a static one, `(dynamic, static)`, sorted; kept across
+    /// updates.
     static_pairs: Vec<(u32, u32)>,
-    /// Proxies placed in this update (scratch of `update_static_pairs`).
-    touched: Vec<u32>,
     /// New dynamic–static pairs of this update (scratch).
     fresh: Vec<(u32, u32)>,
     /// Cell edge length; 0 until the first update fixes it (or [`BroadPhase::with_cell_size`]).
     cell: f32,
     /// Whether the cell size came from the caller (never changed automatically).
     fixed: bool,
-    /// Entries over all cells, and of those, entries of static proxies.
-    entries: u64,
-    static_entries: u64,
+    /// Large boxes and boxes per row right after the last rebuild of the grid.
+    regrid_large: u64,
+    regrid_per_row: u64,
     live: u32,
     stats: BroadStats,
 }
@@ -317,12 +334,10 @@ impl BroadPhase {
                 i + 1,
                 Proxy {
                     aabb,
-                    cells: None,
                     live: false,
                     dynamic,
-                    large: false,
                     moved: false,
-                    touched: false,
+                    placed: Place::None,
                 },
             );
         }
@@ -384,7 +399,7 @@ impl BroadPhase {
         self.cell
     }
 
-    /// Applies the changes since the last update and finds all pairs: cells swept in
+    /// Applies the changes since the last update and finds all pairs: rows swept in
     /// parallel (rayon), results merged in a fixed order.
     pub fn update(&mut self) {
         zone!("BroadPhase::update");
@@ -399,18 +414,24 @@ impl BroadPhase {
         } else {
             self.place_moved();
         }
-        self.sort_dirty();
         let static_compared = self.update_static_pairs(regridded);
+        self.end_moves();
         self.sweep();
+        self.large_pairs();
         self.stats.compared += static_compared;
         self.stats.pairs += self.static_pairs.len() as u64;
-        self.stats.large = self.large.len() as u64;
+        self.stats.large = (self.large_dynamic.len() + self.large_static.len()) as u64;
     }
 
     /// The pairs found by the last update, each `(smaller id, larger id)`, once.
     pub fn pairs(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         let kept = self.static_pairs.iter().map(|&(d, s)| (d.min(s), d.max(s)));
-        self.found.iter().flatten().copied().chain(kept)
+        self.found
+            .iter()
+            .flatten()
+            .chain(&self.large_pairs)
+            .copied()
+            .chain(kept)
     }
 
     /// Number of pairs found by the last update.
@@ -428,26 +449,15 @@ impl BroadPhase {
     /// Bytes held (capacities), for per-object memory figures.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
-        use std::mem::size_of;
         self.proxies.capacity() * size_of::<Proxy>()
-            + self.moved.capacity() * 4
-            + self.large.capacity() * 4
-            + (self.static_pairs.capacity() + self.fresh.capacity()) * 8
-            + self.touched.capacity() * 4
-            + (self.active.capacity() + self.dirty.capacity()) * 4
-            + self
-                .cells
-                .iter()
-                .map(|c| {
-                    size_of::<Cell>()
-                        + c.entries.capacity() * size_of::<Entry>()
-                        + c.statics.as_ref().map_or(0, |s| {
-                            size_of::<StaticEntries>()
-                                + s.list.capacity() * size_of::<Entry>()
-                                + s.lo.capacity() * 4
-                        })
-                })
-                .sum::<usize>()
+            + (self.moved.capacity() + self.large_dynamic.capacity() + self.large_static.capacity())
+                * 4
+            + (self.moved_bits.capacity() + self.keep_bits.capacity()) * 8
+            + self.dynamic.bytes()
+            + self.statics.bytes()
+            + (self.spare.capacity() + self.incoming.capacity()) * size_of::<Entry>()
+            + (self.static_pairs.capacity() + self.fresh.capacity() + self.large_pairs.capacity())
+                * 8
             + self
                 .found
                 .iter()
@@ -472,4 +482,16 @@ pub(crate) fn merge_sorted<T: Copy + Ord + Default>(kept: &mut Vec<T>, fresh: &[
             j -= 1;
         }
     }
+}
+
+/// Whether bit `i` of `bits` is set.
+#[inline(always)]
+fn bit(bits: &[u64], i: u32) -> bool {
+    bits[(i >> 6) as usize] & (1 << (i & 63)) != 0
+}
+
+/// Sets bit `i` of `bits`.
+#[inline(always)]
+fn set_bit(bits: &mut [u64], i: u32) {
+    bits[(i >> 6) as usize] |= 1 << (i & 63);
 }

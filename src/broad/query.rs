@@ -1,49 +1,95 @@
-//! Which boxes overlap a given box, as of the last update: the cells the box covers are
-//! visited and each entry reported in the bucket of the home cell it shares with the box
-//! (as the sweep reports pairs), so once; the large boxes are compared one by one. The
-//! world finds the objects near a part that was inserted or moved this way.
+//! Which boxes overlap a given box, as of the last update: the rows the box touches are
+//! found in the row directory (a binary search per z-slab it covers), in each row the
+//! entries that may reach it by a binary search on their lower x bound (a row knows its
+//! widest entry), and each overlapping entry is reported by its home row with the box
+//! only, so once; the large boxes are compared one by one. Static pairs, large boxes and
+//! the world (objects near a part that was inserted or moved) all look boxes up this way.
 
-use super::large::covered_buckets;
-use super::sweep::home;
-use super::update::{bucket, coord};
-use super::{Aabb, BroadPhase, Entry, NONE};
+use super::place::{coord, key, split};
+use super::{Aabb, BroadPhase, Entry, NONE, Rows};
+
+/// Calls `found` with every entry of `rows` whose box meets `q`; returns the entries
+/// compared. Each box once.
+pub(super) fn query_rows(rows: &Rows, q: &Aabb, inv: f32, mut found: impl FnMut(&Entry)) -> u64 {
+    let n = rows.len();
+    if n == 0 {
+        return 0;
+    }
+    // A box meeting q was entered in every row it touches, among them the row of their
+    // intersection's lower corner, which is one of q's rows.
+    let (y0, y1) = (coord(q.lo[1], inv), coord(q.hi[1], inv));
+    let (z0, z1) = (coord(q.lo[2], inv), coord(q.hi[2], inv));
+    let me = Entry::new(NONE, q, 0);
+    let mut compared = 0;
+    let dir = &rows.rows[..n];
+    let mut r = dir.partition_point(|w| w.key < key(z0, y0));
+    while r < n {
+        let (z, y) = split(dir[r].key);
+        if z > z1 {
+            break;
+        }
+        if y < y0 || y > y1 {
+            // Out of q's y-range: on to the next slab's first row in range.
+            let next = if y < y0 {
+                key(z, y0)
+            } else if z < z1 {
+                key(z + 1, y0)
+            } else {
+                break;
+            };
+            r += dir[r..].partition_point(|w| w.key < next);
+            continue;
+        }
+        let entries = rows.row(r);
+        // An entry meeting q has lo ≥ q.lo − its x-extent ≥ q.lo − the row's width; the
+        // threshold is lowered a little further for the roundings of that subtraction.
+        let w = dir[r].width;
+        let t = q.lo[0] - w;
+        let t = t - (q.lo[0].abs() + w) * 1e-6;
+        let start = if t.is_nan() {
+            0
+        } else if rows.xs.is_empty() {
+            entries.partition_point(|e| e.lo[0] < t)
+        } else {
+            let (a, b) = (rows.rows[r].start as usize, rows.rows[r + 1].start as usize);
+            rows.xs[a..b].partition_point(|&x| x < t)
+        };
+        for e in &entries[start..] {
+            if e.lo[0] > q.hi[0] {
+                break;
+            }
+            compared += 1;
+            // The home row of e and q: in z and in y, the lower corner's of one or the other.
+            let home_z = e.row >> 31 != 0 || z == z0;
+            let home_y = (e.row >> 30) & 1 != 0 || y == y0;
+            if e.meets(&me) && home_z && home_y {
+                found(e);
+            }
+        }
+        r += 1;
+    }
+    compared
+}
 
 impl BroadPhase {
     /// Calls `found` with every proxy whose box overlaps `aabb` (closed boxes), dynamic and
     /// static, as placed by the last [`BroadPhase::update`] (call it after one: a box set or
     /// removed since may be seen at either place). Each proxy once, in an order fixed by the
-    /// sequence of calls.
-    /// `buckets` is scratch, kept by the caller so that queries do not allocate.
-    pub fn query(&self, aabb: &Aabb, buckets: &mut Vec<u32>, mut found: impl FnMut(u32)) {
+    /// boxes and the sequence of calls. Allocates nothing.
+    pub fn query(&self, aabb: &Aabb, mut found: impl FnMut(u32)) {
         if aabb.check(NONE).is_err() {
             return;
         }
-        for &l in &self.large {
-            let p = &self.proxies[l as usize];
-            if p.live && p.aabb.overlaps(aabb) {
+        for &l in self.large_dynamic.iter().chain(&self.large_static) {
+            if self.proxies[l as usize].aabb.overlaps(aabb) {
                 found(l);
             }
         }
-        if self.cells.is_empty() || self.cell <= 0.0 {
+        if self.cell <= 0.0 {
             return;
         }
         let inv = 1.0 / self.cell;
-        let mask = self.cells.len() - 1;
-        let me = Entry {
-            lo: aabb.lo,
-            hi: aabb.hi,
-            proxy: NONE,
-        };
-        let lo = aabb.lo.map(|v| coord(v, inv));
-        let hi = aabb.hi.map(|v| coord(v, inv));
-        covered_buckets(lo, hi, self.cells.len(), buckets);
-        for &c in buckets.iter() {
-            let cell = &self.cells[c as usize];
-            for e in cell.entries.iter().chain(cell.static_list()) {
-                if e.aabb().overlaps(aabb) && bucket(home(&me, e, inv), mask) == c as usize {
-                    found(e.proxy);
-                }
-            }
-        }
+        query_rows(&self.dynamic, aabb, inv, |e| found(e.proxy));
+        query_rows(&self.statics, aabb, inv, |e| found(e.proxy));
     }
 }

@@ -1,116 +1,82 @@
-//! Pairs of a dynamic box with a static one, kept from update to update: only boxes placed
-//! since the last update look for new ones, so static boxes cost nothing where nothing
-//! moves (Jolt's and PhysX's split of the static tree, done here within the grid's cells).
+//! Pairs of a dynamic box with a static one, kept from update to update: a dynamic box of
+//! the rows that was set since looks for the statics near it (the static rows it may meet,
+//! by a binary search each, and the large statics), and a static box that was set looks
+//! for the dynamic boxes of the rows; every other kept pair stands (neither box changed).
+//! Sleeping and static boxes so cost nothing while nothing near them moves. Pairs of large
+//! dynamic boxes are found anew each update (`large.rs`).
 
-use super::sweep::home;
-use super::update::{bucket, buckets_of};
-use super::{BroadPhase, Entry};
+use super::query::query_rows;
+use super::{BroadPhase, Place, bit, merge_sorted};
 
 impl BroadPhase {
-    /// Brings the kept dynamic–static pairs up to date with the boxes placed this update
-    /// (`self.touched`), or finds them all again after a regrid; returns the boxes compared.
+    /// Brings the kept dynamic–static pairs up to date with the changes of this update
+    /// (all of them anew after a regrid). Returns the box pairs compared.
     pub(super) fn update_static_pairs(&mut self, regridded: bool) -> u64 {
+        if self.statics.entries.is_empty() && self.large_static.is_empty() {
+            self.static_pairs.clear();
+            return 0;
+        }
         let mut fresh = std::mem::take(&mut self.fresh);
-        let mut scratch = std::mem::take(&mut self.old_buckets);
         fresh.clear();
         let mut compared = 0;
-        if self.static_entries == 0 {
-            // No static box in the cells: nothing to look for (and no cell to visit).
+        let inv = 1.0 / self.cell;
+        if regridded {
+            // Every pair anew, from the smaller side.
             self.static_pairs.clear();
-        } else if regridded {
-            self.static_pairs.clear();
-            for d in 0..self.proxies.len() as u32 {
-                compared += self.statics_met_by(d, &mut fresh, &mut scratch);
+            let statics = self.statics.entries.len() + self.large_static.len();
+            if self.dynamic.entries.len() <= statics {
+                for id in 0..self.proxies.len() as u32 {
+                    if matches!(self.proxies[id as usize].placed, Place::Dynamic(..)) {
+                        compared += self.statics_near(id, &mut fresh);
+                    }
+                }
+            } else {
+                let ids = (0..self.proxies.len() as u32)
+                    .filter(|&id| self.proxies[id as usize].placed.is_static());
+                for s in ids {
+                    let b = self.proxies[s as usize].aabb;
+                    compared += query_rows(&self.dynamic, &b, inv, |e| fresh.push((e.proxy, s)));
+                }
             }
         } else {
-            let proxies = &self.proxies;
+            if self.moved.is_empty() {
+                self.fresh = fresh;
+                return 0;
+            }
+            let bits = &self.moved_bits;
             self.static_pairs
-                .retain(|&(d, s)| !proxies[d as usize].touched && !proxies[s as usize].touched);
-            let touched = std::mem::take(&mut self.touched);
-            for &p in &touched {
-                compared += self.statics_met_by(p, &mut fresh, &mut scratch);
-                compared += self.dynamics_met_by(p, &mut fresh, &mut scratch);
+                .retain(|&(d, s)| !bit(bits, d) && !bit(bits, s));
+            for &id in &self.moved {
+                match self.proxies[id as usize].placed {
+                    Place::Dynamic(..) => compared += self.statics_near(id, &mut fresh),
+                    Place::Static(..) | Place::LargeStatic => {
+                        let b = self.proxies[id as usize].aabb;
+                        compared +=
+                            query_rows(&self.dynamic, &b, inv, |e| fresh.push((e.proxy, id)));
+                    }
+                    Place::LargeDynamic | Place::None => {}
+                }
             }
-            self.touched = touched;
         }
-        for &p in &self.touched {
-            self.proxies[p as usize].touched = false;
-        }
-        self.touched.clear();
+        // A pair of two changed boxes is found from both sides.
         fresh.sort_unstable();
-        super::merge_sorted(&mut self.static_pairs, &fresh);
+        fresh.dedup();
+        merge_sorted(&mut self.static_pairs, &fresh);
         self.fresh = fresh;
-        self.old_buckets = scratch;
         compared
     }
 
-    /// The entry of proxy `id` and the buckets of its cells, if it is a live box in cells.
-    fn in_cells(&self, id: u32, dynamic: bool, buckets: &mut Vec<u32>) -> Option<Entry> {
-        let p = &self.proxies[id as usize];
-        let (lo, hi) = p.cells.filter(|_| p.live && p.dynamic == dynamic)?;
-        buckets_of(lo, hi, self.cells.len() - 1, buckets);
-        Some(Entry::of(id, p))
-    }
-
-    /// Appends `(d, s)` for every static box `s` that dynamic box `d` overlaps, each pair
-    /// in the bucket of its home cell only; finds them by binary searches of each bucket's
-    /// lower-x keys (statics sorted by lower x, no wider than `static_width`), then reads
-    /// the entries between in order.
-    fn statics_met_by(&self, d: u32, out: &mut Vec<(u32, u32)>, buckets: &mut Vec<u32>) -> u64 {
-        let Some(a) = self.in_cells(d, true, buckets) else {
-            return 0;
-        };
-        let (inv, mask) = (1.0 / self.cell, self.cells.len() - 1);
-        let mut compared = 0;
-        for &c in buckets.iter() {
-            let Some(statics) = &self.cells[c as usize].statics else {
-                continue;
-            };
-            let (s, keys) = (&statics.list, &statics.lo);
-            let from = a.lo[0] - statics.width;
-            // Every change to the statics re-makes the keys at the sort before this; were
-            // one missed, the entries themselves are searched rather than stale keys.
-            debug_assert_eq!(s.len(), keys.len(), "keys follow the statics");
-            let (first, end) = if keys.len() == s.len() {
-                let first = keys.partition_point(|&lo| lo < from);
-                (
-                    first,
-                    first + keys[first..].partition_point(|&lo| lo <= a.hi[0]),
-                )
-            } else {
-                let first = s.partition_point(|b| b.lo[0] < from);
-                (
-                    first,
-                    first + s[first..].partition_point(|b| b.lo[0] <= a.hi[0]),
-                )
-            };
-            for b in &s[first..end] {
-                compared += 1;
-                if a.aabb().overlaps(&b.aabb()) && bucket(home(&a, b, inv), mask) == c as usize {
-                    out.push((d, b.proxy));
-                }
-            }
-        }
-        compared
-    }
-
-    /// Appends `(d, s)` for every dynamic box `d` not itself placed this update (those find
-    /// their statics themselves) that static box `s` overlaps.
-    fn dynamics_met_by(&self, s: u32, out: &mut Vec<(u32, u32)>, buckets: &mut Vec<u32>) -> u64 {
-        let Some(b) = self.in_cells(s, false, buckets) else {
-            return 0;
-        };
-        let (inv, mask) = (1.0 / self.cell, self.cells.len() - 1);
-        let mut compared = 0;
-        for &c in buckets.iter() {
-            for a in &self.cells[c as usize].entries {
-                compared += 1;
-                if !self.proxies[a.proxy as usize].touched
-                    && a.aabb().overlaps(&b.aabb())
-                    && bucket(home(a, &b, inv), mask) == c as usize
-                {
-                    out.push((a.proxy, s));
-                }
+    /// Pushes `(id, s)` for every static `s` whose box meets dynamic proxy `id`'s; returns
+    /// the boxes compared.
+    fn statics_near(&self, id: u32, out: &mut Vec<(u32, u32)>) -> u64 {
+        let b = self.proxies[id as usize].aabb;
+        let mut compared = query_rows(&self.statics, &b, 1.0 / self.cell, |e| {
+            out.push((id, e.proxy));
+        });
+        for &s in &self.large_static {
+            compared += 1;
+            if self.proxies[s as usize].aabb.overlaps(&b) {
+                out.push((id, s));
             }
         }
         compared

@@ -1,76 +1,87 @@
-//! Finding the pairs: one sweep along x per cell that holds a dynamic box (I-COLLIDE's
-//! sweep-and-prune, Cohen et al. 1995, §4.2, applied per cell), cells in parallel.
+//! The sweep (I-COLLIDE's sweep-and-prune, Cohen et al. 1995, §4.2, within grid rows):
+//! each row's entries in order of lower x bound, each against those after it that start
+//! before it ends; a pair that overlaps is reported by its home row only (the row of the
+//! lower corner of the two boxes' intersection in y and z, which both boxes were entered
+//! in: the row that is, in z and in y, the lower corner's row of one box or the other,
+//! which two bits of each entry tell). Runs of rows go to rayon's threads and their pairs into fixed slots, so the order
+//! never depends on the threads.
 
-use super::update::{bucket, coord};
-use super::{BroadPhase, Cell, Entry};
+use super::place::HOME;
+use super::{BroadPhase, Rows};
 use rayon::prelude::*;
 
+/// Rows per run: the unit of parallel work and of the output's order.
+const RUN: usize = 256;
+/// Candidates tested at a time along a row.
+const GROUP: usize = 4;
+
 impl BroadPhase {
-    /// Sweeps every active cell into its own slot of `found`, then the large boxes into the
-    /// last slot; slots are read in order, so the result does not depend on threads.
+    /// Finds every pair of dynamic boxes of the rows, into `found` run by run.
     pub(super) fn sweep(&mut self) {
-        let slots = self.active.len() + 1;
-        if self.found.len() < slots {
-            self.found.resize_with(slots, Vec::new);
+        let rows = &self.dynamic;
+        let runs = rows.len().div_ceil(RUN);
+        if self.found.len() < runs {
+            self.found.resize_with(runs, Vec::new);
         }
-        let inv = 1.0 / self.cell;
-        let mask = self.cells.len().wrapping_sub(1);
-        let cells = &self.cells;
-        let (per_cell, rest) = self.found.split_at_mut(self.active.len());
-        let compared: u64 = self
-            .active
-            .par_iter()
-            .zip(per_cell.par_iter_mut())
-            .with_min_len(64)
-            .map(|(&c, out)| sweep_cell(&cells[c as usize], c as usize, mask, inv, out))
+        for f in &mut self.found[runs..] {
+            f.clear();
+        }
+        let compared: u64 = self.found[..runs]
+            .par_iter_mut()
+            .enumerate()
+            .map(|(i, out)| {
+                // `out` stays at its full length (pairs are written before it is known
+                // whether they are kept) and is cut to the pairs at the end.
+                let mut n = 0;
+                let compared = (i * RUN..((i + 1) * RUN).min(rows.len()))
+                    .map(|r| sweep_row(rows, r, out, &mut n))
+                    .sum::<u64>();
+                out.truncate(n);
+                compared
+            })
             .sum();
-        rest.iter_mut().for_each(Vec::clear);
-        let mut large = std::mem::take(&mut rest[0]);
-        let mut scratch = std::mem::take(&mut self.old_buckets);
-        let large_compared = self.large_pairs(&mut large, &mut scratch);
-        self.old_buckets = scratch;
-        self.found[slots - 1] = large;
-        self.found.truncate(slots);
-        self.stats.cells_swept = self.active.len() as u64;
-        self.stats.compared = compared + large_compared;
-        self.stats.pairs = self.found.iter().map(|f| f.len() as u64).sum();
+        self.stats.rows_swept = rows.len() as u64;
+        self.stats.compared += compared;
+        self.stats.pairs += self.found[..runs]
+            .iter()
+            .map(|f| f.len() as u64)
+            .sum::<u64>();
     }
 }
 
-/// The pairs of bucket `c` whose home (the cell holding the lower corner of the two boxes'
-/// intersection) hashes to it, both dynamic (pairs with a static box are kept across
-/// updates, see `statics.rs`); returns the pairs compared beyond x.
-fn sweep_cell(cell: &Cell, c: usize, mask: usize, inv: f32, out: &mut Vec<(u32, u32)>) -> u64 {
-    out.clear();
+/// The pairs whose home is row `r`, written to `out` from `*n` on (which it advances);
+/// returns the pairs compared in y and z. Each candidate is written and kept or not without
+/// a branch: about half of those that overlap in x do in y and z as well, a coin flip for
+/// a branch.
+#[inline]
+fn sweep_row(rows: &Rows, r: usize, out: &mut Vec<(u32, u32)>, n: &mut usize) -> u64 {
+    let row = rows.row(r);
     let mut compared = 0;
-    let e = &cell.entries;
-    for (i, a) in e.iter().enumerate() {
-        for b in &e[i + 1..] {
-            // Sorted by lower x: nothing further overlaps `a` along x.
-            if b.lo[0] > a.hi[0] {
+    let mut k = *n;
+    for (i, a) in row.iter().enumerate() {
+        // Room for every entry after `a`, so that each candidate is written unconditionally.
+        let room = k + (row.len() - i);
+        if out.len() < room {
+            out.resize(room.max(2 * out.len()), (0, 0));
+        }
+        // Candidates in groups of four, each tested whether it starts before `a` ends: the
+        // loop's end is then a branch taken about once per entry, not a coin flip at a
+        // varying count.
+        let mut j = i + 1;
+        while j < row.len() {
+            let end = (j + GROUP).min(row.len());
+            for b in &row[j..end] {
+                let keep = (b.lo[0] <= a.hi[0]) & a.meets_yz(b) & ((a.row | b.row) & HOME == HOME);
+                out[k] = (a.proxy.min(b.proxy), a.proxy.max(b.proxy));
+                k += usize::from(keep);
+            }
+            compared += (end - j) as u64;
+            if row[end - 1].lo[0] > a.hi[0] {
                 break;
             }
-            compared += 1;
-            // One unpredictable branch, not four: most pairs met here fail along y or z.
-            if overlaps_yz(a, b) && bucket(home(a, b, inv), mask) == c {
-                out.push((a.proxy.min(b.proxy), a.proxy.max(b.proxy)));
-            }
+            j = end;
         }
     }
+    *n = k;
     compared
-}
-
-#[inline]
-fn overlaps_yz(a: &Entry, b: &Entry) -> bool {
-    (a.lo[1] <= b.hi[1]) & (b.lo[1] <= a.hi[1]) & (a.lo[2] <= b.hi[2]) & (b.lo[2] <= a.hi[2])
-}
-
-/// The cell of the lower corner of the intersection of two overlapping boxes.
-#[inline]
-pub(super) fn home(a: &Entry, b: &Entry, inv: f32) -> [i32; 3] {
-    [
-        coord(a.lo[0].max(b.lo[0]), inv),
-        coord(a.lo[1].max(b.lo[1]), inv),
-        coord(a.lo[2].max(b.lo[2]), inv),
-    ]
 }

@@ -31,7 +31,6 @@ pub struct ProbeHit {
 pub struct ProbeScratch<const K: usize> {
     state: QueryState<K>,
     stack: Vec<u32>,
-    buckets: Vec<u32>,
     candidates: Vec<Body>,
 }
 
@@ -85,7 +84,7 @@ impl<const K: usize> World<K> {
         };
         if let Some(aabb) = aabb_of(&root) {
             let (objects, proxies) = (&self.objects, &self.proxy_object);
-            self.broad.query(&aabb, &mut scratch.buckets, |proxy| {
+            self.broad.query(&aabb, |proxy| {
                 let key = proxies[proxy as usize];
                 if objects.get(key).is_some_and(|o| o.fat.overlaps(&root)) {
                     candidates.push(object(key));

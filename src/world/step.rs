@@ -101,8 +101,6 @@ pub(super) struct Frame<const K: usize> {
     jobs: Vec<Job>,
     /// New object–part pairs of this step (scratch).
     fresh: Vec<(ObjectKey, PartKey)>,
-    /// Buckets of a broad-phase query (scratch).
-    buckets: Vec<u32>,
     /// Re-insertions of part-tree leaves still owed after the last edit: one round of the
     /// tree's leaves, [`super::WorldOptions::tree_budget`] per step.
     owed: u32,
@@ -124,7 +122,6 @@ impl<const K: usize> Default for Frame<K> {
             rooted: Vec::new(),
             jobs: Vec::new(),
             fresh: Vec::new(),
-            buckets: Vec::new(),
             owed: 0,
             outs: Vec::new(),
             pairs: Vec::new(),
@@ -143,7 +140,6 @@ impl<const K: usize> Frame<K> {
             + self.rooted.capacity() * size_of::<ObjectKey>()
             + self.jobs.capacity() * size_of::<Job>()
             + self.fresh.capacity() * size_of::<(ObjectKey, PartKey)>()
-            + self.buckets.capacity() * 4
             + self
                 .outs
                 .iter()
@@ -319,7 +315,6 @@ impl<const K: usize> World<K> {
             self.part_tree
                 .query(&o.fat, |item| fresh.push((k, item_part[item as usize])));
         }
-        let mut buckets = std::mem::take(&mut self.frame.buckets);
         for &p in &self.requery_parts {
             let Some(part) = self.parts.get(p).filter(|p| p.requery) else {
                 continue;
@@ -332,14 +327,13 @@ impl<const K: usize> World<K> {
                 continue;
             };
             let (objects, proxies) = (&self.objects, &self.proxy_object);
-            self.broad.query(&aabb, &mut buckets, |proxy| {
+            self.broad.query(&aabb, |proxy| {
                 let k = proxies[proxy as usize];
                 if objects[k].fat.overlaps(&fat) && !objects[k].requery {
                     fresh.push((k, p));
                 }
             });
         }
-        self.frame.buckets = buckets;
         for &k in requery_objects {
             if let Some(o) = self.objects.get_mut(k) {
                 o.requery = false;
