@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let ids = 1 + u32::from(b.byte() % 48);
     let mut model: Vec<Option<(Aabb, bool)>> = vec![None; ids as usize];
-    let mut boxes = |b: &mut Bytes| {
+    let boxes = |b: &mut Bytes| {
         let lo = [b.f64(), b.f64(), b.f64()].map(|v| v as f32);
         let ext = [b.f64(), b.f64(), b.f64()].map(|v| (v.abs() as f32) * 0.5);
         Aabb::new(lo, [0, 1, 2].map(|i| lo[i] + ext[i]))

@@ -45,6 +45,7 @@ impl Bytes<'_> {
         }
     }
 
+    #[allow(dead_code)] // Not every target that decodes bytes makes points.
     pub fn point(&mut self) -> glam::DVec3 {
         glam::DVec3::new(self.f64(), self.f64(), self.f64())
     }
