@@ -9,6 +9,7 @@ mod env;
 mod error;
 pub(crate) mod exact;
 mod hierarchy;
+mod hint;
 mod hull;
 pub mod io;
 mod mesh;

@@ -5,6 +5,7 @@
 //! when a static box changed; the grid itself is rebuilt when the boxes outgrow it.
 
 use super::{BroadPhase, Entry, NONE, Place, Proxy, Row, Rows, bit, set_bit};
+use crate::hint::prefetch;
 use rayon::slice::ParallelSliceMut;
 
 /// The cell edge is this many times the chosen percentile of the boxes' largest extent in
@@ -390,20 +391,6 @@ fn end(dir: &mut Vec<Row>, len: usize) {
 
 /// How many entries ahead the re-sorting pass asks for a proxy's box.
 const AHEAD: usize = 16;
-
-/// Asks the CPU to bring `x` into the caches (a hint: nothing else changes).
-#[inline(always)]
-fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing the program sees and cannot fault; SSE, which
-    // provides it, is part of the x86_64 baseline. The pointer comes from a reference.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(x).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
-}
 
 /// Sorts nearly sorted `v` ([`before`]) by insertion: linear when entries moved little.
 fn insertion_sort(v: &mut [Entry]) {

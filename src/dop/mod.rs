@@ -292,6 +292,43 @@ impl<const K: usize> Dop<K> {
         out
     }
 
+    /// A k-DOP containing the points, and each one's [`Dop::from_point_quick`]: the
+    /// extremes of their projections in `f64`, rounded out once with the error bound of the
+    /// point largest in the 1-norm. Cheaper than merging the points' own bounds, which rounds
+    /// every point; for bounding a whole leaf or triangle where no per-point bound is kept.
+    /// Empty for no points.
+    #[inline]
+    pub(crate) fn from_points_quick(points: impl IntoIterator<Item = DVec3>) -> Self {
+        let _ = Self::AXES;
+        let n = K / 2;
+        let mut lo = [f64::INFINITY; 13];
+        let mut hi = [f64::NEG_INFINITY; 13];
+        let mut l1 = 0.0f64;
+        for p in points {
+            let v = project_sums::<K>(p);
+            for i in 0..n {
+                lo[i] = if v[i] < lo[i] { v[i] } else { lo[i] };
+                hi[i] = if v[i] > hi[i] { v[i] } else { hi[i] };
+            }
+            let s = p.x.abs() + p.y.abs() + p.z.abs();
+            l1 = if s > l1 { s } else { l1 };
+        }
+        if lo[0] > hi[0] {
+            return Self::EMPTY;
+        }
+        // The error bound of `from_point_quick` grows with the 1-norm, so the largest
+        // covers every point; rounding and widening are monotone, so the result contains
+        // each point's own bound.
+        let err = 4.0 * EPS * l1;
+        let mut out = Self::EMPTY;
+        for i in 0..n {
+            let e = if i < 3 { 0.0 } else { err };
+            out.b[i] = widen_down((lo[i] - e) as f32);
+            out.b[n + i] = widen_up((hi[i] + e) as f32);
+        }
+        out
+    }
+
     /// The smallest k-DOP (up to outward rounding to `f32`) containing the points.
     #[must_use]
     pub fn from_points(points: &[DVec3]) -> Self {
@@ -587,6 +624,47 @@ mod tests {
                     "k={K} scale {scale}: quick point bound"
                 );
             }
+        }
+        crate::testing::for_each_k!(one);
+    }
+
+    #[test]
+    fn batched_quick_bounds_contain_every_point_and_its_own_bound() {
+        fn one<const K: usize>() {
+            let mut s = 37u64;
+            for i in 0..4000 {
+                // Points of mixed magnitudes in one batch: the error bound of the largest
+                // must cover the rest.
+                let pts: Vec<DVec3> = (0..1 + i % 12)
+                    .map(|j| {
+                        let scale = [1e-30, 1e-3, 1.0, 1e6, 1e12, 1e-41, 1e-310][(i + j) % 7];
+                        DVec3::new(lcg(&mut s) - 0.5, lcg(&mut s) - 0.5, lcg(&mut s) - 0.5) * scale
+                    })
+                    .collect();
+                let q = Dop::<K>::from_points_quick(pts.iter().copied());
+                for &p in &pts {
+                    assert!(q.contains_point(p), "k={K}: batched bound misses {p}");
+                    assert!(q.contains(&Dop::<K>::from_point_quick(p)), "k={K}");
+                }
+                // Tight: each bound within a few f32 ulps of the exactly rounded one, plus
+                // the f64 error bound of the largest point.
+                let exact = Dop::<K>::from_points(&pts);
+                let l1 = pts
+                    .iter()
+                    .map(|p| p.abs().element_sum())
+                    .fold(0.0, f64::max);
+                for i in 0..K {
+                    let (got, want) = (f64::from(q.b[i]), f64::from(exact.b[i]));
+                    let slack = 4.0 * f64::from(f32::EPSILON) * want.abs()
+                        + 8.0 * EPS * l1
+                        + 4.0 * f64::from(f32::MIN_POSITIVE);
+                    assert!(
+                        (got - want).abs() <= slack,
+                        "k={K}: bound {i} {got} vs {want}"
+                    );
+                }
+            }
+            assert!(Dop::<K>::from_points_quick([]).is_empty());
         }
         crate::testing::for_each_k!(one);
     }

@@ -20,7 +20,7 @@ pub use tree::{DynamicTree, TreeLeaf};
 
 use crate::dop::Dop;
 use crate::error::{Error, Result};
-use crate::hierarchy::{BuildOptions, Bvh, Node, build_over_boxes};
+use crate::hierarchy::{BuildOptions, Bvh, Node, build_over_boxes, codes};
 use crate::mesh::Mesh;
 use crate::pose::Pose;
 use crate::tumble::FlyingObject;
@@ -47,7 +47,8 @@ pub struct Part<const K: usize> {
     pub(crate) bvh: Bvh<K>,
     pub(crate) placement: Pose,
     /// Per triangle position, its k-DOP as byte codes inside its leaf's
-    /// ([`crate::hierarchy::codes`]); empty when every leaf holds one triangle.
+    /// ([`crate::hierarchy::codes`]); empty when every leaf holds one triangle, and in a
+    /// deformed object's hierarchy, whose refined triangles are bounded from their corners.
     pub(crate) codes: Vec<[u8; K]>,
 }
 
@@ -72,6 +73,17 @@ impl<const K: usize> Part<K> {
     #[must_use]
     pub fn placement(&self) -> &Pose {
         &self.placement
+    }
+
+    /// The bound a query refines the triangle at position `pos`, in a leaf bounded by
+    /// `leaf`, into: decoded from its code, or bounded from its corners where the part
+    /// keeps no codes (a deformed object's hierarchy).
+    #[inline]
+    pub(crate) fn refined_bound(&self, leaf: &Dop<K>, pos: usize) -> Dop<K> {
+        match self.codes.get(pos) {
+            Some(code) => codes::decode(leaf, code),
+            None => Dop::from_points_quick(self.bvh.tri_at(pos)),
+        }
     }
 }
 

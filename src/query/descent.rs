@@ -15,7 +15,7 @@ use super::{Descent, Mode, NodePair, PairCache, QueryOptions, QueryStats, size};
 use crate::dop::{Dop, Narrow, OverlapForm, Wide};
 use crate::env::Part;
 use crate::error::{Error, Result};
-use crate::hierarchy::{Bvh, END, Node, codes};
+use crate::hierarchy::{Bvh, END, Node};
 use crate::pose::Pose;
 use crate::tri::{TriBox, triangle_meets_dop};
 use crate::tumble::FlyingObject;
@@ -497,7 +497,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                     None => {
                         let mut pos = first;
                         loop {
-                            let dop = codes::decode(&env.dop, &part.codes[pos]);
+                            let dop = part.refined_bound(&env.dop, pos);
                             let at = pos as u32;
                             work.tri_dops.push(RefinedTri { dop, pos: at });
                             if bvh.ids[pos] & END != 0 {

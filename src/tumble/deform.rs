@@ -5,19 +5,24 @@
 //! models; the enlargement is the fat bound of dynamic trees). Parents are checked against
 //! their children's bounds, so a refit climbs only as far as the escape reaches.
 //!
-//! What cannot be kept across a deformation is re-made: the leaves' byte codes (the
-//! triangles moved inside their leaves), the own corners of nodes that keep their
+//! What cannot be kept across a deformation is re-made or dropped. The leaves' byte codes
+//! are dropped at the first deformation: re-encoding them every frame cost a third of the
+//! refit, and a query that refines a leaf bounds its triangles from their corners instead
+//! (`Part::refined_bound`). The own corners of nodes that keep their
 //! triangles' vertices, and the convex hull of the root's climb. Refit nodes that kept
 //! their k-DOP's corners keep none ([`CornerSet::Slabs`]): they are re-bounded from their
 //! slabs, since enumerating a k-DOP's corners costs far more than refitting it. The
 //! object gets a new identity, so no query state reuses a bound or a placed triangle of the
 //! old geometry.
 
-use super::{CornerArrays, CornerSet, FlyingObject, NEXT_ID, own_corners, slack_of, write_lanes};
+use super::{
+    CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, own_corners, slack_of, write_lanes,
+};
 use crate::dop::Dop;
 use crate::env::tree::area;
 use crate::error::{Error, Result};
-use crate::hierarchy::{Bvh, END, LEAF, Node, codes};
+use crate::hierarchy::{Bvh, END, LEAF, Node};
+use crate::hint::prefetch;
 use crate::mesh::check_point;
 use glam::DVec3;
 use rayon::prelude::*;
@@ -56,27 +61,26 @@ pub(crate) struct DeformScratch<const K: usize> {
     /// Per node, its link (first child, or `LEAF | first triangle`): the topology without
     /// the bounds, so that skipping a still subtree does not stream its k-DOPs.
     links: Vec<u32>,
-    /// Per node, whether its bound was re-made by this deformation.
-    refit: Vec<bool>,
+    /// Per node, what this deformation did to it: [`REFIT`] and [`TOUCHED`].
+    flags: Vec<u8>,
     /// Disjoint subtrees refit in parallel, in slot order: each one's descendants fill one
-    /// range of node slots, and its triangles one range of positions.
+    /// range of node slots.
     pieces: Vec<Piece>,
     /// What each piece did this deformation (kept to add them in a fixed order).
     tallies: Vec<Tally>,
     /// The nodes outside every piece's range (the pieces' roots and their ancestors), in
     /// descending slot order: refit after the pieces.
     top: Vec<u32>,
-    /// Node `i`'s own corners are the vertices `own[own_at[i]..own_at[i + 1]]` (none for
-    /// nodes that keep their k-DOP's corners).
+    /// Node `i`'s distinct corners are the vertices `own[own_at[i]..own_at[i + 1]]`: listed
+    /// for every leaf that has few enough, and for the inner nodes that keep their own.
     own: Vec<u32>,
     own_at: Vec<u32>,
 }
 
-/// A subtree refit on its own: its descendants' node slots and its triangle positions.
+/// A subtree refit on its own: its descendants' node slots.
 #[derive(Clone, Copy, Debug, Default)]
 struct Piece {
     nodes: (u32, u32),
-    tris: (u32, u32),
 }
 
 /// What a refit did over some nodes; pieces' tallies are summed in slot order so that the
@@ -96,18 +100,36 @@ struct Shared<'a, const K: usize> {
     ids: &'a [u32],
     vertices: &'a [DVec3],
     moved: &'a [bool],
+    /// Per node, its distinct corners where listed (`DeformScratch::own`).
+    own: &'a [u32],
+    own_at: &'a [u32],
+    /// Where each node's corners start in the corner arrays ([`CornerArrays`]).
+    vstart: &'a [u32],
+    own_start: &'a [u32],
     margin: f64,
 }
 
-/// The nodes `base..base + nodes.len()` and the triangle positions
-/// `tbase..tbase + codes.len()` (no codes: a hierarchy of single-triangle leaves), written
-/// by one refit.
+impl<const K: usize> Shared<'_, K> {
+    /// Node `i`'s distinct corners, where listed.
+    #[inline]
+    fn own(&self, i: usize) -> &[u32] {
+        &self.own[self.own_at[i] as usize..self.own_at[i + 1] as usize]
+    }
+}
+
+/// What one refit writes: the nodes `base..base + nodes.len()` and their corner
+/// entries, whose lanes start at `vbase` in [`CornerArrays::verts`] and whose single
+/// points start at `obase` in [`CornerArrays::own_pts`].
 struct Span<'a, const K: usize> {
     base: usize,
     nodes: &'a mut [Node<K>],
-    refit: &'a mut [bool],
-    tbase: usize,
-    codes: &'a mut [[u8; K]],
+    flags: &'a mut [u8],
+    sets: &'a mut [CornerSet],
+    slack: &'a mut [(f64, f64)],
+    vbase: usize,
+    verts: &'a mut [[[f32; LANES]; 3]],
+    obase: usize,
+    own_pts: &'a mut [[f32; 3]],
 }
 
 impl<const K: usize> FlyingObject<K> {
@@ -184,8 +206,9 @@ impl<const K: usize> FlyingObject<K> {
             .zip(vertices)
             .with_min_len(4096)
             .for_each(|(slot, &v)| *slot = v);
+        // Queries bound a refined leaf's triangles from their corners from now on.
+        self.part.codes = Vec::new();
         let stats = self.refit(&mut scratch, margin);
-        self.recorner(&scratch);
         self.top[0].dop = self.part.bvh.root_dop();
         self.magnitude = magnitude;
         self.id = NEXT_ID.fetch_add(1, AtomicOrdering::Relaxed);
@@ -195,25 +218,36 @@ impl<const K: usize> FlyingObject<K> {
 
     /// Every node bottom-up (children come after their parent): a leaf whose vertices
     /// moved gets its triangles' new bound, re-made only when the stored one does not
-    /// contain it, and its triangles' codes; an inner node is re-made only when its stored
-    /// bound does not contain its children's. The pieces run in parallel, then the nodes
-    /// above them.
+    /// contain it; an inner node is re-made only when its stored bound does not contain
+    /// its children's. The corners are re-made in the same visit: nodes that keep their
+    /// own triangles' corners read the moved vertices, and refit nodes that kept their
+    /// k-DOP's corners keep none from now on ([`CornerSet::Slabs`]). The pieces run in
+    /// parallel, then the nodes above them.
     fn refit(&mut self, scratch: &mut DeformScratch<K>, margin: f64) -> DeformStats {
+        let FlyingObject { part, stored, .. } = self;
         let Bvh {
             nodes,
             vertices,
             tris,
             ids,
-        } = &mut self.part.bvh;
-        let codes = &mut self.part.codes[..];
+        } = &mut part.bvh;
+        let CornerArrays {
+            vstart,
+            verts,
+            own_start,
+            own_pts,
+            slack,
+            corners,
+        } = stored;
         let DeformScratch {
             moved,
             links,
-            refit,
+            flags,
             pieces,
             tallies,
             top,
-            ..
+            own,
+            own_at,
         } = scratch;
         let shared = Shared {
             links,
@@ -221,49 +255,41 @@ impl<const K: usize> FlyingObject<K> {
             ids,
             vertices,
             moved,
+            own,
+            own_at,
+            vstart,
+            own_start,
             margin,
         };
-        let (mut nodes_rest, mut refit_rest) = (&mut nodes[..], &mut refit[..]);
-        let mut codes_rest = &mut codes[..];
-        let (mut at, mut tat) = (0usize, 0usize);
-        let has_codes = !codes_rest.is_empty();
+        let mut rest = Span {
+            base: 0,
+            nodes,
+            flags,
+            sets: corners,
+            slack,
+            vbase: 0,
+            verts,
+            obase: 0,
+            own_pts,
+        };
         rayon::scope(|scope| {
             for (p, tally) in pieces.iter().zip(tallies.iter_mut()) {
                 let (lo, hi) = (p.nodes.0 as usize, p.nodes.1 as usize);
-                let (n, rest) = std::mem::take(&mut nodes_rest)[lo - at..].split_at_mut(hi - lo);
-                nodes_rest = rest;
-                let (r, rest) = std::mem::take(&mut refit_rest)[lo - at..].split_at_mut(hi - lo);
-                refit_rest = rest;
-                at = hi;
-                let (tlo, thi) = (p.tris.0 as usize, p.tris.1 as usize);
-                let c = if has_codes {
-                    let (c, rest) =
-                        std::mem::take(&mut codes_rest)[tlo - tat..].split_at_mut(thi - tlo);
-                    codes_rest = rest;
-                    tat = thi;
-                    c
-                } else {
-                    &mut []
-                };
+                let mut span = rest.split_off(lo, hi, &shared);
                 let shared = &shared;
-                scope.spawn(move |_| {
-                    let mut span = Span {
-                        base: lo,
-                        nodes: n,
-                        refit: r,
-                        tbase: tlo,
-                        codes: c,
-                    };
-                    *tally = span.refit((lo..hi).rev(), shared);
-                });
+                scope.spawn(move |_| *tally = span.refit((lo..hi).rev(), shared));
             }
         });
         let mut span = Span {
             base: 0,
             nodes,
-            refit,
-            tbase: 0,
-            codes,
+            flags,
+            sets: corners,
+            slack,
+            vbase: 0,
+            verts,
+            obase: 0,
+            own_pts,
         };
         let last = span.refit(top.iter().map(|&i| i as usize), &shared);
         let mut stats = DeformStats {
@@ -284,155 +310,157 @@ impl<const K: usize> FlyingObject<K> {
         };
         stats
     }
-
-    /// The nodes' corners, in place: nodes that keep their own triangles' corners read the
-    /// moved vertices; refit nodes that kept their k-DOP's corners keep none from now on
-    /// ([`CornerSet::Slabs`]).
-    fn recorner(&mut self, scratch: &DeformScratch<K>) {
-        let FlyingObject { part, stored, .. } = self;
-        let CornerArrays {
-            vstart,
-            verts,
-            own_start,
-            own_pts,
-            slack,
-            corners,
-        } = stored;
-        let vertices = &part.bvh.vertices;
-        let n = corners.len();
-        // Up to 64 runs of consecutive nodes, in parallel: each run's corners, own points
-        // and slack are consecutive in their arrays, so the runs split them apart.
-        let per = n.div_ceil(64).max(1024);
-        let (mut verts, mut own_pts, mut slack, mut corners) = (
-            &mut verts[..],
-            &mut own_pts[..],
-            &mut slack[..],
-            &mut corners[..],
-        );
-        rayon::scope(|scope| {
-            let mut first = 0;
-            while first < n {
-                let last = (first + per).min(n);
-                let take = |v: &[u32]| (v[last] - v[first]) as usize;
-                let (v, rest) = std::mem::take(&mut verts).split_at_mut(take(vstart));
-                verts = rest;
-                let (o, rest) = std::mem::take(&mut own_pts).split_at_mut(take(own_start));
-                own_pts = rest;
-                let (sl, rest) = std::mem::take(&mut slack).split_at_mut(last - first);
-                slack = rest;
-                let (c, rest) = std::mem::take(&mut corners).split_at_mut(last - first);
-                corners = rest;
-                let (vstart, own_start) = (&vstart[first..=last], &own_start[first..=last]);
-                scope.spawn(move |_| {
-                    let mut pts: SmallVec<[DVec3; 48]> = SmallVec::new();
-                    for (j, i) in (first..last).enumerate() {
-                        match c[j] {
-                            CornerSet::Dop if scratch.refit[i] => c[j] = CornerSet::Slabs,
-                            CornerSet::Dop | CornerSet::Slabs => {}
-                            set @ (CornerSet::Own | CornerSet::OwnLanes) => {
-                                let own = &scratch.own
-                                    [scratch.own_at[i] as usize..scratch.own_at[i + 1] as usize];
-                                if !own.iter().any(|&v| scratch.moved[v as usize]) {
-                                    continue;
-                                }
-                                pts.clear();
-                                pts.extend(own.iter().map(|&v| vertices[v as usize]));
-                                sl[j] = slack_of(&pts);
-                                // Offsets within this run's slices.
-                                let at = |starts: &[u32]| {
-                                    (starts[j] - starts[0]) as usize
-                                        ..(starts[j + 1] - starts[0]) as usize
-                                };
-                                if set == CornerSet::OwnLanes {
-                                    for (slot, p) in o[at(own_start)].iter_mut().zip(&pts) {
-                                        *slot = p.as_vec3().to_array();
-                                    }
-                                } else {
-                                    write_lanes(&mut v[at(vstart)], &pts);
-                                }
-                            }
-                        }
-                    }
-                });
-                first = last;
-            }
-        });
-    }
 }
 
-impl<const K: usize> Span<'_, K> {
+impl<'a, const K: usize> Span<'a, K> {
+    /// The span of the nodes `lo..hi` (all at or after this span's start), cut off the
+    /// front of this one, which keeps the nodes from `hi` on.
+    fn split_off(&mut self, lo: usize, hi: usize, s: &Shared<K>) -> Span<'a, K> {
+        fn cut<'b, T>(rest: &mut &'b mut [T], from: usize, to: usize) -> &'b mut [T] {
+            let (part, after) = std::mem::take(rest)[from..].split_at_mut(to - from);
+            *rest = after;
+            part
+        }
+        let (b, vb, ob) = (self.base, self.vbase, self.obase);
+        let (v0, v1) = (s.vstart[lo] as usize, s.vstart[hi] as usize);
+        let (o0, o1) = (s.own_start[lo] as usize, s.own_start[hi] as usize);
+        let span = Span {
+            base: lo,
+            nodes: cut(&mut self.nodes, lo - b, hi - b),
+            flags: cut(&mut self.flags, lo - b, hi - b),
+            sets: cut(&mut self.sets, lo - b, hi - b),
+            slack: cut(&mut self.slack, lo - b, hi - b),
+            vbase: v0,
+            verts: cut(&mut self.verts, v0 - vb, v1 - vb),
+            obase: o0,
+            own_pts: cut(&mut self.own_pts, o0 - ob, o1 - ob),
+        };
+        (self.base, self.vbase, self.obase) = (hi, v1, o1);
+        span
+    }
+
     /// Refits the nodes `order` names (each after its children), returning what it did.
-    fn refit(&mut self, order: impl Iterator<Item = usize>, s: &Shared<K>) -> Tally {
+    fn refit(&mut self, order: impl Iterator<Item = usize> + Clone, s: &Shared<K>) -> Tally {
         let mut tally = Tally::default();
         let grown =
             |exact: Dop<K>| exact.padded((s.margin * exact.box_extent().max_element()) as f32);
+        // First which leaves have a moved vertex, in one pass over their corner lists, so
+        // that only their corners are asked for ahead and gathered.
+        for i in order.clone() {
+            if s.links[i] & LEAF != 0 {
+                let moved = s.own(i).iter().any(|&v| s.moved[v as usize]);
+                self.flags[i - self.base] = if moved { TOUCHED } else { 0 };
+            }
+        }
+        let mut pts: SmallVec<[DVec3; 48]> = SmallVec::new();
         for i in order {
-            let link = s.links[i];
-            let at = i - self.base;
-            if link & LEAF != 0 {
-                self.refit[at] = self.refit_leaf(at, (link & !LEAF) as usize, s, &grown);
-                tally.escaped += u32::from(self.refit[at]);
-            } else {
-                let c = link as usize - self.base;
-                self.refit[at] = false;
-                if !self.refit[c] && !self.refit[c + 1] {
-                    continue; // Its children's bounds are those it was checked against.
-                }
-                let exact = self.nodes[c].dop.merge(&self.nodes[c + 1].dop);
-                let node = &mut self.nodes[at];
-                if !node.dop.contains(&exact) {
-                    let old = area(&node.dop);
-                    node.dop = grown(exact);
-                    tally.area += area(&node.dop) - old;
-                    self.refit[at] = true;
+            // The corners of a moved leaf a few nodes on: gathered by index, they are the
+            // wait.
+            if let Some(j) = i.checked_sub(AHEAD)
+                && j >= self.base
+                && s.links[j] & LEAF != 0
+                && self.flags[j - self.base] & TOUCHED != 0
+            {
+                for &v in s.own(j) {
+                    prefetch(&s.vertices[v as usize]);
                 }
             }
-            tally.refit += u32::from(self.refit[at]);
+            let link = s.links[i];
+            let at = i - self.base;
+            let mut refit = false;
+            pts.clear();
+            let touched = if link & LEAF != 0 {
+                let exact = self.leaf_bound(i, (link & !LEAF) as usize, &mut pts, s);
+                if let Some(exact) = exact {
+                    let node = &mut self.nodes[at];
+                    refit = !node.dop.contains(&exact);
+                    if refit {
+                        node.dop = grown(exact);
+                    }
+                }
+                tally.escaped += u32::from(refit);
+                exact.is_some()
+            } else {
+                let c = link as usize - self.base;
+                let both = self.flags[c] | self.flags[c + 1];
+                if both & REFIT != 0 {
+                    let exact = self.nodes[c].dop.merge(&self.nodes[c + 1].dop);
+                    let node = &mut self.nodes[at];
+                    if !node.dop.contains(&exact) {
+                        let old = area(&node.dop);
+                        node.dop = grown(exact);
+                        tally.area += area(&node.dop) - old;
+                        refit = true;
+                    }
+                }
+                // Its vertices are its children's: one moved if one of theirs did.
+                let touched = both & TOUCHED != 0;
+                if touched && matches!(self.sets[at], CornerSet::Own | CornerSet::OwnLanes) {
+                    pts.extend(s.own(i).iter().map(|&v| s.vertices[v as usize]));
+                }
+                touched
+            };
+            self.flags[at] = if refit { REFIT } else { 0 } | if touched { TOUCHED } else { 0 };
+            tally.refit += u32::from(refit);
+            self.recorner(i, &pts, s);
         }
         tally
     }
 
-    /// The leaf at `at` whose triangles start at position `first`: its new bound if its
-    /// triangles left the stored one (then `true`), and the codes of its triangles that
-    /// moved or whose leaf was re-made.
-    fn refit_leaf(
-        &mut self,
-        at: usize,
+    /// The bound of leaf `i`, whose triangles start at position `first`, if one of its
+    /// vertices moved (none otherwise); its distinct corners, where listed, into `pts`.
+    fn leaf_bound(
+        &self,
+        i: usize,
         first: usize,
+        pts: &mut SmallVec<[DVec3; 48]>,
         s: &Shared<K>,
-        grown: &impl Fn(Dop<K>) -> Dop<K>,
-    ) -> bool {
-        let mut last = first;
-        while s.ids[last] & END == 0 {
-            last += 1;
+    ) -> Option<Dop<K>> {
+        let own = s.own(i);
+        if own.is_empty() {
+            // Too many corners to list: every corner of its triangles.
+            let mut last = first;
+            while s.ids[last] & END == 0 {
+                last += 1;
+            }
+            let corners = s.tris[first..=last].as_flattened();
+            if !corners.iter().any(|&v| s.moved[v as usize]) {
+                return None;
+            }
+            return Some(Dop::from_points_quick(
+                corners.iter().map(|&v| s.vertices[v as usize]),
+            ));
         }
-        let tris = &s.tris[first..=last];
-        let moved = |t: &[u32; 3]| t.iter().any(|&v| s.moved[v as usize]);
-        if !tris.iter().any(moved) {
-            return false;
+        if self.flags[i - self.base] & TOUCHED == 0 {
+            return None;
         }
-        // Each triangle's bound as the build makes it (`codes::own_bound`).
-        let mut own: SmallVec<[Dop<K>; 8]> = SmallVec::new();
-        for t in tris {
-            let v = |k: usize| Dop::<K>::from_point_quick(s.vertices[t[k] as usize]);
-            own.push(v(0).merge(&v(1)).merge(&v(2)));
-        }
-        let exact = own.iter().fold(Dop::EMPTY, |d, o| d.merge(o));
-        let node = &mut self.nodes[at];
-        let escaped = !node.dop.contains(&exact);
-        if escaped {
-            node.dop = grown(exact);
-        }
-        if !self.codes.is_empty() {
-            let leaf = codes::Encoder::new(&node.dop);
-            let codes = &mut self.codes[first - self.tbase..=last - self.tbase];
-            for ((code, own), t) in codes.iter_mut().zip(&own).zip(tris) {
-                if escaped || (moved(t) && !codes::decode(&node.dop, code).contains(own)) {
-                    *code = leaf.encode(own);
+        pts.extend(own.iter().map(|&v| s.vertices[v as usize]));
+        Some(Dop::from_points_quick(pts.iter().copied()))
+    }
+
+    /// Node `i`'s corners after its refit: its own corners `pts` (when one moved) written
+    /// over the stored ones, or no corners from now on for a refit node that kept its
+    /// k-DOP's.
+    fn recorner(&mut self, i: usize, pts: &[DVec3], s: &Shared<K>) {
+        let at = i - self.base;
+        match self.sets[at] {
+            CornerSet::Dop if self.flags[at] & REFIT != 0 => self.sets[at] = CornerSet::Slabs,
+            CornerSet::Dop | CornerSet::Slabs => {}
+            _ if pts.is_empty() => {}
+            CornerSet::OwnLanes => {
+                self.slack[at] = slack_of(pts);
+                let o =
+                    s.own_start[i] as usize - self.obase..s.own_start[i + 1] as usize - self.obase;
+                for (slot, p) in self.own_pts[o].iter_mut().zip(pts) {
+                    *slot = p.as_vec3().to_array();
                 }
             }
+            CornerSet::Own => {
+                self.slack[at] = slack_of(pts);
+                let v = s.vstart[i] as usize - self.vbase..s.vstart[i + 1] as usize - self.vbase;
+                write_lanes(&mut self.verts[v], pts);
+            }
         }
-        escaped
     }
 }
 
@@ -444,25 +472,16 @@ impl<const K: usize> DeformScratch<K> {
         let n = bvh.nodes.len();
         let mut s = DeformScratch {
             links: bvh.nodes.iter().map(|node| node.link).collect(),
-            refit: vec![false; n],
+            flags: vec![0; n],
             ..Self::default()
         };
-        // Per node: its subtree's node count and triangle positions, children first.
+        // Per node: its subtree's node count, children first.
         let mut size = vec![1u32; n];
-        let mut span = vec![(0u32, 0u32); n];
         for i in (0..n).rev() {
             let node = &bvh.nodes[i];
-            if node.is_leaf() {
-                let first = node.first_triangle();
-                let mut last = first as usize;
-                while bvh.ids[last] & END == 0 {
-                    last += 1;
-                }
-                span[i] = (first, last as u32 + 1);
-            } else {
+            if !node.is_leaf() {
                 let c = node.first_child() as usize;
                 size[i] = 1 + size[c] + size[c + 1];
-                span[i] = (span[c].0, span[c + 1].1);
             }
         }
         // Subtrees of at most a 32nd of the tree (and not tiny) become pieces; the nodes
@@ -483,7 +502,6 @@ impl<const K: usize> DeformScratch<K> {
                 // subtree's pairs out together).
                 s.pieces.push(Piece {
                     nodes: (c as u32, c as u32 + size[i] - 1),
-                    tris: span[i],
                 });
             }
         }
@@ -493,6 +511,8 @@ impl<const K: usize> DeformScratch<K> {
         s.own_at.push(0);
         let mut own = Vec::new();
         for i in 0..n {
+            // Leaves list their corners to be bounded from (unless they have too many);
+            // inner nodes only where they keep them.
             if matches!(obj.stored.corners[i], CornerSet::Own | CornerSet::OwnLanes) {
                 let complete = own_corners(bvh, i, &mut own);
                 debug_assert!(
@@ -500,12 +520,22 @@ impl<const K: usize> DeformScratch<K> {
                     "a node's own corners depend on its triangles only"
                 );
                 s.own.extend_from_slice(&own);
+            } else if bvh.nodes[i].is_leaf() && own_corners(bvh, i, &mut own) {
+                s.own.extend_from_slice(&own);
             }
             s.own_at.push(s.own.len() as u32);
         }
         s
     }
 }
+
+/// A node's flag: its bound was re-made by this deformation.
+const REFIT: u8 = 1;
+/// A node's flag: one of its vertices moved in this deformation.
+const TOUCHED: u8 = 2;
+
+/// How many nodes ahead in slot order a refit asks for a leaf's corners.
+const AHEAD: usize = 8;
 
 /// The fewest nodes worth a piece of their own (below that, a task costs more than it
 /// saves).
@@ -559,6 +589,13 @@ mod tests {
             .collect()
     }
 
+    /// A deformed object's hierarchy is sound, and it keeps no leaf codes (queries bound
+    /// refined triangles from their corners).
+    fn valid<const K: usize>(obj: &FlyingObject<K>) {
+        assert!(obj.part.codes.is_empty(), "codes kept after a deformation");
+        obj.part.bvh.validate().unwrap();
+    }
+
     /// Against an environment and against another object, on either side of a pair: every
     /// answer after a deformation equals brute force on a fresh build of the deformed mesh,
     /// with the same query state (warmed on the old geometry) at the same pose, so no
@@ -602,7 +639,7 @@ mod tests {
             );
             now.clone_from(&verts);
             obj.deform(&verts, 0.05).unwrap();
-            obj.part.bvh.validate_with_codes(&obj.part.codes).unwrap();
+            valid(&obj);
             if round % 3 != 0 {
                 crate::tumble::tests::props_of(&obj);
             }
@@ -695,11 +732,7 @@ mod tests {
             assert!((a.cost_ratio - b.cost_ratio).abs() < 1e-9 * b.cost_ratio);
             assert!(pieces.part.bvh.nodes == one.part.bvh.nodes, "round {round}");
             assert!(pieces.part.codes == one.part.codes, "round {round}");
-            pieces
-                .part
-                .bvh
-                .validate_with_codes(&pieces.part.codes)
-                .unwrap();
+            valid(&pieces);
         }
         let leaves = pieces.part.bvh.nodes.iter().filter(|n| n.is_leaf()).count();
         assert_eq!(
@@ -749,7 +782,7 @@ mod tests {
             .collect();
         let stats = obj.deform(&second, 0.2).unwrap();
         assert_eq!((stats.refit, stats.escaped_leaves), (0, 0));
-        obj.part.bvh.validate_with_codes(&obj.part.codes).unwrap();
+        valid(&obj);
         // A move of one vertex far out refits its leaves and their paths to the root only.
         let mut third = second.clone();
         third[0] += DVec3::Z * 10.0;
@@ -758,7 +791,7 @@ mod tests {
             stats.escaped_leaves >= 1 && stats.escaped_leaves < stats.leaves / 4,
             "{stats:?}"
         );
-        obj.part.bvh.validate_with_codes(&obj.part.codes).unwrap();
+        valid(&obj);
     }
 
     /// Every node that keeps its own corners holds its triangles' vertices as they are now
@@ -810,7 +843,7 @@ mod tests {
             now = deformed(rest.vertices(), &now, round == 3, round % 2 == 0, &mut s);
             obj.deform(&now, 0.05).unwrap();
             own_corners_are_current(&obj);
-            obj.part.bvh.validate_with_codes(&obj.part.codes).unwrap();
+            valid(&obj);
         }
     }
 
