@@ -4,7 +4,8 @@
 //! `cargo run --release --example matrix_cell -- ENV_FILE OBJECT_FILE [poses] [passes]`
 //!
 //! Environment variables: `MODE` (`detect`, default, or `report`), `K` (6, 14, 18
-//! default, 26), `SEED` (the matrix's `--seed`, default 1).
+//! default, 26), `SEED` (the matrix's `--seed`, default 1), `POSE` (only that pose, e.g.
+//! to profile it over many passes; the witness is then off, so every pass is cold).
 use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState};
 use std::time::Instant;
 
@@ -29,13 +30,21 @@ fn run<const K: usize>(env_file: &str, obj_file: &str, poses: usize, passes: usi
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
     let seed = name_hash(&file_name(env_file), name_hash(&file_name(obj_file), seed));
-    let poses = kdop::scene::near_poses(&env_mesh, &obj_mesh, poses, seed).expect("poses");
+    let mut poses = kdop::scene::near_poses(&env_mesh, &obj_mesh, poses, seed).expect("poses");
+    if let Some(i) = std::env::var("POSE")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+    {
+        poses = vec![poses[i]];
+    }
     let env = Environment::<K>::from_mesh(env_mesh, &BuildOptions::ENVIRONMENT).expect("env");
     let obj = FlyingObject::<K>::new(obj_mesh, &BuildOptions::FLYING).expect("object");
-    let options = match std::env::var("MODE").as_deref() {
+    let mut options = match std::env::var("MODE").as_deref() {
         Ok("report") => QueryOptions::REPORT,
         _ => QueryOptions::DETECT,
     };
+    // One pose again and again would meet its own witness; each pass is cold instead.
+    options.witness = poses.len() > 1;
     if let Some(i) = std::env::var("FRESH")
         .ok()
         .and_then(|s| s.parse::<usize>().ok())

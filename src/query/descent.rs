@@ -10,14 +10,14 @@
 
 use super::control::{self, Control, Ended, Expand};
 use super::placed::{FlyLink, PlacedObject};
-use super::workspace::{PairStack, RefinedTri, Workspace};
+use super::workspace::{PairStack, RefinedTri, Workspace, screen_of};
 use super::{Descent, Mode, NodePair, PairCache, QueryOptions, QueryStats, size};
 use crate::dop::{Dop, Narrow, OverlapForm, Wide};
 use crate::env::Part;
 use crate::error::{Error, Result};
 use crate::hierarchy::{Bvh, END, Node};
 use crate::pose::Pose;
-use crate::tri::{TriBox, triangle_meets_dop};
+use crate::tri::{Screen, triangle_meets_dop};
 use crate::tumble::FlyingObject;
 use glam::DVec3;
 
@@ -277,6 +277,7 @@ impl<const K: usize> Statics<'_, K> {
     /// instead of one per flying triangle, whose boxes a large triangle at an angle mostly
     /// overlaps. Flying k-DOPs are enlarged by epsilon already.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn misses_leaf(
         &self,
         p: u32,
@@ -284,14 +285,17 @@ impl<const K: usize> Statics<'_, K> {
         dop: &Dop<K>,
         fd: &Dop<K>,
         fsize: f32,
+        cache: &mut Option<(u64, Screen<K>)>,
         stats: &mut QueryStats,
     ) -> bool {
         if size(dop) <= LARGE_ENV * fsize {
             return false;
         }
-        let et = self.parts[p as usize].bvh.tri_at(pos);
         stats.nv += 1;
-        !triangle_meets_dop(&et, &TriBox::new(&et), fd, 0.0)
+        let screen = screen_of(cache, p, pos as u32, || {
+            self.parts[p as usize].bvh.tri_at(pos)
+        });
+        !screen.meets(fd, 0.0)
     }
 }
 
@@ -407,20 +411,22 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
             let slot = (e & !TRI) as usize;
             if fnode.is_leaf() {
                 let RefinedTri { dop, pos, .. } = self.work.tri_dops[slot];
-                if statics.misses_leaf(p, pos as usize, &dop, fd, fsize, &mut self.stats) {
+                let cache = &mut self.work.screen;
+                if statics.misses_leaf(p, pos as usize, &dop, fd, fsize, cache, &mut self.stats) {
                     return false;
                 }
                 return self.test_pairs(p, pos as usize, fnode.first_triangle() as usize);
             }
             let RefinedTri { dop, pos, .. } = self.work.tri_dops[slot];
             let c = fnode.first_child();
-            let stack = &mut self.work.stack;
+            let work = &mut *self.work;
+            let stack = &mut work.stack;
             if size(&dop) > LARGE_ENV * fsize {
                 // A triangle much larger than the flying node: its plane and edges prune
                 // what its k-DOP cannot.
-                let et = statics.parts[p as usize].bvh.tri_at(pos as usize);
-                let eb = TriBox::new(&et);
-                let screen = Some((&et, &eb));
+                let screen = Some(screen_of(&mut work.screen, p, pos, || {
+                    statics.parts[p as usize].bvh.tri_at(pos as usize)
+                }));
                 let at = [p, e];
                 self.object.descend_fly(
                     stack,
@@ -527,18 +533,17 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
             let c = fnode.first_child();
             // A one-triangle leaf much larger than the flying node screens its children by
             // the triangle's plane and edges, as a refined leaf's triangle does.
-            let (et, eb);
+            let work = &mut *self.work;
             let screen = if env.is_leaf() && size(&env.dop) > LARGE_ENV * fsize {
-                et = statics.parts[p as usize]
-                    .bvh
-                    .tri_at(env.first_triangle() as usize);
-                eb = TriBox::new(&et);
-                Some((&et, &eb))
+                let pos = env.first_triangle();
+                Some(screen_of(&mut work.screen, p, pos, || {
+                    statics.parts[p as usize].bvh.tri_at(pos as usize)
+                }))
             } else {
                 None
             };
             self.object.descend_fly(
-                &mut self.work.stack,
+                &mut work.stack,
                 form,
                 object,
                 c,
@@ -552,7 +557,8 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
         }
         // A flying leaf against a one-triangle environment leaf: the triangle pairs.
         let first = env.first_triangle() as usize;
-        if statics.misses_leaf(p, first, &env.dop, fd, fsize, &mut self.stats) {
+        let cache = &mut self.work.screen;
+        if statics.misses_leaf(p, first, &env.dop, fd, fsize, cache, &mut self.stats) {
             return false;
         }
         self.test_pairs(p, first, fnode.first_triangle() as usize)

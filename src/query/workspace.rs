@@ -5,6 +5,7 @@
 
 use super::{Contact, NodePair};
 use crate::dop::Dop;
+use crate::tri::{Screen, TriBox, Triangle};
 
 /// The scratch one thread's queries share: give each thread one and reuse it.
 #[derive(Clone, Debug, Default)]
@@ -19,6 +20,27 @@ pub struct Workspace<const K: usize> {
     pub(crate) contacts: Vec<Contact>,
     /// The contacts of the last object-against-object query.
     pub(crate) pair_contacts: Vec<crate::pair::ObjectContact>,
+    /// The last large static triangle prepared to screen flying nodes, keyed by part and
+    /// triangle position ([`screen_of`]).
+    pub(crate) screen: Option<(u64, Screen<K>)>,
+}
+
+/// The screen of the static triangle at position `pos` of part `p` (`tri` gives its
+/// corners), prepared once while consecutive pairs name the same triangle: a descent
+/// under one large triangle pops pair after pair of it.
+#[inline]
+pub(crate) fn screen_of<const K: usize>(
+    cache: &mut Option<(u64, Screen<K>)>,
+    p: u32,
+    pos: u32,
+    tri: impl FnOnce() -> Triangle,
+) -> &Screen<K> {
+    let key = u64::from(p) << 32 | u64::from(pos);
+    if cache.as_ref().is_none_or(|(k, _)| *k != key) {
+        let t = tri();
+        *cache = Some((key, Screen::new(&t, &TriBox::new(&t))));
+    }
+    &cache.as_ref().expect("just filled").1
 }
 
 impl<const K: usize> Workspace<K> {
@@ -28,6 +50,7 @@ impl<const K: usize> Workspace<K> {
         self.stack.clear();
         self.tri_dops.clear();
         self.memo.start();
+        self.screen = None;
     }
 
     /// The node pairs a stopped descent left unvisited: a start set for a later query of
@@ -269,5 +292,34 @@ mod tests {
                 oracle.entry((p, e)).or_insert(i as u32);
             }
         }
+    }
+
+    /// The screen cache answers for the triangle its key names: a new part or position
+    /// prepares that triangle, and the same key reuses it without asking for the corners.
+    #[test]
+    fn screen_cache_follows_its_key() {
+        use glam::DVec3;
+        let node = Dop::<18>::from_points(&[DVec3::splat(-0.1), DVec3::splat(0.1)]);
+        // The plane x + y + z = 1 misses the node; the plane z = 0 cuts it.
+        let tilted = [
+            DVec3::new(10.0, -4.5, -4.5),
+            DVec3::new(-4.5, 10.0, -4.5),
+            DVec3::new(-4.5, -4.5, 10.0),
+        ];
+        let flat = [
+            DVec3::new(-9.0, -9.0, 0.0),
+            DVec3::new(9.0, -9.0, 0.0),
+            DVec3::new(0.0, 9.0, 0.0),
+        ];
+        let mut cache = None;
+        let meets = |cache: &mut Option<(u64, Screen<18>)>, p, pos, t: Triangle| {
+            screen_of(cache, p, pos, || t).meets(&node, 0.0)
+        };
+        assert!(!meets(&mut cache, 0, 7, tilted));
+        // The same key: the cached triangle answers, whatever corners would be given.
+        assert!(!meets(&mut cache, 0, 7, flat));
+        assert!(meets(&mut cache, 0, 8, flat));
+        assert!(!meets(&mut cache, 1, 8, tilted));
+        assert!(meets(&mut cache, 0, 8, flat));
     }
 }

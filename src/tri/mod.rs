@@ -22,7 +22,7 @@ mod node;
 pub use geometry::{ContactShape, contact_shape};
 
 pub(crate) use filtered::BATCH;
-pub(crate) use node::triangle_meets_dop;
+pub(crate) use node::{Screen, triangle_meets_dop};
 
 use crate::exact::{Plane, max3, min3, orient2d, orient3d, project};
 use glam::{DVec2, DVec3};

@@ -25,7 +25,8 @@ use glam::DVec3;
 const SLACK: f64 = 16.0 * EPS;
 
 /// Whether triangle `t` (with its box `tb`) may meet the k-DOP `d`, or come within `eps` of
-/// it. See the module's contract.
+/// it. See the module's contract. One call of [`Screen::meets`]; a triangle tested against
+/// many k-DOPs is prepared once instead.
 #[inline]
 pub(crate) fn triangle_meets_dop<const K: usize>(
     t: &Triangle,
@@ -33,54 +34,113 @@ pub(crate) fn triangle_meets_dop<const K: usize>(
     d: &Dop<K>,
     eps: f64,
 ) -> bool {
-    let grow = eps * (1.0 + 4.0 * EPS);
-    // The coordinate axes: exact comparisons of exact values when eps is 0.
-    for i in 0..3 {
-        let (lo, hi) = (f64::from(d.lo(i)), f64::from(d.hi(i)));
-        if tb.lo[i] - hi > grow || lo - tb.hi[i] > grow {
-            return false;
+    Screen::<K>::new(t, tb).meets(d, eps)
+}
+
+/// A triangle prepared for [`Screen::meets`]: what the test needs of the triangle alone (its
+/// box, its projections on the k-DOP directions, its plane and edge axes and its
+/// projections on them), computed once for the many k-DOPs one large triangle screens.
+#[derive(Clone, Debug)]
+pub(crate) struct Screen<const K: usize> {
+    tb: TriBox,
+    /// The largest coordinate magnitude of the triangle's corners.
+    mag_t: f64,
+    /// Per direction of `K` past the coordinate axes (at most 10), the triangle's extremes.
+    dir_lo: [f64; 10],
+    dir_hi: [f64; 10],
+    /// The plane normal, then the edges crossed with x, y and z: each axis, its absolute
+    /// value (for a box's radius), its 1-norm, and the triangle's extremes on it.
+    axes: [SatAxis; 10],
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct SatAxis {
+    a: DVec3,
+    abs: DVec3,
+    norm1: f64,
+    lo: f64,
+    hi: f64,
+}
+
+impl<const K: usize> Screen<K> {
+    /// Prepares triangle `t` with its box `tb`.
+    #[inline]
+    pub(crate) fn new(t: &Triangle, tb: &TriBox) -> Self {
+        let mut dir_lo = [0.0; 10];
+        let mut dir_hi = [0.0; 10];
+        for (i, a) in axes(K).iter().enumerate().skip(3) {
+            let a = DVec3::new(f64::from(a[0]), f64::from(a[1]), f64::from(a[2]));
+            let p = [a.dot(t[0]), a.dot(t[1]), a.dot(t[2])];
+            (dir_lo[i - 3], dir_hi[i - 3]) = (min3(p), max3(p));
+        }
+        let axis = |a: DVec3| {
+            let p = [a.dot(t[0]), a.dot(t[1]), a.dot(t[2])];
+            SatAxis {
+                a,
+                abs: a.abs(),
+                norm1: a.abs().element_sum(),
+                lo: min3(p),
+                hi: max3(p),
+            }
+        };
+        let e = [t[1] - t[0], t[2] - t[1], t[0] - t[2]];
+        let mut sat = [SatAxis::default(); 10];
+        sat[0] = axis(e[0].cross(e[1]));
+        for (k, e) in e.iter().enumerate() {
+            // e × x, e × y, e × z.
+            sat[1 + 3 * k] = axis(DVec3::new(0.0, e.z, -e.y));
+            sat[2 + 3 * k] = axis(DVec3::new(-e.z, 0.0, e.x));
+            sat[3 + 3 * k] = axis(DVec3::new(e.y, -e.x, 0.0));
+        }
+        Screen {
+            tb: *tb,
+            mag_t: t[0].abs().max(t[1].abs()).max(t[2].abs()).max_element(),
+            dir_lo,
+            dir_hi,
+            axes: sat,
         }
     }
-    let mag_t = t[0].abs().max(t[1].abs()).max(t[2].abs()).max_element();
-    // The other k-DOP directions (coefficients in {-1, 0, 1}).
-    for (i, a) in axes(K).iter().enumerate().skip(3) {
-        let a = DVec3::new(f64::from(a[0]), f64::from(a[1]), f64::from(a[2]));
-        let norm1 = a.abs().element_sum();
-        let (lo, hi) = (f64::from(d.lo(i)), f64::from(d.hi(i)));
-        let p = [a.dot(t[0]), a.dot(t[1]), a.dot(t[2])];
-        let mag = mag_t.max(lo.abs()).max(hi.abs());
-        let margin = norm1 * (SLACK * mag + grow);
-        if min3(p) - hi > margin || lo - max3(p) > margin {
-            return false;
+
+    /// Whether the triangle may meet the k-DOP `d`, or come within `eps` of it. See the
+    /// module's contract.
+    #[inline]
+    pub(crate) fn meets(&self, d: &Dop<K>, eps: f64) -> bool {
+        let grow = eps * (1.0 + 4.0 * EPS);
+        // The coordinate axes: exact comparisons of exact values when eps is 0.
+        for i in 0..3 {
+            let (lo, hi) = (f64::from(d.lo(i)), f64::from(d.hi(i)));
+            if self.tb.lo[i] - hi > grow || lo - self.tb.hi[i] > grow {
+                return false;
+            }
         }
-    }
-    // The bounding box of `d` as centre and half extents: exact (f32 bounds in f64).
-    let lo = DVec3::new(f64::from(d.lo(0)), f64::from(d.lo(1)), f64::from(d.lo(2)));
-    let hi = DVec3::new(f64::from(d.hi(0)), f64::from(d.hi(1)), f64::from(d.hi(2)));
-    let c = (lo + hi) * 0.5;
-    let h = (hi - lo) * 0.5;
-    let mag = mag_t.max(c.abs().max_element() + h.max_element());
-    let separates = |a: DVec3| -> bool {
-        let p = [a.dot(t[0]), a.dot(t[1]), a.dot(t[2])];
-        let centre = a.dot(c);
-        let radius = h.dot(a.abs());
-        let margin = a.abs().element_sum() * (SLACK * mag + grow);
-        min3(p) - (centre + radius) > margin || (centre - radius) - max3(p) > margin
-    };
-    let e = [t[1] - t[0], t[2] - t[1], t[0] - t[2]];
-    if separates(e[0].cross(e[1])) {
-        return false;
-    }
-    for e in e {
-        // e × x, e × y, e × z.
-        if separates(DVec3::new(0.0, e.z, -e.y))
-            || separates(DVec3::new(-e.z, 0.0, e.x))
-            || separates(DVec3::new(e.y, -e.x, 0.0))
-        {
-            return false;
+        // The other k-DOP directions (coefficients in {-1, 0, 1}).
+        for (i, a) in axes(K).iter().enumerate().skip(3) {
+            let norm1 = f64::from(a[0].abs() + a[1].abs() + a[2].abs());
+            let (lo, hi) = (f64::from(d.lo(i)), f64::from(d.hi(i)));
+            let j = i - 3;
+            let mag = self.mag_t.max(lo.abs()).max(hi.abs());
+            let margin = norm1 * (SLACK * mag + grow);
+            if self.dir_lo[j] - hi > margin || lo - self.dir_hi[j] > margin {
+                return false;
+            }
         }
+        // The bounding box of `d` as centre and half extents: exact (f32 bounds in f64).
+        let lo = DVec3::new(f64::from(d.lo(0)), f64::from(d.lo(1)), f64::from(d.lo(2)));
+        let hi = DVec3::new(f64::from(d.hi(0)), f64::from(d.hi(1)), f64::from(d.hi(2)));
+        let c = (lo + hi) * 0.5;
+        let h = (hi - lo) * 0.5;
+        let mag = self.mag_t.max(c.abs().max_element() + h.max_element());
+        let slack = SLACK * mag + grow;
+        for ax in &self.axes {
+            let centre = ax.a.dot(c);
+            let radius = h.dot(ax.abs);
+            let margin = ax.norm1 * slack;
+            if ax.lo - (centre + radius) > margin || (centre - radius) - ax.hi > margin {
+                return false;
+            }
+        }
+        true
     }
-    true
 }
 
 #[inline(always)]
