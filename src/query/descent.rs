@@ -10,14 +10,14 @@
 
 use super::control::{self, Control, Ended, Expand};
 use super::placed::{FlyLink, PlacedObject};
-use super::workspace::{PairStack, RefinedTri, Workspace, screen_of};
+use super::workspace::{PairStack, RefinedTri, ScreenCache, Workspace};
 use super::{Descent, Mode, NodePair, PairCache, QueryOptions, QueryStats, size};
 use crate::dop::{Dop, Narrow, OverlapForm, Wide};
 use crate::env::Part;
 use crate::error::{Error, Result};
 use crate::hierarchy::{Bvh, END, Node};
 use crate::pose::Pose;
-use crate::tri::{Screen, triangle_meets_dop};
+use crate::tri::triangle_meets_dop;
 use crate::tumble::FlyingObject;
 use glam::DVec3;
 
@@ -285,17 +285,15 @@ impl<const K: usize> Statics<'_, K> {
         dop: &Dop<K>,
         fd: &Dop<K>,
         fsize: f32,
-        cache: &mut Option<(u64, Screen<K>)>,
+        cache: &mut ScreenCache<K>,
         stats: &mut QueryStats,
     ) -> bool {
         if size(dop) <= LARGE_ENV * fsize {
             return false;
         }
         stats.nv += 1;
-        let screen = screen_of(cache, p, pos as u32, || {
-            self.parts[p as usize].bvh.tri_at(pos)
-        });
-        !screen.meets(fd, 0.0)
+        let bvh = &self.parts[p as usize].bvh;
+        !cache.meets(p, pos as u32, || bvh.tri_at(pos), fd, 0.0)
     }
 }
 
@@ -424,18 +422,18 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
             if size(&dop) > LARGE_ENV * fsize {
                 // A triangle much larger than the flying node: its plane and edges prune
                 // what its k-DOP cannot.
-                let screen = Some(screen_of(&mut work.screen, p, pos, || {
-                    statics.parts[p as usize].bvh.tri_at(pos as usize)
-                }));
-                let at = [p, e];
+                let bvh = &statics.parts[p as usize].bvh;
+                let cache = &mut work.screen;
+                let mut screen =
+                    |fd: &Dop<K>| cache.meets(p, pos, || bvh.tri_at(pos as usize), fd, 0.0);
                 self.object.descend_fly(
                     stack,
                     form,
                     object,
                     c,
-                    at,
+                    [p, e],
                     &dop,
-                    screen,
+                    Some(&mut screen),
                     false,
                     &mut self.stats,
                 );
@@ -533,14 +531,14 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
             let c = fnode.first_child();
             // A one-triangle leaf much larger than the flying node screens its children by
             // the triangle's plane and edges, as a refined leaf's triangle does.
+            // (Only then is the entry a part's leaf: the part tree's nodes name no triangle.)
+            let large = env.is_leaf() && size(&env.dop) > LARGE_ENV * fsize;
             let work = &mut *self.work;
-            let screen = if env.is_leaf() && size(&env.dop) > LARGE_ENV * fsize {
+            let cache = &mut work.screen;
+            let mut screen = |fd: &Dop<K>| {
                 let pos = env.first_triangle();
-                Some(screen_of(&mut work.screen, p, pos, || {
-                    statics.parts[p as usize].bvh.tri_at(pos as usize)
-                }))
-            } else {
-                None
+                let tri = || statics.parts[p as usize].bvh.tri_at(pos as usize);
+                cache.meets(p, pos, tri, fd, 0.0)
             };
             self.object.descend_fly(
                 &mut work.stack,
@@ -549,7 +547,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                 c,
                 [p, e],
                 &env.dop,
-                screen,
+                large.then_some(&mut screen as &mut dyn FnMut(&Dop<K>) -> bool),
                 self.walk.detect,
                 &mut self.stats,
             );

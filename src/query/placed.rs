@@ -6,7 +6,7 @@
 use super::{QueryStats, size};
 use crate::dop::{Dop, Growth, OverlapForm};
 use crate::pose::Pose;
-use crate::tri::{Screen, TriBox};
+use crate::tri::TriBox;
 use crate::tumble::{Climber, FlyingObject, PoseFrame, Rebound, root_dop, root_dop_unkept};
 use glam::DVec3;
 
@@ -237,14 +237,14 @@ impl<const K: usize> PlacedObject<K> {
         c: u32,
         [p, e]: [u32; 2],
         env: &Dop<K>,
-        screen: Option<&Screen<K>>,
+        mut screen: Option<&mut dyn FnMut(&Dop<K>) -> bool>,
         deep_first: bool,
         stats: &mut QueryStats,
     ) {
         stats.nv += 2;
         let mut keep = |this: &mut Self, f: u32| {
             let fd = this.fly_dop(obj, f, stats);
-            form.overlaps(fd, env) && screen.is_none_or(|screen| screen.meets(fd, 0.0))
+            form.overlaps(fd, env) && screen.as_mut().is_none_or(|meets| meets(fd))
         };
         let right = keep(self, c + 1);
         let left = keep(self, c);

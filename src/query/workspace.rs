@@ -20,27 +20,51 @@ pub struct Workspace<const K: usize> {
     pub(crate) contacts: Vec<Contact>,
     /// The contacts of the last object-against-object query.
     pub(crate) pair_contacts: Vec<crate::pair::ObjectContact>,
-    /// The last large static triangle prepared to screen flying nodes, keyed by part and
-    /// triangle position ([`screen_of`]).
-    pub(crate) screen: Option<(u64, Screen<K>)>,
+    /// The last large static triangle that screened flying nodes ([`ScreenCache`]).
+    pub(crate) screen: ScreenCache<K>,
 }
 
-/// The screen of the static triangle at position `pos` of part `p` (`tri` gives its
-/// corners), prepared once while consecutive pairs name the same triangle: a descent
-/// under one large triangle pops pair after pair of it.
-#[inline]
-pub(crate) fn screen_of<const K: usize>(
-    cache: &mut Option<(u64, Screen<K>)>,
-    p: u32,
-    pos: u32,
-    tri: impl FnOnce() -> Triangle,
-) -> &Screen<K> {
-    let key = u64::from(p) << 32 | u64::from(pos);
-    if cache.as_ref().is_none_or(|(k, _)| *k != key) {
-        let t = tri();
-        *cache = Some((key, Screen::new(&t, &TriBox::new(&t))));
+/// The last static triangle that screened flying nodes, by part and position, prepared
+/// ([`Screen`]): a descent under one large triangle pops pair after pair of it, so its
+/// axes are projected once rather than per node. (Preparing it only from its second or
+/// third use, and running the plain test before, which projects only the axes it
+/// reaches, was slower on the matrix's worst detect cell: `docs/benchmarks.md`.)
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ScreenCache<const K: usize> {
+    key: u64,
+    screen: Option<Screen<K>>,
+}
+
+impl<const K: usize> ScreenCache<K> {
+    /// Forgets the triangle (a new query names other hierarchies).
+    pub(crate) fn clear(&mut self) {
+        self.screen = None;
     }
-    &cache.as_ref().expect("just filled").1
+
+    /// Whether the static triangle at position `pos` of part `p` (`tri` gives its
+    /// corners) may meet `d`, or come within `eps` of it (the test of
+    /// `tri::triangle_meets_dop`).
+    #[inline]
+    pub(crate) fn meets(
+        &mut self,
+        p: u32,
+        pos: u32,
+        tri: impl FnOnce() -> Triangle,
+        d: &Dop<K>,
+        eps: f64,
+    ) -> bool {
+        let key = u64::from(p) << 32 | u64::from(pos);
+        match &self.screen {
+            Some(screen) if self.key == key => screen.meets(d, eps),
+            _ => {
+                let t = tri();
+                let screen = Screen::new(&t, &TriBox::new(&t));
+                let meets = screen.meets(d, eps);
+                (self.key, self.screen) = (key, Some(screen));
+                meets
+            }
+        }
+    }
 }
 
 impl<const K: usize> Workspace<K> {
@@ -50,7 +74,7 @@ impl<const K: usize> Workspace<K> {
         self.stack.clear();
         self.tri_dops.clear();
         self.memo.start();
-        self.screen = None;
+        self.screen.clear();
     }
 
     /// The node pairs a stopped descent left unvisited: a start set for a later query of
@@ -295,7 +319,8 @@ mod tests {
     }
 
     /// The screen cache answers for the triangle its key names: a new part or position
-    /// prepares that triangle, and the same key reuses it without asking for the corners.
+    /// is a new triangle, the same key asks for no corners again, and a cleared cache
+    /// forgets its triangle.
     #[test]
     fn screen_cache_follows_its_key() {
         use glam::DVec3;
@@ -311,15 +336,17 @@ mod tests {
             DVec3::new(9.0, -9.0, 0.0),
             DVec3::new(0.0, 9.0, 0.0),
         ];
-        let mut cache = None;
-        let meets = |cache: &mut Option<(u64, Screen<18>)>, p, pos, t: Triangle| {
-            screen_of(cache, p, pos, || t).meets(&node, 0.0)
-        };
-        assert!(!meets(&mut cache, 0, 7, tilted));
-        // The same key: the cached triangle answers, whatever corners would be given.
-        assert!(!meets(&mut cache, 0, 7, flat));
-        assert!(meets(&mut cache, 0, 8, flat));
-        assert!(!meets(&mut cache, 1, 8, tilted));
-        assert!(meets(&mut cache, 0, 8, flat));
+        let mut cache = ScreenCache::default();
+        for (p, pos, t, want) in [
+            (0, 7, tilted, false),
+            (0, 8, flat, true),
+            (1, 8, tilted, false),
+        ] {
+            assert_eq!(cache.meets(p, pos, || t, &node, 0.0), want);
+            let again = cache.meets(p, pos, || unreachable!("asked again"), &node, 0.0);
+            assert_eq!(again, want, "part {p}, position {pos}");
+        }
+        cache.clear();
+        assert!(cache.meets(1, 8, || flat, &node, 0.0));
     }
 }

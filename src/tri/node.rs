@@ -25,8 +25,9 @@ use glam::DVec3;
 const SLACK: f64 = 16.0 * EPS;
 
 /// Whether triangle `t` (with its box `tb`) may meet the k-DOP `d`, or come within `eps` of
-/// it. See the module's contract. One call of [`Screen::meets`]; a triangle tested against
-/// many k-DOPs is prepared once instead.
+/// it. See the module's contract. Each axis is projected only when the ones before it did
+/// not separate; a triangle tested against many k-DOPs is prepared once instead
+/// ([`Screen`]), with the same tests.
 #[inline]
 pub(crate) fn triangle_meets_dop<const K: usize>(
     t: &Triangle,
@@ -34,7 +35,31 @@ pub(crate) fn triangle_meets_dop<const K: usize>(
     d: &Dop<K>,
     eps: f64,
 ) -> bool {
-    Screen::<K>::new(t, tb).meets(d, eps)
+    let grow = eps * (1.0 + 4.0 * EPS);
+    if box_apart(tb, d, grow) {
+        return false;
+    }
+    let mag_t = magnitude(t);
+    for (i, a) in axes(K).iter().enumerate().skip(3) {
+        let (lo, hi) = extremes(t, direction(*a));
+        if dir_apart(d, i, lo, hi, mag_t, grow) {
+            return false;
+        }
+    }
+    let node = NodeBox::new(d, mag_t, grow);
+    let e = edges(t);
+    if node.apart(&SatAxis::new(t, e[0].cross(e[1]))) {
+        return false;
+    }
+    for e in e {
+        if edge_axes(e)
+            .into_iter()
+            .any(|a| node.apart(&SatAxis::new(t, a)))
+        {
+            return false;
+        }
+    }
+    true
 }
 
 /// A triangle prepared for [`Screen::meets`]: what the test needs of the triangle alone (its
@@ -46,14 +71,57 @@ pub(crate) struct Screen<const K: usize> {
     /// The largest coordinate magnitude of the triangle's corners.
     mag_t: f64,
     /// Per direction of `K` past the coordinate axes (at most 10), the triangle's extremes.
-    dir_lo: [f64; 10],
-    dir_hi: [f64; 10],
-    /// The plane normal, then the edges crossed with x, y and z: each axis, its absolute
-    /// value (for a box's radius), its 1-norm, and the triangle's extremes on it.
+    dir: [(f64, f64); 10],
+    /// The plane normal, then each edge crossed with x, y and z.
     axes: [SatAxis; 10],
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+impl<const K: usize> Screen<K> {
+    /// Prepares triangle `t` with its box `tb`.
+    #[inline]
+    pub(crate) fn new(t: &Triangle, tb: &TriBox) -> Self {
+        let mut dir = [(0.0, 0.0); 10];
+        for (i, a) in axes(K).iter().enumerate().skip(3) {
+            dir[i - 3] = extremes(t, direction(*a));
+        }
+        let e = edges(t);
+        let mut axes = [SatAxis::new(t, e[0].cross(e[1])); 10];
+        for (k, e) in e.iter().enumerate() {
+            for (m, a) in edge_axes(*e).into_iter().enumerate() {
+                axes[1 + 3 * k + m] = SatAxis::new(t, a);
+            }
+        }
+        Screen {
+            tb: *tb,
+            mag_t: magnitude(t),
+            dir,
+            axes,
+        }
+    }
+
+    /// Whether the triangle may meet the k-DOP `d`, or come within `eps` of it: the tests
+    /// of [`triangle_meets_dop`], on the prepared projections.
+    #[inline]
+    pub(crate) fn meets(&self, d: &Dop<K>, eps: f64) -> bool {
+        let grow = eps * (1.0 + 4.0 * EPS);
+        if box_apart(&self.tb, d, grow) {
+            return false;
+        }
+        for i in 3..K / 2 {
+            let (lo, hi) = self.dir[i - 3];
+            if dir_apart(d, i, lo, hi, self.mag_t, grow) {
+                return false;
+            }
+        }
+        let node = NodeBox::new(d, self.mag_t, grow);
+        !self.axes.iter().any(|a| node.apart(a))
+    }
+}
+
+/// A separating axis of the triangle's own (its normal, or an edge crossed with a
+/// coordinate axis): the axis, its absolute value (for a box's radius), its 1-norm, and
+/// the triangle's extremes on it.
+#[derive(Clone, Copy, Debug)]
 struct SatAxis {
     a: DVec3,
     abs: DVec3,
@@ -62,85 +130,111 @@ struct SatAxis {
     hi: f64,
 }
 
-impl<const K: usize> Screen<K> {
-    /// Prepares triangle `t` with its box `tb`.
-    #[inline]
-    pub(crate) fn new(t: &Triangle, tb: &TriBox) -> Self {
-        let mut dir_lo = [0.0; 10];
-        let mut dir_hi = [0.0; 10];
-        for (i, a) in axes(K).iter().enumerate().skip(3) {
-            let a = DVec3::new(f64::from(a[0]), f64::from(a[1]), f64::from(a[2]));
-            let p = [a.dot(t[0]), a.dot(t[1]), a.dot(t[2])];
-            (dir_lo[i - 3], dir_hi[i - 3]) = (min3(p), max3(p));
+impl SatAxis {
+    #[inline(always)]
+    fn new(t: &Triangle, a: DVec3) -> Self {
+        let (lo, hi) = extremes(t, a);
+        SatAxis {
+            a,
+            abs: a.abs(),
+            norm1: a.abs().element_sum(),
+            lo,
+            hi,
         }
-        let axis = |a: DVec3| {
-            let p = [a.dot(t[0]), a.dot(t[1]), a.dot(t[2])];
-            SatAxis {
-                a,
-                abs: a.abs(),
-                norm1: a.abs().element_sum(),
-                lo: min3(p),
-                hi: max3(p),
-            }
-        };
-        let e = [t[1] - t[0], t[2] - t[1], t[0] - t[2]];
-        let mut sat = [SatAxis::default(); 10];
-        sat[0] = axis(e[0].cross(e[1]));
-        for (k, e) in e.iter().enumerate() {
-            // e × x, e × y, e × z.
-            sat[1 + 3 * k] = axis(DVec3::new(0.0, e.z, -e.y));
-            sat[2 + 3 * k] = axis(DVec3::new(-e.z, 0.0, e.x));
-            sat[3 + 3 * k] = axis(DVec3::new(e.y, -e.x, 0.0));
-        }
-        Screen {
-            tb: *tb,
-            mag_t: t[0].abs().max(t[1].abs()).max(t[2].abs()).max_element(),
-            dir_lo,
-            dir_hi,
-            axes: sat,
+    }
+}
+
+/// A k-DOP's bounding box as centre and half extents (exact: `f32` bounds in `f64`), with
+/// the rounding allowance per unit of an axis' 1-norm.
+struct NodeBox {
+    c: DVec3,
+    h: DVec3,
+    slack: f64,
+}
+
+impl NodeBox {
+    #[inline(always)]
+    fn new<const K: usize>(d: &Dop<K>, mag_t: f64, grow: f64) -> Self {
+        let lo = DVec3::new(f64::from(d.lo(0)), f64::from(d.lo(1)), f64::from(d.lo(2)));
+        let hi = DVec3::new(f64::from(d.hi(0)), f64::from(d.hi(1)), f64::from(d.hi(2)));
+        let (c, h) = ((lo + hi) * 0.5, (hi - lo) * 0.5);
+        let mag = mag_t.max(c.abs().max_element() + h.max_element());
+        NodeBox {
+            c,
+            h,
+            slack: SLACK * mag + grow,
         }
     }
 
-    /// Whether the triangle may meet the k-DOP `d`, or come within `eps` of it. See the
-    /// module's contract.
-    #[inline]
-    pub(crate) fn meets(&self, d: &Dop<K>, eps: f64) -> bool {
-        let grow = eps * (1.0 + 4.0 * EPS);
-        // The coordinate axes: exact comparisons of exact values when eps is 0.
-        for i in 0..3 {
-            let (lo, hi) = (f64::from(d.lo(i)), f64::from(d.hi(i)));
-            if self.tb.lo[i] - hi > grow || lo - self.tb.hi[i] > grow {
-                return false;
-            }
-        }
-        // The other k-DOP directions (coefficients in {-1, 0, 1}).
-        for (i, a) in axes(K).iter().enumerate().skip(3) {
-            let norm1 = f64::from(a[0].abs() + a[1].abs() + a[2].abs());
-            let (lo, hi) = (f64::from(d.lo(i)), f64::from(d.hi(i)));
-            let j = i - 3;
-            let mag = self.mag_t.max(lo.abs()).max(hi.abs());
-            let margin = norm1 * (SLACK * mag + grow);
-            if self.dir_lo[j] - hi > margin || lo - self.dir_hi[j] > margin {
-                return false;
-            }
-        }
-        // The bounding box of `d` as centre and half extents: exact (f32 bounds in f64).
-        let lo = DVec3::new(f64::from(d.lo(0)), f64::from(d.lo(1)), f64::from(d.lo(2)));
-        let hi = DVec3::new(f64::from(d.hi(0)), f64::from(d.hi(1)), f64::from(d.hi(2)));
-        let c = (lo + hi) * 0.5;
-        let h = (hi - lo) * 0.5;
-        let mag = self.mag_t.max(c.abs().max_element() + h.max_element());
-        let slack = SLACK * mag + grow;
-        for ax in &self.axes {
-            let centre = ax.a.dot(c);
-            let radius = h.dot(ax.abs);
-            let margin = ax.norm1 * slack;
-            if ax.lo - (centre + radius) > margin || (centre - radius) - ax.hi > margin {
-                return false;
-            }
-        }
-        true
+    /// Whether axis `ax` separates the triangle from the box by more than the allowance.
+    #[inline(always)]
+    fn apart(&self, ax: &SatAxis) -> bool {
+        let centre = ax.a.dot(self.c);
+        let radius = self.h.dot(ax.abs);
+        let margin = ax.norm1 * self.slack;
+        ax.lo - (centre + radius) > margin || (centre - radius) - ax.hi > margin
     }
+}
+
+/// Whether the coordinate axes separate box `tb` from `d` by more than `grow`: exact
+/// comparisons of exact values when `grow` is 0.
+#[inline(always)]
+fn box_apart<const K: usize>(tb: &TriBox, d: &Dop<K>, grow: f64) -> bool {
+    (0..3).any(|i| {
+        let (lo, hi) = (f64::from(d.lo(i)), f64::from(d.hi(i)));
+        tb.lo[i] - hi > grow || lo - tb.hi[i] > grow
+    })
+}
+
+/// Whether k-DOP direction `i` (coefficients in {-1, 0, 1}), on which the triangle spans
+/// `lo..hi`, separates it from `d` by more than the allowance.
+#[inline(always)]
+fn dir_apart<const K: usize>(
+    d: &Dop<K>,
+    i: usize,
+    lo: f64,
+    hi: f64,
+    mag_t: f64,
+    grow: f64,
+) -> bool {
+    let a = axes(K)[i];
+    let norm1 = f64::from(a[0].abs() + a[1].abs() + a[2].abs());
+    let (dlo, dhi) = (f64::from(d.lo(i)), f64::from(d.hi(i)));
+    let mag = mag_t.max(dlo.abs()).max(dhi.abs());
+    let margin = norm1 * (SLACK * mag + grow);
+    lo - dhi > margin || dlo - hi > margin
+}
+
+#[inline(always)]
+fn direction(a: [i8; 3]) -> DVec3 {
+    DVec3::new(f64::from(a[0]), f64::from(a[1]), f64::from(a[2]))
+}
+
+/// The triangle's extremes on axis `a`.
+#[inline(always)]
+fn extremes(t: &Triangle, a: DVec3) -> (f64, f64) {
+    let p = [a.dot(t[0]), a.dot(t[1]), a.dot(t[2])];
+    (min3(p), max3(p))
+}
+
+#[inline(always)]
+fn magnitude(t: &Triangle) -> f64 {
+    t[0].abs().max(t[1].abs()).max(t[2].abs()).max_element()
+}
+
+#[inline(always)]
+fn edges(t: &Triangle) -> [DVec3; 3] {
+    [t[1] - t[0], t[2] - t[1], t[0] - t[2]]
+}
+
+/// Edge `e` crossed with x, y and z.
+#[inline(always)]
+fn edge_axes(e: DVec3) -> [DVec3; 3] {
+    [
+        DVec3::new(0.0, e.z, -e.y),
+        DVec3::new(-e.z, 0.0, e.x),
+        DVec3::new(e.y, -e.x, 0.0),
+    ]
 }
 
 #[inline(always)]
