@@ -261,17 +261,23 @@ impl<const K: usize> FlyingObject<K> {
             own_start,
             margin,
         };
-        let mut rest = Span {
-            base: 0,
-            nodes,
-            flags,
-            sets: corners,
-            slack,
-            vbase: 0,
-            verts,
-            obase: 0,
-            own_pts,
-        };
+        // All the nodes: cut into the pieces, and again afterwards for the nodes above them.
+        macro_rules! whole {
+            () => {
+                Span {
+                    base: 0,
+                    nodes: &mut nodes[..],
+                    flags: &mut flags[..],
+                    sets: &mut corners[..],
+                    slack: &mut slack[..],
+                    vbase: 0,
+                    verts: &mut verts[..],
+                    obase: 0,
+                    own_pts: &mut own_pts[..],
+                }
+            };
+        }
+        let mut rest = whole!();
         rayon::scope(|scope| {
             for (p, tally) in pieces.iter().zip(tallies.iter_mut()) {
                 let (lo, hi) = (p.nodes.0 as usize, p.nodes.1 as usize);
@@ -280,18 +286,7 @@ impl<const K: usize> FlyingObject<K> {
                 scope.spawn(move |_| *tally = span.refit((lo..hi).rev(), shared));
             }
         });
-        let mut span = Span {
-            base: 0,
-            nodes,
-            flags,
-            sets: corners,
-            slack,
-            vbase: 0,
-            verts,
-            obase: 0,
-            own_pts,
-        };
-        let last = span.refit(top.iter().map(|&i| i as usize), &shared);
+        let last = whole!().refit(top.iter().map(|&i| i as usize), &shared);
         let mut stats = DeformStats {
             nodes: nodes.len() as u32,
             leaves: (nodes.len() as u32).div_ceil(2),
