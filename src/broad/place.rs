@@ -4,7 +4,7 @@
 //! by insertion sort, the others merged in from a sorted list), the static array likewise
 //! when a static box changed; the grid itself is rebuilt when the boxes outgrow it.
 
-use super::{BroadPhase, Entry, NONE, Place, Proxy, Row, Rows, bit, set_bit};
+use super::{BroadPhase, Entry, NONE, Place, Proxy, Row, Rows, SKIP, bit, set_bit};
 use crate::hint::prefetch;
 use rayon::slice::ParallelSliceMut;
 
@@ -350,10 +350,12 @@ fn directory(r: &mut Rows) {
     end(&mut r.rows, r.entries.len());
 }
 
-/// Re-makes the array of lower x bounds of `r.entries`.
+/// Re-makes the array of lower x bounds of `r.entries`, and its samples.
 fn lower_xs(r: &mut Rows) {
     r.xs.clear();
     r.xs.extend(r.entries.iter().map(|e| e.lo[0]));
+    r.skip.clear();
+    r.skip.extend(r.xs.iter().step_by(SKIP));
 }
 
 /// Appends `e` to `out` and to the directory `dir` of `out`'s rows.

@@ -6,7 +6,7 @@
 //! the world (objects near a part that was inserted or moved) all look boxes up this way.
 
 use super::place::{coord, key, split};
-use super::{Aabb, BroadPhase, Entry, NONE, Rows};
+use super::{Aabb, BroadPhase, Entry, NONE, Rows, SKIP};
 
 /// Calls `found` with every entry of `rows` whose box meets `q`; returns the entries
 /// compared. Each box once.
@@ -52,7 +52,7 @@ pub(super) fn query_rows(rows: &Rows, q: &Aabb, inv: f32, mut found: impl FnMut(
             entries.partition_point(|e| e.lo[0] < t)
         } else {
             let (a, b) = (rows.rows[r].start as usize, rows.rows[r + 1].start as usize);
-            rows.xs[a..b].partition_point(|&x| x < t)
+            first_at_least(&rows.xs, &rows.skip, a, b, t) - a
         };
         for e in &entries[start..] {
             if e.lo[0] > q.hi[0] {
@@ -69,6 +69,28 @@ pub(super) fn query_rows(rows: &Rows, q: &Aabb, inv: f32, mut found: impl FnMut(
         r += 1;
     }
     compared
+}
+
+/// The first position in `a..b` whose `xs` is not below `t` (`b` if none), where
+/// `xs[a..b]` ascends (NaN-free) and `skip` samples `xs` at every [`SKIP`]th position:
+/// `xs[a..b].partition_point(|&x| x < t) + a`, found by a binary search of the samples
+/// inside `a..b` and a scan of at most one stride of `xs`.
+#[inline]
+pub(super) fn first_at_least(xs: &[f32], skip: &[f32], a: usize, b: usize, t: f32) -> usize {
+    // The samples at SKIP * j inside a..b.
+    let (ja, jb) = (a.div_ceil(SKIP), b.div_ceil(SKIP));
+    let (mut from, mut to) = (a, b);
+    if ja < jb {
+        let k = skip[ja..jb].partition_point(|&x| x < t);
+        // Samples before k are below t, those from k on are not.
+        if k > 0 {
+            from = SKIP * (ja + k - 1) + 1;
+        }
+        if ja + k < jb {
+            to = SKIP * (ja + k);
+        }
+    }
+    from + xs[from..to].iter().take_while(|&&x| x < t).count()
 }
 
 impl BroadPhase {
@@ -91,5 +113,51 @@ impl BroadPhase {
         let inv = 1.0 / self.cell;
         query_rows(&self.dynamic, aabb, inv, |e| found(e.proxy));
         query_rows(&self.statics, aabb, inv, |e| found(e.proxy));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::lcg;
+
+    /// The sampled search finds what a binary search of the row finds: rows of any length
+    /// and alignment against the stride, with repeated values, thresholds below, inside
+    /// and above them.
+    #[test]
+    fn sampled_search_equals_partition_point() {
+        let mut s = 5u64;
+        for round in 0..300 {
+            // Ascending runs (rows) one after another, as in the static array.
+            let mut xs = Vec::new();
+            let mut rows = vec![0];
+            for _ in 0..1 + round % 7 {
+                let len = (lcg(&mut s) * 70.0) as usize;
+                let mut x = (lcg(&mut s) * 10.0) as f32;
+                for _ in 0..len {
+                    // Steps of zero now and then: equal bounds.
+                    x += if lcg(&mut s) < 0.2 {
+                        0.0
+                    } else {
+                        lcg(&mut s) as f32
+                    };
+                    xs.push(x);
+                }
+                rows.push(xs.len());
+            }
+            let skip: Vec<f32> = xs.iter().copied().step_by(SKIP).collect();
+            for w in rows.windows(2) {
+                let (a, b) = (w[0], w[1]);
+                for _ in 0..20 {
+                    let t = if a < b && lcg(&mut s) < 0.5 {
+                        xs[a + (lcg(&mut s) * (b - a) as f64) as usize]
+                    } else {
+                        (lcg(&mut s) * 80.0 - 5.0) as f32
+                    };
+                    let want = a + xs[a..b].partition_point(|&x| x < t);
+                    assert_eq!(first_at_least(&xs, &skip, a, b, t), want, "{a}..{b} t {t}");
+                }
+            }
+        }
     }
 }
