@@ -78,12 +78,18 @@ impl<const K: usize> Part<K> {
     /// The bound a query refines the triangle at position `pos`, in a leaf bounded by
     /// `leaf`, into: decoded from its code, or bounded from its corners where the part
     /// keeps no codes (a deformed object's hierarchy).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn refined_bound(&self, leaf: &Dop<K>, pos: usize) -> Dop<K> {
         match self.codes.get(pos) {
             Some(code) => codes::decode(leaf, code),
-            None => Dop::from_points_quick(self.bvh.tri_at(pos)),
+            None => self.corner_bound(pos),
         }
+    }
+
+    /// The bound of the triangle at position `pos` from its corners.
+    #[inline(never)]
+    fn corner_bound(&self, pos: usize) -> Dop<K> {
+        Dop::from_points_quick(self.bvh.tri_at(pos))
     }
 }
 

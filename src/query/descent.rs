@@ -275,9 +275,10 @@ impl<const K: usize> Statics<'_, K> {
     /// Whether static triangle `pos` of part `p` (bound `dop`), when larger than the flying
     /// leaf (bound `fd`, size `fsize`), misses that leaf by a separating axis: one test
     /// instead of one per flying triangle, whose boxes a large triangle at an angle mostly
-    /// overlaps. Flying k-DOPs are enlarged by epsilon already.
-    #[inline]
+    /// overlaps. Flying k-DOPs are enlarged by epsilon already. The size test is inlined
+    /// into the descent (most leaves are not larger); the screen is not.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn misses_leaf(
         &self,
         p: u32,
@@ -288,9 +289,19 @@ impl<const K: usize> Statics<'_, K> {
         cache: &mut ScreenCache<K>,
         stats: &mut QueryStats,
     ) -> bool {
-        if size(dop) <= LARGE_ENV * fsize {
-            return false;
-        }
+        size(dop) > LARGE_ENV * fsize && self.screen_misses(p, pos, fd, cache, stats)
+    }
+
+    /// The screen of [`Statics::misses_leaf`].
+    #[inline(never)]
+    fn screen_misses(
+        &self,
+        p: u32,
+        pos: usize,
+        fd: &Dop<K>,
+        cache: &mut ScreenCache<K>,
+        stats: &mut QueryStats,
+    ) -> bool {
         stats.nv += 1;
         let bvh = &self.parts[p as usize].bvh;
         !cache.meets(p, pos as u32, || bvh.tri_at(pos), fd, 0.0)

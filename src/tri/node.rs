@@ -42,7 +42,7 @@ pub(crate) fn triangle_meets_dop<const K: usize>(
     let mag_t = magnitude(t);
     for (i, a) in axes(K).iter().enumerate().skip(3) {
         let (lo, hi) = extremes(t, direction(*a));
-        if dir_apart(d, i, lo, hi, mag_t, grow) {
+        if dir_apart(d, i, norm1(*a), (lo, hi), mag_t, grow) {
             return false;
         }
     }
@@ -107,9 +107,8 @@ impl<const K: usize> Screen<K> {
         if box_apart(&self.tb, d, grow) {
             return false;
         }
-        for i in 3..K / 2 {
-            let (lo, hi) = self.dir[i - 3];
-            if dir_apart(d, i, lo, hi, self.mag_t, grow) {
+        for (i, a) in axes(K).iter().enumerate().skip(3) {
+            if dir_apart(d, i, norm1(*a), self.dir[i - 3], self.mag_t, grow) {
                 return false;
             }
         }
@@ -186,23 +185,27 @@ fn box_apart<const K: usize>(tb: &TriBox, d: &Dop<K>, grow: f64) -> bool {
     })
 }
 
-/// Whether k-DOP direction `i` (coefficients in {-1, 0, 1}), on which the triangle spans
-/// `lo..hi`, separates it from `d` by more than the allowance.
+/// Whether k-DOP direction `i` (1-norm `norm1`), on which the triangle spans `lo..hi`,
+/// separates it from `d` by more than the allowance.
 #[inline(always)]
 fn dir_apart<const K: usize>(
     d: &Dop<K>,
     i: usize,
-    lo: f64,
-    hi: f64,
+    norm1: f64,
+    (lo, hi): (f64, f64),
     mag_t: f64,
     grow: f64,
 ) -> bool {
-    let a = axes(K)[i];
-    let norm1 = f64::from(a[0].abs() + a[1].abs() + a[2].abs());
     let (dlo, dhi) = (f64::from(d.lo(i)), f64::from(d.hi(i)));
     let mag = mag_t.max(dlo.abs()).max(dhi.abs());
     let margin = norm1 * (SLACK * mag + grow);
     lo - dhi > margin || dlo - hi > margin
+}
+
+/// The 1-norm of a k-DOP direction (coefficients in {-1, 0, 1}).
+#[inline(always)]
+fn norm1(a: [i8; 3]) -> f64 {
+    f64::from(a[0].abs() + a[1].abs() + a[2].abs())
 }
 
 #[inline(always)]
