@@ -304,7 +304,7 @@ impl<const K: usize> Statics<'_, K> {
     ) -> bool {
         stats.nv += 1;
         let bvh = &self.parts[p as usize].bvh;
-        !cache.meets(p, pos as u32, || bvh.tri_at(pos), fd, 0.0)
+        !cache.meets(p, pos as u32, || bvh.tri_at(pos), fd)
     }
 }
 
@@ -435,8 +435,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                 // what its k-DOP cannot.
                 let bvh = &statics.parts[p as usize].bvh;
                 let cache = &mut work.screen;
-                let mut screen =
-                    |fd: &Dop<K>| cache.meets(p, pos, || bvh.tri_at(pos as usize), fd, 0.0);
+                let mut screen = |fd: &Dop<K>| cache.meets(p, pos, || bvh.tri_at(pos as usize), fd);
                 self.object.descend_fly(
                     stack,
                     form,
@@ -549,7 +548,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
             let mut screen = |fd: &Dop<K>| {
                 let pos = env.first_triangle();
                 let tri = || statics.parts[p as usize].bvh.tri_at(pos as usize);
-                cache.meets(p, pos, tri, fd, 0.0)
+                cache.meets(p, pos, tri, fd)
             };
             self.object.descend_fly(
                 &mut work.stack,

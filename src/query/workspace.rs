@@ -42,8 +42,8 @@ impl<const K: usize> ScreenCache<K> {
     }
 
     /// Whether the static triangle at position `pos` of part `p` (`tri` gives its
-    /// corners) may meet `d`, or come within `eps` of it (the test of
-    /// `tri::triangle_meets_dop`).
+    /// corners) may meet flying k-DOP `d` (the test of `tri::triangle_meets_dop` with no
+    /// epsilon: flying k-DOPs are enlarged by it already).
     #[inline]
     pub(crate) fn meets(
         &mut self,
@@ -51,15 +51,14 @@ impl<const K: usize> ScreenCache<K> {
         pos: u32,
         tri: impl FnOnce() -> Triangle,
         d: &Dop<K>,
-        eps: f64,
     ) -> bool {
         let key = u64::from(p) << 32 | u64::from(pos);
         match &self.screen {
-            Some(screen) if self.key == key => screen.meets(d, eps),
+            Some(screen) if self.key == key => screen.meets(d, 0.0),
             _ => {
                 let t = tri();
                 let screen = Screen::new(&t, &TriBox::new(&t));
-                let meets = screen.meets(d, eps);
+                let meets = screen.meets(d, 0.0);
                 (self.key, self.screen) = (key, Some(screen));
                 meets
             }
@@ -342,11 +341,11 @@ mod tests {
             (0, 8, flat, true),
             (1, 8, tilted, false),
         ] {
-            assert_eq!(cache.meets(p, pos, || t, &node, 0.0), want);
-            let again = cache.meets(p, pos, || unreachable!("asked again"), &node, 0.0);
+            assert_eq!(cache.meets(p, pos, || t, &node), want);
+            let again = cache.meets(p, pos, || unreachable!("asked again"), &node);
             assert_eq!(again, want, "part {p}, position {pos}");
         }
         cache.clear();
-        assert!(cache.meets(1, 8, || flat, &node, 0.0));
+        assert!(cache.meets(1, 8, || flat, &node));
     }
 }

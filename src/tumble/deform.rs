@@ -5,15 +5,15 @@
 //! models; the enlargement is the fat bound of dynamic trees). Parents are checked against
 //! their children's bounds, so a refit climbs only as far as the escape reaches.
 //!
-//! What cannot be kept across a deformation is re-made or dropped. The leaves' byte codes
-//! are dropped at the first deformation: re-encoding them every frame cost a third of the
-//! refit, and a query that refines a leaf bounds its triangles from their corners instead
-//! (`Part::refined_bound`). The own corners of nodes that keep their
-//! triangles' vertices, and the convex hull of the root's climb. Refit nodes that kept
-//! their k-DOP's corners keep none ([`CornerSet::Slabs`]): they are re-bounded from their
-//! slabs, since enumerating a k-DOP's corners costs far more than refitting it. The
-//! object gets a new identity, so no query state reuses a bound or a placed triangle of the
-//! old geometry.
+//! What cannot be kept across a deformation is re-made or dropped. The own corners of
+//! nodes that keep their triangles' vertices are re-made in the refit's visit. The leaves'
+//! byte codes are dropped at the first deformation, since re-encoding them every frame was
+//! a large share of the refit (`docs/benchmarks.md`, "Deformable refit"); a query that
+//! refines a leaf bounds its triangles from their corners instead (`Part::refined_bound`).
+//! The convex hull of the root's climb is not re-made: the root is re-bounded from its
+//! slabs. Refit nodes that kept their k-DOP's corners keep none ([`CornerSet::Slabs`]):
+//! enumerating a k-DOP's corners costs far more than refitting it. The object gets a new
+//! identity, so no query state reuses a bound or a placed triangle of the old geometry.
 
 use super::{
     CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, own_corners, slack_of, write_lanes,
