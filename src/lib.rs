@@ -39,7 +39,7 @@ pub use tri::{
     ContactShape, Triangle, contact_shape, intersecting_pairs, intersecting_pairs_screened,
     triangle_distance, triangles_intersect, triangles_intersect_screened,
 };
-pub use tumble::{DeformStats, FlyingObject, Rebound};
+pub use tumble::{DeformStats, FlyingObject, Rebound, Renewal};
 pub use world::{
     Body, ContactPair, EndedPair, LoadedWorld, ObjectDesc, ObjectId, PairEvent, PartDesc, PartEdit,
     PartHandle, PreparedEdits, PreparedShape, ProbeHit, ProbeScratch, ShapeId, StepStats, World,

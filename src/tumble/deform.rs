@@ -45,9 +45,21 @@ pub struct DeformStats {
     /// topology was chosen for the rest shape. A rebuild ([`FlyingObject::new`] of
     /// [`FlyingObject::mesh`]) brings it back to 1.
     pub cost_ratio: f64,
-    /// Whether [`crate::World::deform_shape`] rebuilt the hierarchy afterwards, the cost
-    /// ratio having passed [`crate::WorldOptions::rebuild_at`] (never set by
+    /// How far the subtrees [`FlyingObject::renew`] rebuilds have grown into each other:
+    /// their roots' summed box area over the area of the box around them all, over the
+    /// same as built (the cost ratio of the whole tree when it is too small to have such
+    /// subtrees). Renewing
+    /// them cannot bring it down; only a rebuild of the whole hierarchy can.
+    pub top_cost_ratio: f64,
+    /// The work [`crate::World::deform_shape`] spent renewing the hierarchy afterwards
+    /// ([`FlyingObject::renew`], [`crate::Renewal::work`]; never set by
     /// [`FlyingObject::deform`] itself).
+    pub renewed: u64,
+    /// Whether a rebuild of the whole hierarchy is under way after this call, in
+    /// [`crate::World::deform_shape`] (never set by [`FlyingObject::deform`] itself).
+    pub rebuilding: bool,
+    /// Whether [`crate::World::deform_shape`] put a rebuilt whole hierarchy in place in this
+    /// call (never set by [`FlyingObject::deform`] itself).
     pub rebuilt: bool,
 }
 
@@ -60,12 +72,12 @@ pub(crate) struct DeformScratch<const K: usize> {
     moved: Vec<bool>,
     /// Per node, its link (first child, or `LEAF | first triangle`): the topology without
     /// the bounds, so that skipping a still subtree does not stream its k-DOPs.
-    links: Vec<u32>,
+    pub(super) links: Vec<u32>,
     /// Per node, what this deformation did to it: [`REFIT`] and [`TOUCHED`].
-    flags: Vec<u8>,
+    pub(super) flags: Vec<u8>,
     /// Disjoint subtrees refit in parallel, in slot order: each one's descendants fill one
     /// range of node slots.
-    pieces: Vec<Piece>,
+    pub(super) pieces: Vec<Piece>,
     /// What each piece did this deformation (kept to add them in a fixed order).
     tallies: Vec<Tally>,
     /// The nodes outside every piece's range (the pieces' roots and their ancestors), in
@@ -73,14 +85,41 @@ pub(crate) struct DeformScratch<const K: usize> {
     top: Vec<u32>,
     /// Node `i`'s distinct corners are the vertices `own[own_at[i]..own_at[i + 1]]`: listed
     /// for every leaf that has few enough, and for the inner nodes that keep their own.
-    own: Vec<u32>,
-    own_at: Vec<u32>,
+    pub(super) own: Vec<u32>,
+    pub(super) own_at: Vec<u32>,
+    /// How far the pieces overlapped when they were cut ([`DeformScratch::overlap`]):
+    /// what [`DeformStats::top_cost_ratio`] compares with.
+    pub(super) top_built: f64,
+    /// The margin of the last deformation, which renewed nodes are grown by.
+    pub(super) margin: f64,
+    /// Buffers of [`FlyingObject::renew`], kept so that renewing allocates nothing once
+    /// grown.
+    pub(super) renew: super::renew::RenewScratch,
 }
 
-/// A subtree refit on its own: its descendants' node slots.
+/// A subtree refit on its own, and rebuilt on its own once worn ([`FlyingObject::renew`]).
 #[derive(Clone, Copy, Debug, Default)]
-struct Piece {
-    nodes: (u32, u32),
+pub(super) struct Piece {
+    /// Its descendants' node slots.
+    pub(super) nodes: (u32, u32),
+    /// Its root's slot (a top node).
+    pub(super) root: u32,
+    /// The summed box area of its inner descendants now, and that over its root's area
+    /// when it was built or last renewed.
+    pub(super) area: f64,
+    pub(super) built: f64,
+}
+
+impl Piece {
+    /// How far deformations have worn the piece since it was built: its surface-area cost
+    /// now over then, given its root's area now.
+    pub(super) fn wear(&self, root_area: f64) -> f64 {
+        if self.built > 0.0 {
+            self.area / root_area.max(f64::MIN_POSITIVE) / self.built
+        } else {
+            1.0
+        }
+    }
 }
 
 /// What a refit did over some nodes; pieces' tallies are summed in slot order so that the
@@ -216,6 +255,16 @@ impl<const K: usize> FlyingObject<K> {
         Ok(stats)
     }
 
+    /// Lists what the topology gives once for deformations ([`DeformScratch`]) ahead of
+    /// the first, so that it costs that deformation nothing: for a hierarchy built on a
+    /// thread of its own to take over a deforming shape. The object counts as deformed
+    /// from now on (its root is re-bounded from its slabs).
+    pub(crate) fn prepare_deform(&mut self) {
+        if self.deform.is_none() {
+            self.deform = Some(DeformScratch::new(self));
+        }
+    }
+
     /// Every node bottom-up (children come after their parent): a leaf whose vertices
     /// moved gets its triangles' new bound, re-made only when the stored one does not
     /// contain it; an inner node is re-made only when its stored bound does not contain
@@ -248,6 +297,7 @@ impl<const K: usize> FlyingObject<K> {
             top,
             own,
             own_at,
+            ..
         } = scratch;
         let shared = Shared {
             links,
@@ -292,18 +342,33 @@ impl<const K: usize> FlyingObject<K> {
             leaves: (nodes.len() as u32).div_ceil(2),
             ..DeformStats::default()
         };
+        for (t, p) in tallies.iter().zip(pieces.iter_mut()) {
+            p.area += t.area;
+        }
         for t in tallies.iter().chain([&last]) {
             stats.refit += t.refit;
             stats.escaped_leaves += t.escaped;
             self.inner_area += t.area;
         }
-        let root = area(&nodes[0].dop).max(f64::MIN_POSITIVE);
-        stats.cost_ratio = if self.built_cost > 0.0 {
-            self.inner_area / root / self.built_cost
-        } else {
-            1.0 // One leaf: nothing to wear.
-        };
+        scratch.margin = margin;
+        (stats.cost_ratio, stats.top_cost_ratio) = self.cost_ratios_with(scratch);
         stats
+    }
+
+    /// The tree's surface-area cost over its cost as built, and the same over the nodes
+    /// above the pieces ([`DeformStats`]).
+    pub(super) fn cost_ratios_with(&self, scratch: &DeformScratch<K>) -> (f64, f64) {
+        let root = area(&self.part.bvh.nodes[0].dop).max(f64::MIN_POSITIVE);
+        if self.built_cost <= 0.0 {
+            return (1.0, 1.0); // One leaf: nothing to wear.
+        }
+        let whole = self.inner_area / root / self.built_cost;
+        let top = if scratch.top_built > 0.0 {
+            scratch.overlap(&self.part.bvh.nodes) / scratch.top_built
+        } else {
+            whole
+        };
+        (whole, top)
     }
 }
 
@@ -337,8 +402,7 @@ impl<'a, const K: usize> Span<'a, K> {
     /// Refits the nodes `order` names (each after its children), returning what it did.
     fn refit(&mut self, order: impl Iterator<Item = usize> + Clone, s: &Shared<K>) -> Tally {
         let mut tally = Tally::default();
-        let grown =
-            |exact: Dop<K>| exact.padded((s.margin * exact.box_extent().max_element()) as f32);
+        let grown = |exact: Dop<K>| grown(exact, s.margin);
         // First which leaves have a moved vertex, in one pass over their corner lists, so
         // that only their corners are asked for ahead and gathered.
         for i in order.clone() {
@@ -446,8 +510,11 @@ impl<'a, const K: usize> Span<'a, K> {
                 self.slack[at] = slack_of(pts);
                 let o =
                     s.own_start[i] as usize - self.obase..s.own_start[i + 1] as usize - self.obase;
-                for (slot, p) in self.own_pts[o].iter_mut().zip(pts) {
-                    *slot = p.as_vec3().to_array();
+                // A renewed leaf may have fewer corners than its slot has room for: the
+                // rest are copies of the first.
+                let room = &mut self.own_pts[o];
+                for (k, slot) in room.iter_mut().enumerate() {
+                    *slot = pts.get(k).unwrap_or(&pts[0]).as_vec3().to_array();
                 }
             }
             CornerSet::Own => {
@@ -470,6 +537,46 @@ impl<const K: usize> DeformScratch<K> {
             flags: vec![0; n],
             ..Self::default()
         };
+        s.cut_pieces(bvh);
+        s.own_at.push(0);
+        let mut own = Vec::new();
+        for i in 0..n {
+            // Leaves list their corners to be bounded from (unless they have too many);
+            // inner nodes only where they keep them.
+            if matches!(obj.stored.corners[i], CornerSet::Own | CornerSet::OwnLanes) {
+                let complete = own_corners(bvh, i, &mut own);
+                debug_assert!(
+                    complete,
+                    "a node's own corners depend on its triangles only"
+                );
+                s.own.extend_from_slice(&own);
+            } else if bvh.nodes[i].is_leaf() && own_corners(bvh, i, &mut own) {
+                s.own.extend_from_slice(&own);
+            }
+            s.own_at.push(s.own.len() as u32);
+        }
+        s
+    }
+    /// How far the pieces overlap: their roots' summed box area over the area of the box
+    /// around them all (not the root's, whose bound the refit's margins inflate more).
+    fn overlap(&self, nodes: &[Node<K>]) -> f64 {
+        let mut all = Dop::<K>::EMPTY;
+        let mut sum = 0.0;
+        for p in &self.pieces {
+            let d = &nodes[p.root as usize].dop;
+            all = all.merge(d);
+            sum += area(d);
+        }
+        sum / area(&all).max(f64::MIN_POSITIVE)
+    }
+
+    /// Cuts the tree into the pieces refit (and renewed) on their own and the nodes above
+    /// them, and measures the pieces' cost for their wear.
+    pub(super) fn cut_pieces(&mut self, bvh: &Bvh<K>) {
+        let n = bvh.nodes.len();
+        let s = self;
+        s.pieces.clear();
+        s.top.clear();
         // Per node: its subtree's node count, children first.
         let mut size = vec![1u32; n];
         for i in (0..n).rev() {
@@ -497,31 +604,33 @@ impl<const K: usize> DeformScratch<K> {
                 // subtree's pairs out together).
                 s.pieces.push(Piece {
                     nodes: (c as u32, c as u32 + size[i] - 1),
+                    root: i as u32,
+                    ..Piece::default()
                 });
             }
         }
         s.pieces.sort_unstable_by_key(|p| p.nodes.0);
         s.top.sort_unstable_by(|a, b| b.cmp(a));
-        s.tallies = vec![Tally::default(); s.pieces.len()];
-        s.own_at.push(0);
-        let mut own = Vec::new();
-        for i in 0..n {
-            // Leaves list their corners to be bounded from (unless they have too many);
-            // inner nodes only where they keep them.
-            if matches!(obj.stored.corners[i], CornerSet::Own | CornerSet::OwnLanes) {
-                let complete = own_corners(bvh, i, &mut own);
-                debug_assert!(
-                    complete,
-                    "a node's own corners depend on its triangles only"
-                );
-                s.own.extend_from_slice(&own);
-            } else if bvh.nodes[i].is_leaf() && own_corners(bvh, i, &mut own) {
-                s.own.extend_from_slice(&own);
-            }
-            s.own_at.push(s.own.len() as u32);
+        // Each piece's wear is measured from its cost now, and the top's from the rest.
+        let inner = |j: usize| {
+            let node = &bvh.nodes[j];
+            if node.is_leaf() { 0.0 } else { area(&node.dop) }
+        };
+        for p in &mut s.pieces {
+            p.area = (p.nodes.0..p.nodes.1).map(|j| inner(j as usize)).sum();
+            let root = area(&bvh.nodes[p.root as usize].dop);
+            p.built = p.area / root.max(f64::MIN_POSITIVE);
         }
-        s
+        s.top_built = s.overlap(&bvh.nodes);
+        s.tallies = vec![Tally::default(); s.pieces.len()];
     }
+}
+
+/// A re-made node's bound: `exact` enlarged by `margin` times its largest box extent, so
+/// that the next small deformations leave it alone.
+#[inline]
+pub(super) fn grown<const K: usize>(exact: Dop<K>, margin: f64) -> Dop<K> {
+    exact.padded((margin * exact.box_extent().max_element()) as f32)
 }
 
 /// A node's flag: its bound was re-made by this deformation.
@@ -537,7 +646,7 @@ const AHEAD: usize = 8;
 const PIECE_MIN: u32 = 4096;
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::env::Environment;
     use crate::hierarchy::BuildOptions;
@@ -550,14 +659,14 @@ mod tests {
     /// A closed latitude–longitude sphere of radius 2 about the origin (the built-in
     /// shape): shared vertices, so a moved vertex moves several triangles of different
     /// leaves; its first vertex is a pole.
-    fn sphere(rings: usize, segments: usize) -> Mesh {
+    pub(crate) fn sphere(rings: usize, segments: usize) -> Mesh {
         crate::scene::uv_sphere(2.0, segments, rings).unwrap()
     }
 
     /// `rest` deformed: a wobble of a few percent (of the upper half only, if `partial`:
     /// the lower half stays where it is `now`), or (`far`) stretched, moved by more than
     /// its own size and with some vertices collapsed onto the first (degenerate triangles).
-    fn deformed(
+    pub(crate) fn deformed(
         rest: &[DVec3],
         now: &[DVec3],
         far: bool,
@@ -586,7 +695,7 @@ mod tests {
 
     /// A deformed object's hierarchy is sound, and it keeps no leaf codes (queries bound
     /// refined triangles from their corners).
-    fn valid<const K: usize>(obj: &FlyingObject<K>) {
+    pub(crate) fn valid<const K: usize>(obj: &FlyingObject<K>) {
         assert!(obj.part.codes.is_empty(), "codes kept after a deformation");
         obj.part.bvh.validate().unwrap();
     }
@@ -596,6 +705,14 @@ mod tests {
     /// with the same query state (warmed on the old geometry) at the same pose, so no
     /// cached bound or placed triangle of the old geometry may survive.
     fn answers_as_fresh_builds<const K: usize>() {
+        answers_as_fresh_builds_with::<K>(None);
+    }
+
+    /// [`answers_as_fresh_builds`] with `renew` called on the object after each
+    /// deformation (with the round).
+    pub(crate) fn answers_as_fresh_builds_with<const K: usize>(
+        renew: Option<fn(&mut FlyingObject<K>, usize)>,
+    ) {
         let mut s = 7;
         let env = Environment::<K>::from_mesh(soup(300, 2.0, &mut s), &BuildOptions::ENVIRONMENT)
             .unwrap();
@@ -635,6 +752,10 @@ mod tests {
             now.clone_from(&verts);
             obj.deform(&verts, 0.05).unwrap();
             valid(&obj);
+            if let Some(renew) = renew {
+                renew(&mut obj, round);
+                valid(&obj);
+            }
             if round % 3 != 0 {
                 crate::tumble::tests::props_of(&obj);
             }

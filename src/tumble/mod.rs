@@ -34,8 +34,10 @@ use std::cmp::Ordering;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 mod deform;
+mod renew;
 
 pub use deform::DeformStats;
+pub use renew::Renewal;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
