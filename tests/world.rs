@@ -602,8 +602,8 @@ fn deformed_shapes_are_seen_by_objects_and_parts_that_stand_still() {
     assert_eq!(w.pairs()[0].event, PairEvent::Persist);
 }
 
-/// A shape worn past `rebuild_at` is rebuilt on a thread of its own and takes over exactly
-/// `rebuild_frames` deformations later, refit to that call's vertices; every step before,
+/// Without a renewal budget, a shape worn past `rebuild_at` is rebuilt on a thread of its
+/// own and takes over exactly `rebuild_frames` deformations later, refit to that call's vertices; every step before,
 /// at and after the change equals brute force, on one thread and on four alike.
 #[test]
 fn a_worn_shape_is_rebuilt_beside_the_frames() {
@@ -611,6 +611,7 @@ fn a_worn_shape_is_rebuilt_beside_the_frames() {
         let mut rng = Rng::new(41);
         let mut world = World::<18>::with_options(kdop::WorldOptions {
             rebuild_frames: 3,
+            renew_budget: 0,
             ..kdop::WorldOptions::default()
         })
         .unwrap();
@@ -695,4 +696,144 @@ fn a_worn_shape_is_rebuilt_beside_the_frames() {
     assert_eq!(rebuilt_at, [4]);
     let (_, four) = common::on_threads(4, run);
     assert_eq!(one, four, "the same steps on one thread and four");
+}
+
+/// A sheet of 100 × 100 cells (20,000 triangles: large enough to be refit, and renewed,
+/// in subtrees) spanning `[-2, 2]²` in the plane z = 0.
+fn sheet() -> Mesh {
+    let m = 100;
+    let at = |i: usize, j: usize| (i * (m + 1) + j) as u32;
+    let mut v = Vec::new();
+    for i in 0..=m {
+        for j in 0..=m {
+            v.push(
+                DVec3::new(i as f64, j as f64, 0.0) * (4.0 / m as f64) - DVec3::new(2.0, 2.0, 0.0),
+            );
+        }
+    }
+    let mut t = Vec::new();
+    for i in 0..m {
+        for j in 0..m {
+            t.push([at(i, j), at(i + 1, j), at(i + 1, j + 1)]);
+            t.push([at(i, j), at(i + 1, j + 1), at(i, j + 1)]);
+        }
+    }
+    Mesh::new(v, t).unwrap()
+}
+
+/// A sheet wound into a tighter swirl each frame wears its subtrees, which the world
+/// renews in slices within `renew_budget` per deformation; every step equals brute
+/// force on a fresh build of the swirled sheet (as an object and as a part), on one thread
+/// and on four alike, and the renewed tree costs less than one only refit.
+#[test]
+fn worn_subtrees_are_renewed_in_slices() {
+    let run = |renew: u32| {
+        let mut rng = Rng::new(43);
+        let mut world = World::<18>::with_options(kdop::WorldOptions {
+            renew_budget: renew,
+            rebuild_frames: 1000,
+            ..kdop::WorldOptions::default()
+        })
+        .unwrap();
+        let rest = sheet();
+        let mut meshes = vec![rest.clone(), cluster(&mut rng, 40, 0.3, 0.3)];
+        let shapes: Vec<ShapeId> = meshes
+            .iter()
+            .map(|m| world.add_shape(m.clone()).unwrap())
+            .collect();
+        let mut objects = BTreeMap::new();
+        let mut parts = BTreeMap::new();
+        let flat = |z: f64| Item {
+            shape: 0,
+            pose: Pose::from_translation(DVec3::Z * z).unwrap(),
+            group: 1,
+            mask: u32::MAX,
+            mode: Mode::Report,
+        };
+        let id = world
+            .add_object(shapes[0], flat(0.0).pose, ObjectDesc::default())
+            .unwrap();
+        objects.insert(id, flat(0.0));
+        let part = world.add_part(shapes[0], flat(0.05).pose, PartDesc::default());
+        parts.insert(part.unwrap(), flat(0.05));
+        for i in 0..4 {
+            // Small clusters across the swirl, crossing the sheet.
+            let item = Item {
+                shape: 1,
+                pose: random_pose(&mut rng, 1.2, false),
+                group: 1,
+                mask: u32::MAX,
+                mode: if i % 2 == 0 {
+                    Mode::Report
+                } else {
+                    Mode::Detect
+                },
+            };
+            let item = Item {
+                pose: Pose::new(
+                    item.pose.linear(),
+                    item.pose.translation() * DVec3::new(1.0, 1.0, 0.0),
+                )
+                .unwrap(),
+                ..item
+            };
+            let desc = ObjectDesc {
+                user: i + 1,
+                mode: item.mode,
+                ..ObjectDesc::default()
+            };
+            objects.insert(world.add_object(shapes[1], item.pose, desc).unwrap(), item);
+        }
+        let (mut renewed, mut cost) = (0u64, 0.0);
+        let mut previous = BTreeSet::new();
+        let mut trace = Vec::new();
+        for frame in 1..=6 {
+            let v: Vec<DVec3> = rest
+                .vertices()
+                .iter()
+                .map(|&p| {
+                    // About (1, 1), within 0.9: mostly one quarter of the sheet.
+                    let q = p - DVec3::new(1.0, 1.0, 0.0);
+                    let d = q.truncate().length();
+                    let a = frame as f64 * 2.0 * (1.0 - d / 0.9).max(0.0).powi(2);
+                    let (s, c) = a.sin_cos();
+                    let z = 0.02 * (d * 9.0).sin();
+                    DVec3::new(1.0 + q.x * c - q.y * s, 1.0 + q.x * s + q.y * c, z)
+                })
+                .collect();
+            meshes[0] = Mesh::new(v, rest.triangles().to_vec()).unwrap();
+            let stats = world.deform_shape(shapes[0], meshes[0].vertices()).unwrap();
+            assert!(!stats.rebuilt, "frame {frame}: rebuilt whole");
+            // One subtree of at most 4,096 nodes (2,048 leaves of 4) may pass the budget.
+            assert!(
+                stats.renewed <= u64::from(renew) + 8192 * 20,
+                "frame {frame}: {} renewed",
+                stats.renewed
+            );
+            renewed += stats.renewed;
+            cost = stats.cost_ratio;
+            world.step().unwrap();
+            let truth = brute(&meshes, &objects, &parts);
+            check_step(
+                &world,
+                &truth,
+                &previous,
+                &objects,
+                &format!("frame {frame}"),
+            );
+            trace.push(by_user(&world));
+            previous = truth.keys().copied().collect();
+        }
+        (renewed, cost, trace)
+    };
+    let (renewed, cost, one) = common::on_threads(1, || run(50_000));
+    assert!(renewed > 0, "the swirl wore no subtree");
+    let (_, _, four) = common::on_threads(4, || run(50_000));
+    assert_eq!(one, four, "the same steps on one thread and four");
+    let (none, refit_cost, _) = common::on_threads(1, || run(0));
+    assert_eq!(none, 0);
+    assert!(
+        cost < refit_cost,
+        "renewed {cost} against refit {refit_cost}"
+    );
 }

@@ -223,9 +223,9 @@ fn damaged_world_files_are_typed_errors() {
         World::<18>::from_bytes(&reseal(bad_mode)),
         Err(Error::Format(FormatError::Corrupt("unknown object mode")))
     ));
-    // The first vertex's x: after the header (24), options (16 + 32 + 8), the shape count
-    // and the shape's two counts.
-    let first_vertex = 24 + 56 + 8 + 16;
+    // The first vertex's x: after the header (24), options (16 + 32 + 8 + 4), the shape
+    // count and the shape's two counts.
+    let first_vertex = 24 + 60 + 8 + 16;
     let mut nan = good.clone();
     nan[first_vertex..first_vertex + 8].copy_from_slice(&f64::NAN.to_le_bytes());
     let err = World::<18>::from_bytes(&reseal(nan)).err().unwrap();
@@ -234,6 +234,40 @@ fn damaged_world_files_are_typed_errors() {
         matches!(err.root(), Error::NonFiniteCoordinate { .. }),
         "{err}"
     );
+}
+
+/// A file of version 1 (before `renew_budget`) still loads, as a world that renews no
+/// subtrees (the behaviour of the code that wrote it), and answers as the saved world.
+#[test]
+fn version_one_files_load_without_renewal() {
+    let w = edited_world(5);
+    let v2 = w.to_bytes();
+    // Version 1: the same bytes without the four of `renew_budget` (after the header's
+    // 24 and the other options' 56), with its version, length and checksum.
+    let mut v1 = [&v2[..24 + 56], &v2[24 + 60..]].concat();
+    v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let len = v1.len() as u64;
+    v1[16..24].copy_from_slice(&len.to_le_bytes());
+    let n = v1.len() - 4;
+    let crc = crc32fast::hash(&v1[..n]);
+    v1[n..].copy_from_slice(&crc.to_le_bytes());
+    let mut old = World::<18>::from_bytes(&v1).unwrap().world;
+    assert_eq!(old.options().renew_budget, 0);
+    assert_eq!(
+        kdop::WorldOptions {
+            renew_budget: w.options().renew_budget,
+            ..*old.options()
+        },
+        *w.options()
+    );
+    let mut new = World::<18>::from_bytes(&v2).unwrap().world;
+    old.step().unwrap();
+    new.step().unwrap();
+    assert!(!new.pairs().is_empty(), "no pairs to compare");
+    assert_eq!(old.pairs().len(), new.pairs().len());
+    for (a, b) in old.pairs().iter().zip(new.pairs()) {
+        assert_eq!(old.contacts(a).unwrap(), new.contacts(b).unwrap());
+    }
 }
 
 #[test]

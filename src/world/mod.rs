@@ -154,13 +154,22 @@ pub struct WorldOptions {
     /// A deformed shape's refit node grows by this share of its largest box extent
     /// ([`FlyingObject::deform`]), so that small deformations refit nothing.
     pub deform_margin: f64,
-    /// A deformed shape whose hierarchy's surface-area cost has grown past this many times
-    /// its cost as built ([`DeformStats::cost_ratio`]) is rebuilt from its current mesh
-    /// (`f64::INFINITY`: never), on a thread of its own over
-    /// [`WorldOptions::rebuild_frames`] deformations.
+    /// A deformed shape's subtree whose surface-area cost has grown past this many times
+    /// its cost as built is rebuilt in place, and the whole hierarchy once its subtrees
+    /// have grown into each other so far ([`DeformStats::top_cost_ratio`]), within
+    /// [`WorldOptions::renew_budget`] per deformation ([`FlyingObject::renew`]). With no
+    /// budget, a shape whose whole tree has worn so far ([`DeformStats::cost_ratio`]) is
+    /// rebuilt from its current mesh, on a thread of its own over
+    /// [`WorldOptions::rebuild_frames`] deformations. `f64::INFINITY`: never.
     pub rebuild_at: f64,
-    /// A worn deformable shape's rebuild runs on a thread of its own while the shape goes on
-    /// being refit, and takes over at this many deformations after it started (then
+    /// The work a deformation may spend renewing its shape's hierarchy
+    /// ([`Renewal::work`](crate::Renewal::work): triangles passed through one split; one
+    /// subtree or one split may pass it): the bounded slice of renewal per frame. 0:
+    /// none; worn shapes are then rebuilt whole ([`WorldOptions::rebuild_frames`]).
+    pub renew_budget: u32,
+    /// Without a [`WorldOptions::renew_budget`], a worn deformable shape's rebuild runs on
+    /// a thread of its own while the shape goes on being refit, and takes over at this
+    /// many deformations after it started (then
     /// refit to the vertices of that call): that call waits only for what remains of the
     /// build. A fixed count, not the build's finishing time, so answers do not depend on
     /// timing (`docs/benchmarks.md`, "Deformable refit"). 0: rebuilt within the call.
@@ -216,6 +225,7 @@ impl Default for WorldOptions {
             fat_margin: 0.1,
             deform_margin: 0.05,
             rebuild_at: 2.0,
+            renew_budget: 1 << 18,
             rebuild_frames: 30,
             part_margin: 0.05,
             tree_budget: 32,
@@ -687,8 +697,9 @@ impl<const K: usize> World<K> {
 
     /// Replaces a shape's vertex positions (same count, same triangles): a deformable
     /// body. Its hierarchy is refit where the vertices left their nodes' enlarged bounds
-    /// ([`FlyingObject::deform`], margin [`WorldOptions::deform_margin`]), or rebuilt when
-    /// the refits have worn it past [`WorldOptions::rebuild_at`]; every object of
+    /// ([`FlyingObject::deform`], margin [`WorldOptions::deform_margin`]), then renewed
+    /// where the refits have worn it past [`WorldOptions::rebuild_at`], a bounded slice per
+    /// call ([`FlyingObject::renew`], [`WorldOptions::renew_budget`]); every object of
     /// the shape gets a new root bound at the next step, and every part of it a new box.
     /// Every pair is checked at the next step against the new geometry, exactly.
     ///
@@ -731,6 +742,14 @@ impl<const K: usize> World<K> {
                     };
                 }
             }
+            // With a budget, renewal in slices; without, a whole rebuild once worn.
+            None if self.options.renew_budget > 0 => {
+                let budget = u64::from(self.options.renew_budget);
+                let r = shape.object.renew(at, budget);
+                (stats.renewed, stats.rebuilding, stats.rebuilt) =
+                    (r.work, r.rebuilding, r.rebuilt);
+                (stats.cost_ratio, stats.top_cost_ratio) = shape.object.cost_ratios();
+            }
             None if stats.cost_ratio > at && frames == 0 => {
                 // The vertices passed the checks of a mesh, and the options built it before.
                 shape.object = FlyingObject::new_deforming(shape.object.mesh(), &build)?;
@@ -740,12 +759,20 @@ impl<const K: usize> World<K> {
                 let mesh = shape.object.mesh();
                 let built = std::thread::Builder::new()
                     .name("kdop rebuild".into())
-                    .spawn(move || FlyingObject::new_deforming(mesh, &build))
+                    .spawn(move || {
+                        // The lists its first deformation needs are made here too, so that
+                        // the call taking it over only refits it.
+                        FlyingObject::new_deforming(mesh, &build).map(|mut f| {
+                            f.prepare_deform();
+                            f
+                        })
+                    })
                     .ok();
                 shape.rebuild = Some(Rebuild { built, due: frames });
             }
             None => {}
         }
+        stats.rebuilding |= shape.rebuild.is_some();
         // In place, without lists of keys: a deforming shape is edited every frame.
         for (k, o) in self.objects.iter_mut() {
             if o.shape == id.key && !o.moved {

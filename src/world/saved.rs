@@ -3,16 +3,17 @@
 //! edited assembly can be written out and read back (Klosowski et al. 1998, §5 saves the
 //! environment hierarchy; issue 20 asks that a saved edited environment answer alike).
 //!
-//! # Format (version 1, little-endian, in the envelope of every kdop file)
+//! # Format (version 2, little-endian, in the envelope of every kdop file)
 //! ```text
 //! magic        8 bytes  "KDOPWLD\0"
-//! version      u32      1
+//! version      u32      2 (1 is read too: it has no renew_budget)
 //! k            u32
 //! length       u64      of the whole file, checksum included
 //! shape_build  8 bytes  rule u8, split u8, reserved u16, leaf size u32
 //! part_build   8 bytes  the same
 //! margins      4 × f64  fat, deform, part; rebuild_at
 //! tree_budget  u32, rebuild_frames u32
+//! renew        u32      renew_budget (version 2 on)
 //! shapes       u64; per shape: vertices u64, triangles u64,
 //!                     vertices × 3 f64, triangles × 3 u32 (the mesh's own order)
 //! parts        u64; per part: shape u32 (its index above), placement 12 × f64,
@@ -39,7 +40,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"KDOPWLD\0";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 /// Bytes of a part's record, and of an object's.
 const PART_BYTES: usize = 4 + 96 + 16;
 const OBJECT_BYTES: usize = 4 + 96 + 4 + 16;
@@ -90,6 +91,7 @@ impl<const K: usize> World<K> {
         }
         b.extend_from_slice(&o.tree_budget.to_le_bytes());
         b.extend_from_slice(&o.rebuild_frames.to_le_bytes());
+        b.extend_from_slice(&o.renew_budget.to_le_bytes());
         // A shape's index in the file, by its slot.
         let mut index = std::collections::HashMap::new();
         b.extend_from_slice(&(self.shapes.len() as u64).to_le_bytes());
@@ -163,7 +165,7 @@ impl<const K: usize> World<K> {
     /// # Errors
     /// As [`World::load`].
     pub fn from_bytes(bytes: &[u8]) -> Result<LoadedWorld<K>> {
-        let (_, mut c) = envelope::open(bytes, MAGIC, VERSION..=VERSION, VERSION, K)?;
+        let (version, mut c) = envelope::open(bytes, MAGIC, 1..=VERSION, 1, K)?;
         let options = WorldOptions {
             shape_build: c.build_options()?,
             part_build: c.build_options()?,
@@ -173,6 +175,7 @@ impl<const K: usize> World<K> {
             rebuild_at: c.f64()?,
             tree_budget: c.u32()?,
             rebuild_frames: c.u32()?,
+            renew_budget: if version >= 2 { c.u32()? } else { 0 },
         };
         options
             .check()
