@@ -6,9 +6,15 @@
 //! than the margin, so nearly every leaf escapes), and `poke`, a bump rising and falling in
 //! a disc of a fifth of the sheet's area (the rest still).
 //!
-//! `--worn`: the sheet as a world's shape, its vertices shuffled once (a tree worn past
-//! any refit) and then waving; each frame's `World::deform_shape` timed with the rebuild
-//! within the call and with the rebuild on a thread of its own.
+//! `--worn`: the sheet as a world's shape, waving, its positions dealt out to other
+//! vertices from frame 1 on (a tree worn past any refit or renewal of subtrees); each
+//! frame's `World::deform_shape` timed with the whole rebuild in slices, within the call,
+//! and on a thread of its own.
+//!
+//! `--twist`: the sheet as a world's shape, a disc of a fifth of it wound into a tighter
+//! swirl each frame (local wear: the subtrees under the disc wear, the top little); each
+//! frame's `World::deform_shape` timed with worn subtrees renewed in bounded slices and
+//! without, and the tree's surface-area cost over its cost as built at the end.
 
 use crate::stats::TimeStats;
 use clap::Args;
@@ -39,6 +45,10 @@ pub struct DeformArgs {
     /// (`WorldOptions::rebuild_frames`, default and 0), per frame.
     #[arg(long)]
     worn: bool,
+    /// Instead: a swirl wound tighter each frame in a world, with worn subtrees renewed
+    /// in slices (`WorldOptions::renew_budget`) and without.
+    #[arg(long)]
+    twist: bool,
 }
 
 /// The sheet: `m` × `m` cells of two triangles over the unit square, scaled to 10.
@@ -80,6 +90,9 @@ pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
     let pool = crate::common::thread_pool(a.threads.max(1))?;
     if a.worn {
         return pool.install(|| worn(a));
+    }
+    if a.twist {
+        return pool.install(|| twist(a));
     }
     for &n in &a.triangles {
         let m = ((n as f64 / 2.0).sqrt().round() as usize).max(1);
@@ -148,33 +161,47 @@ pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--worn`: per size, the frames of a shuffled-then-waving sheet in a world, with the
-/// rebuild within the call and on a thread.
+/// `--worn`: per size, the frames of a dealt-then-waving sheet in a world: the whole
+/// rebuild in slices (the default), within the call, and on a thread.
 fn worn(a: &DeformArgs) -> kdop::Result<ExitCode> {
+    let defaults = kdop::WorldOptions::default();
+    let ways = [
+        ("rebuilt in slices", defaults.renew_budget, 0),
+        ("rebuilt within the call", 0, 0),
+        ("rebuilt on a thread", 0, defaults.rebuild_frames),
+    ];
     for &n in &a.triangles {
         let m = ((n as f64 / 2.0).sqrt().round() as usize).max(1);
         let rest = sheet(m);
         let tris = rest.triangle_count();
-        let default = kdop::WorldOptions::default().rebuild_frames;
-        for frames in [0, default] {
+        // A fixed random permutation of the vertices (Fisher–Yates on an LCG).
+        let mut deal: Vec<usize> = (0..rest.vertices().len()).collect();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for i in (1..deal.len()).rev() {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            deal.swap(i, ((seed >> 33) % (i as u64 + 1)) as usize);
+        }
+        for (how, budget, frames) in ways {
             let mut w = kdop::World::<18>::with_options(kdop::WorldOptions {
+                renew_budget: budget,
                 rebuild_frames: frames,
-                ..kdop::WorldOptions::default()
+                ..defaults
             })?;
             let s = w.add_shape(rest.clone())?;
             w.add_object(s, kdop::Pose::IDENTITY, kdop::ObjectDesc::default())?;
             w.step()?;
             let mut verts = Vec::new();
             let mut times = TimeStats::default();
-            let (mut taken, mut taken_ms) = (None, 0.0);
+            let (mut taken, mut taken_ms, mut slices) = (None, 0.0, 0);
             for f in 0..=a.frames.max(frames as usize + 2) {
                 frame(rest.vertices(), false, f + 1, &mut verts);
-                if f == 1 {
-                    // The same positions dealt out again: no refit can keep this tree.
-                    let k = verts.len();
-                    for i in 1..k {
-                        verts.swap(i, (i * 7919) % (i + 1));
-                    }
+                if f >= 1 {
+                    // From frame 1 on, the positions dealt out to other vertices: every
+                    // triangle spans the sheet, and no refit or subtree can keep this tree.
+                    let moved: Vec<DVec3> = deal.iter().map(|&i| verts[i]).collect();
+                    verts = moved;
                 }
                 let t0 = Instant::now();
                 let stats = w.deform_shape(s, &verts)?;
@@ -183,30 +210,107 @@ fn worn(a: &DeformArgs) -> kdop::Result<ExitCode> {
                 if f > 0 {
                     times.record(ms * 1e3);
                 }
-                if stats.rebuilt {
+                slices += u32::from(stats.rebuilding && budget > 0);
+                if stats.rebuilt && taken.is_none() {
                     (taken, taken_ms) = (Some(f), ms);
                 }
             }
-            let how = if frames == 0 {
-                "rebuilt within the call".to_string()
-            } else {
-                format!("rebuilt on a thread over {frames} deformations")
-            };
             if a.json {
                 println!(
                     "{}",
                     serde_json::json!({
-                        "triangles": tris, "rebuild_frames": frames, "taken_over_at": taken,
-                        "take_over_ms": taken_ms, "ms_p50": times.percentile(0.5) / 1e3,
-                        "ms_max": times.max() / 1e3,
+                        "triangles": tris, "renew_budget": budget, "rebuild_frames": frames,
+                        "slices": slices, "taken_over_at": taken, "take_over_ms": taken_ms,
+                        "ms_p50": times.percentile(0.5) / 1e3, "ms_max": times.max() / 1e3,
                     })
                 );
             } else {
                 println!(
-                    "{tris} triangles worn at frame 1, {how}: taken over at frame {}, that frame {taken_ms:.1} ms; frames p50 {:.1} ms, max {:.1} ms",
+                    "{tris} triangles worn at frame 1, {how}: taken over at frame {} after {slices} \
+                     slices, that frame {taken_ms:.1} ms; frames p50 {:.1} ms, max {:.1} ms",
                     taken.map_or("-".into(), |f| f.to_string()),
                     times.percentile(0.5) / 1e3,
                     times.max() / 1e3
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The sheet's vertices at frame `f` of the swirl: points within 2.5 of the centre turned
+/// about it by `f` times a quarter turn at the centre, falling to none at the rim.
+fn swirl(rest: &[DVec3], f: usize, out: &mut Vec<DVec3>) {
+    out.clear();
+    out.extend(rest.iter().map(|&p| {
+        let (dx, dy) = (p.x - 5.0, p.y - 5.0);
+        let d = (dx * dx + dy * dy).sqrt();
+        if d >= 2.5 {
+            return p;
+        }
+        let a = f as f64 * std::f64::consts::FRAC_PI_2 * (1.0 - d / 2.5).powi(2);
+        let (s, c) = a.sin_cos();
+        DVec3::new(5.0 + dx * c - dy * s, 5.0 + dx * s + dy * c, 0.0)
+    }));
+}
+
+/// `--twist`: per size, the frames of a swirling sheet in a world, with worn subtrees
+/// renewed and without.
+fn twist(a: &DeformArgs) -> kdop::Result<ExitCode> {
+    for &n in &a.triangles {
+        let m = ((n as f64 / 2.0).sqrt().round() as usize).max(1);
+        let rest = sheet(m);
+        let tris = rest.triangle_count();
+        let budget = kdop::WorldOptions::default().renew_budget;
+        for renew in [0, budget] {
+            let mut w = kdop::World::<18>::with_options(kdop::WorldOptions {
+                renew_budget: renew,
+                ..kdop::WorldOptions::default()
+            })?;
+            let s = w.add_shape(rest.clone())?;
+            w.add_object(s, kdop::Pose::IDENTITY, kdop::ObjectDesc::default())?;
+            w.step()?;
+            let mut verts = Vec::new();
+            let mut times = TimeStats::default();
+            let (mut renewed, mut rebuilt, mut started, mut last) = (0u64, None, None, None);
+            for f in 1..=a.frames.max(2) {
+                swirl(rest.vertices(), f, &mut verts);
+                let t0 = Instant::now();
+                let stats = w.deform_shape(s, &verts)?;
+                times.record(t0.elapsed().as_secs_f64() * 1e6);
+                w.step()?;
+                renewed += stats.renewed;
+                if stats.rebuilding || stats.rebuilt {
+                    started.get_or_insert(f);
+                }
+                if stats.rebuilt {
+                    rebuilt.get_or_insert(f);
+                }
+                last = Some(stats);
+            }
+            let last = last.expect("frames ran");
+            if a.json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "triangles": tris, "renew_budget": renew,
+                        "ms_p50": times.percentile(0.5) / 1e3, "ms_max": times.max() / 1e3,
+                        "renew_work": renewed, "whole_started_at": started, "rebuilt_at": rebuilt,
+                        "cost_ratio": last.cost_ratio, "top_cost_ratio": last.top_cost_ratio,
+                    })
+                );
+            } else {
+                println!(
+                    "{tris} triangles swirled over {} frames, renew_budget {renew}: frames p50 \
+                     {:.2} ms, max {:.2} ms; renewal work {renewed}, whole rebuild from frame \
+                     {} to {}; cost {:.2} (top {:.2}) of the built tree's",
+                    a.frames.max(2),
+                    times.percentile(0.5) / 1e3,
+                    times.max() / 1e3,
+                    started.map_or("-".into(), |f: usize| f.to_string()),
+                    rebuilt.map_or("-".into(), |f: usize| f.to_string()),
+                    last.cost_ratio,
+                    last.top_cost_ratio
                 );
             }
         }
