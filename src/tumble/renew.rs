@@ -22,8 +22,9 @@ use super::{
 };
 use crate::dop::Dop;
 use crate::env::tree::area;
-use crate::hierarchy::{END, LEAF};
+use crate::hierarchy::{Bvh, END, LEAF};
 use glam::{DVec3, Vec3};
+use rayon::prelude::*;
 use std::sync::atomic::Ordering as AtomicOrdering;
 
 /// What one [`FlyingObject::renew`] did.
@@ -342,24 +343,36 @@ impl<const K: usize> FlyingObject<K> {
             bvh.tris[t0 + k] = it.tri;
             bvh.ids[t0 + k] = it.id;
         }
-        // Bounds, children before parents (they come after them).
-        for j in (lo..hi).rev() {
-            let link = bvh.nodes[j].link;
-            let exact = if link & LEAF != 0 {
-                let first = (link & !LEAF) as usize;
+        // Bounds: the leaves in parallel (each gathers its corners, the wait), then the
+        // inner nodes, children before parents (they come after them).
+        let Bvh {
+            nodes,
+            vertices,
+            tris,
+            ids,
+        } = &mut *bvh;
+        nodes[lo..hi]
+            .par_iter_mut()
+            .with_min_len(1024)
+            .filter(|node| node.link & LEAF != 0)
+            .for_each(|node| {
+                let first = (node.link & !LEAF) as usize;
                 let mut last = first;
-                while bvh.ids[last] & END == 0 {
+                while ids[last] & END == 0 {
                     last += 1;
                 }
-                let corners = bvh.tris[first..=last].as_flattened();
-                Dop::from_points_quick(corners.iter().map(|&v| bvh.vertices[v as usize]))
-            } else {
+                let corners = tris[first..=last].as_flattened();
+                let exact = Dop::from_points_quick(corners.iter().map(|&v| vertices[v as usize]));
+                node.dop = grown(exact, margin);
+            });
+        for j in (lo..hi).rev() {
+            let link = nodes[j].link;
+            if link & LEAF == 0 {
                 let c = link as usize;
-                bvh.nodes[c].dop.merge(&bvh.nodes[c + 1].dop)
-            };
-            bvh.nodes[j].dop = grown(exact, margin);
-            scratch.flags[j] = 0;
+                nodes[j].dop = grown(nodes[c].dop.merge(&nodes[c + 1].dop), margin);
+            }
         }
+        scratch.flags[lo..hi].fill(0);
         self.inner_area += inner_area(&bvh.nodes, lo, hi) - old_area;
         let mut j = root;
         loop {
