@@ -241,12 +241,19 @@ fn by_user(world: &World<18>) -> UserFrame {
 }
 
 /// A seeded scene run for `frames` steps, checked at every step; returns what it saw, with
-/// handles and by users' values, and how many deformations rebuilt their shape.
+/// handles and by users' values, and how many deformations rebuilt their shape (or
+/// started to, in slices).
 fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>, u32) {
     let mut rng = Rng::new(seed);
-    // Worn shapes rebuilt within the call (a rebuild on a thread of its own has its test).
+    // Worn shapes renewed in slices (even seeds), or rebuilt within the call (odd seeds; a
+    // rebuild on a thread of its own has its test).
     let mut world = World::<18>::with_options(kdop::WorldOptions {
         rebuild_frames: 0,
+        renew_budget: if seed % 2 == 0 {
+            kdop::WorldOptions::default().renew_budget
+        } else {
+            0
+        },
         ..kdop::WorldOptions::default()
     })
     .unwrap();
@@ -346,7 +353,8 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>, u32) {
         let s = rng.below(5) as usize;
         if let Some(m) = meshes.get_mut(s) {
             *m = deformed(m, &mut rng);
-            rebuilds += u32::from(world.deform_shape(shapes[s], m.vertices()).unwrap().rebuilt);
+            let stats = world.deform_shape(shapes[s], m.vertices()).unwrap();
+            rebuilds += u32::from(stats.rebuilt || stats.rebuilding);
         }
         // Probes see the world as it stands, objects moved since the last step included.
         check_probes(&world, &meshes, &shapes, &objects, &parts, &mut rng, frame);

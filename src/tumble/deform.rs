@@ -58,8 +58,9 @@ pub struct DeformStats {
     /// Whether a rebuild of the whole hierarchy is under way after this call, in
     /// [`crate::World::deform_shape`] (never set by [`FlyingObject::deform`] itself).
     pub rebuilding: bool,
-    /// Whether [`crate::World::deform_shape`] put a rebuilt whole hierarchy in place in this
-    /// call (never set by [`FlyingObject::deform`] itself).
+    /// Whether a rebuilt whole hierarchy took over in this call: one that
+    /// [`FlyingObject::renew`] finished, or [`crate::World::deform_shape`] built without a
+    /// renewal budget.
     pub rebuilt: bool,
 }
 
@@ -69,7 +70,7 @@ pub struct DeformStats {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DeformScratch<const K: usize> {
     /// Per vertex: whether this deformation moved it.
-    moved: Vec<bool>,
+    pub(super) moved: Vec<bool>,
     /// Per node, its link (first child, or `LEAF | first triangle`): the topology without
     /// the bounds, so that skipping a still subtree does not stream its k-DOPs.
     pub(super) links: Vec<u32>,
@@ -247,7 +248,17 @@ impl<const K: usize> FlyingObject<K> {
             .for_each(|(slot, &v)| *slot = v);
         // Queries bound a refined leaf's triangles from their corners from now on.
         self.part.codes = Vec::new();
-        let stats = self.refit(&mut scratch, margin);
+        // A whole tree rebuilt by `renew` takes over here, every node re-made.
+        let took_over = self.take_over(&mut scratch);
+        if took_over {
+            scratch.moved.fill(true);
+        }
+        let mut stats = self.refit(&mut scratch, margin);
+        if took_over {
+            self.settle_take_over(&mut scratch);
+            (stats.cost_ratio, stats.top_cost_ratio) = self.cost_ratios_with(&scratch);
+            stats.rebuilt = true;
+        }
         self.top[0].dop = self.part.bvh.root_dop();
         self.magnitude = magnitude;
         self.id = NEXT_ID.fetch_add(1, AtomicOrdering::Relaxed);

@@ -17,8 +17,8 @@
 
 use super::deform::{DeformScratch, Piece, grown};
 use super::{
-    CornerSet, FlyingObject, LANES, MAX_VERTS, NEXT_ID, own_in_lanes, slack_of, triangle_span,
-    write_lanes,
+    CornerArrays, CornerSet, FlyingObject, LANES, MAX_VERTS, NEXT_ID, own_in_lanes, slack_of,
+    triangle_span, write_lanes,
 };
 use crate::dop::Dop;
 use crate::env::tree::area;
@@ -37,11 +37,10 @@ pub struct Renewal {
     pub subtrees: u32,
     /// Subtrees still worn past the threshold, left to later calls by the budget.
     pub worn_left: u32,
-    /// Whether a rebuild of the whole hierarchy is under way, with slices left to later
-    /// calls.
+    /// Whether a rebuild of the whole hierarchy is under way: slices left to later calls,
+    /// or all done and waiting for the next [`FlyingObject::deform`] to take over
+    /// ([`DeformStats::rebuilt`](super::DeformStats::rebuilt)).
     pub rebuilding: bool,
-    /// Whether a rebuild of the whole hierarchy was finished this call.
-    pub rebuilt: bool,
 }
 
 /// Buffers of [`FlyingObject::renew`], kept between calls, and the rebuild under way.
@@ -58,6 +57,8 @@ pub(crate) struct RenewScratch {
     pts: Vec<DVec3>,
     /// The subtree being rebuilt: its layout so far is in `links` and `parent`.
     plan: Option<Plan>,
+    /// A whole tree laid out, being staged for the deformation that takes it over.
+    staged: Option<Box<Staged>>,
     /// The planned link and parent of the subtree's root (entry 0) and of its descendants'
     /// slots `lo..hi` (entry `1 + j - lo`).
     links: Vec<u32>,
@@ -80,6 +81,21 @@ struct Plan {
     made: u32,
     /// The next free slot of the layout.
     next: u32,
+}
+
+/// What a whole rebuilt tree brings besides its links, made in slices after its layout:
+/// the triangle order, the nodes' corner arrays and the leaves' corner lists, all in slot
+/// order, ready to be swapped in.
+#[derive(Clone, Debug)]
+struct Staged {
+    tris: Vec<[u32; 3]>,
+    ids: Vec<u32>,
+    stored: CornerArrays,
+    own: Vec<u32>,
+    own_at: Vec<u32>,
+    /// Triangles copied from the items so far, and the next slot to list.
+    copied: u32,
+    slot: u32,
 }
 
 /// A triangle being partitioned: its box's centre and bounds (`f32`: they only choose
@@ -111,9 +127,9 @@ impl<const K: usize> FlyingObject<K> {
     /// rebuilt, most worn first; once they have grown into each other past `at`
     /// ([`DeformStats::top_cost_ratio`](super::DeformStats::top_cost_ratio)), the whole
     /// hierarchy is rebuilt instead, in slices over the calls that follow (deformations go
-    /// on refitting the old one meanwhile), and takes over in the call that finishes it.
-    /// Each rebuilt tree keeps its node slots and leaf count, and is bounded from the
-    /// current vertices when it takes over. Called after every [`FlyingObject::deform`],
+    /// on refitting the old one meanwhile), and the first deformation after the last slice
+    /// takes it over and refits all of it. Each rebuilt tree keeps its node slots and leaf
+    /// count, and is bounded from the current vertices when it takes over. Called after every [`FlyingObject::deform`],
     /// it keeps a deforming hierarchy fit at a bounded cost per frame. Queries are exact
     /// throughout, and the object gets a new identity when a rebuilt tree takes over.
     ///
@@ -122,8 +138,9 @@ impl<const K: usize> FlyingObject<K> {
     /// nothing to renew.
     ///
     /// # Complexity
-    /// A look at each subtree's cost, then the budget; the call where a rebuilt tree takes
-    /// over also bounds its nodes and lists their corners, about a refit of all of them.
+    /// A look at each subtree's cost, then the budget (the first split of a whole rebuild
+    /// reads every triangle once). A whole tree's take-over costs its deformation about a
+    /// refit of every node.
     pub fn renew(&mut self, at: f64, budget: u64) -> Renewal {
         let Some(mut scratch) = self.deform.take() else {
             return Renewal::default();
@@ -140,18 +157,13 @@ impl<const K: usize> FlyingObject<K> {
                 .plan
                 .is_some_and(|p| plan_done(&p, &scratch.renew))
             {
-                self.plan_apply(&mut scratch);
-                scratch.cut_pieces(&self.part.bvh);
-                let root = area(&self.part.bvh.nodes[0].dop).max(f64::MIN_POSITIVE);
-                self.built_cost = self.inner_area / root;
-                out.rebuilt = true;
-            } else {
-                out.rebuilding = true;
+                out.work += self.stage_step(&mut scratch.renew, budget.saturating_sub(out.work));
             }
+            out.rebuilding = true;
         } else {
             out = self.renew_pieces(&mut scratch, at, budget);
         }
-        if out.rebuilt || out.subtrees > 0 {
+        if out.subtrees > 0 {
             self.id = NEXT_ID.fetch_add(1, AtomicOrdering::Relaxed);
         }
         self.deform = Some(scratch);
@@ -396,6 +408,119 @@ impl<const K: usize> FlyingObject<K> {
         }
         self.top[0].dop = bvh.root_dop();
         self.recorner_subtree(scratch, lo, hi);
+    }
+
+    /// Stages a whole tree laid out by its plan, about `budget` units of work: its
+    /// triangle order, then slot by slot the corners each leaf keeps (its distinct corners,
+    /// where few enough; inner nodes keep none). Returns the work done.
+    fn stage_step(&self, r: &mut RenewScratch, budget: u64) -> u64 {
+        let Some(p) = r.plan else {
+            return 0;
+        };
+        let bvh = &self.part.bvh;
+        let n = bvh.nodes.len();
+        let st = r.staged.get_or_insert_with(|| {
+            Box::new(Staged {
+                tris: Vec::with_capacity(r.items.len()),
+                ids: Vec::with_capacity(r.items.len()),
+                stored: CornerArrays::with_capacity(n),
+                own: Vec::new(),
+                own_at: vec![0],
+                copied: 0,
+                slot: 0,
+            })
+        });
+        let mut used = 0u64;
+        let total = p.t1 - p.t0;
+        if st.copied < total {
+            let end = (u64::from(st.copied) + budget.max(1)).min(u64::from(total)) as u32;
+            for it in &r.items[st.copied as usize..end as usize] {
+                st.tris.push(it.tri);
+                st.ids.push(it.id);
+            }
+            used += u64::from(end - st.copied);
+            st.copied = end;
+        }
+        while st.copied == total && (st.slot as usize) < n && used < budget {
+            let j = st.slot as usize;
+            st.slot += 1;
+            used += 1;
+            // The plan of the whole tree lists slot `j` at entry `j` (its descendants start at 1).
+            let link = r.links[j];
+            let start = st.own.len();
+            if link & LEAF != 0 {
+                let first = (link & !LEAF) as usize;
+                let mut last = first;
+                while st.ids[last] & END == 0 {
+                    last += 1;
+                }
+                st.own
+                    .extend_from_slice(st.tris[first..=last].as_flattened());
+                let own = &mut st.own[start..];
+                own.sort_unstable();
+                let len = partition_dedup(own);
+                used += len as u64;
+                if len <= MAX_VERTS {
+                    st.own.truncate(start + len);
+                    r.pts.clear();
+                    r.pts
+                        .extend(st.own[start..].iter().map(|&v| bvh.vertices[v as usize]));
+                    st.stored.push::<K>(&r.pts, CornerSet::Own, 0.0);
+                    st.own_at.push(st.own.len() as u32);
+                    continue;
+                }
+                st.own.truncate(start);
+            }
+            st.stored.push::<K>(&[], CornerSet::Slabs, 0.0);
+            st.own_at.push(st.own.len() as u32);
+        }
+        used
+    }
+
+    /// Swaps in a whole tree staged to the end, before a deformation's refit: its links,
+    /// parents, triangle order, corner arrays and lists, and the pieces cut anew, every
+    /// bound a point to be re-made. The refit then treats every vertex as moved (the
+    /// staged corners are from earlier frames), and [`FlyingObject::settle_take_over`]
+    /// measures the new tree. Returns whether it took over.
+    pub(super) fn take_over(&mut self, scratch: &mut DeformScratch<K>) -> bool {
+        let n = self.part.bvh.nodes.len();
+        let r = &mut scratch.renew;
+        let ready = r.staged.as_ref().is_some_and(|st| st.slot as usize == n)
+            && r.plan.is_some_and(|p| p.root == 0 && plan_done(&p, r));
+        if !ready {
+            return false;
+        }
+        let mut st = r.staged.take().expect("checked above");
+        r.plan = None;
+        let bvh = &mut self.part.bvh;
+        let point = Dop::<K>::from_points_quick(std::iter::once(DVec3::ZERO));
+        for j in 0..n {
+            let link = r.links[j];
+            bvh.nodes[j] = crate::hierarchy::Node { dop: point, link };
+            self.links[j] = link;
+            scratch.links[j] = link;
+            if j > 0 {
+                self.parent[j] = r.parent[j];
+            }
+        }
+        std::mem::swap(&mut bvh.tris, &mut st.tris);
+        std::mem::swap(&mut bvh.ids, &mut st.ids);
+        std::mem::swap(&mut self.stored, &mut st.stored);
+        std::mem::swap(&mut scratch.own, &mut st.own);
+        std::mem::swap(&mut scratch.own_at, &mut st.own_at);
+        scratch.flags.fill(0);
+        scratch.cut_pieces(bvh);
+        true
+    }
+
+    /// After the refit that took a whole rebuilt tree over: its summed inner area, its
+    /// pieces' costs and its cost as built, from the bounds just made.
+    pub(super) fn settle_take_over(&mut self, scratch: &mut DeformScratch<K>) {
+        let nodes = &self.part.bvh.nodes;
+        self.inner_area = inner_area(nodes, 0, nodes.len());
+        scratch.cut_pieces(&self.part.bvh);
+        let root = area(&nodes[0].dop).max(f64::MIN_POSITIVE);
+        self.built_cost = self.inner_area / root;
     }
 
     /// Rebuilds the subtree under node `root`, whose descendants are the slots `lo..hi`,
@@ -671,7 +796,7 @@ mod tests {
     /// a leaf's listed corners are exactly its distinct corners; a node that keeps its
     /// own corners has them listed, and its stored points are those corners (padded with
     /// copies).
-    fn corners_sound<const K: usize>(obj: &FlyingObject<K>) {
+    pub(super) fn corners_sound<const K: usize>(obj: &FlyingObject<K>) {
         let s = obj.deform.as_ref().expect("deformed");
         let st = &obj.stored;
         for i in 0..obj.part.bvh.nodes.len() {
@@ -775,7 +900,7 @@ mod tests {
         const BUDGET: u64 = 100_000;
         let (mut subtrees, mut rebuilt) = (0, false);
         let mut verts = Vec::new();
-        for frame in 1..=10 {
+        for frame in 1..=16 {
             verts = twist(frame as f64 * 0.2);
             let stats = obj.deform(&verts, 0.05).unwrap();
             twisted.deform(&verts, 0.05).unwrap();
@@ -793,9 +918,9 @@ mod tests {
                 .unwrap();
             let r = obj.renew(2.0, BUDGET);
             subtrees += r.subtrees;
-            rebuilt |= r.rebuilt;
+            rebuilt |= stats.rebuilt;
             // Twisted bands overlap: the whole tree may come to be rebuilt, in slices.
-            if r.rebuilding || r.rebuilt {
+            if r.rebuilding {
                 assert!(r.work <= BUDGET + tris.len() as u64, "frame {frame}: {r:?}");
             }
             valid(&obj);
@@ -837,6 +962,7 @@ mod tests {
 /// Whole rebuilds in slices.
 #[cfg(test)]
 mod whole {
+    use super::tests::corners_sound;
     use super::*;
     use crate::env::Environment;
     use crate::hierarchy::BuildOptions;
@@ -850,8 +976,9 @@ mod whole {
     /// A sphere whose positions are dealt out to other vertices (every triangle across
     /// it, the subtrees grown into each other) is rebuilt whole in slices over several
     /// calls, each within the budget but for one split, while the old tree goes on being
-    /// refit and answering; the new one takes over in the call that finishes it, its cost
-    /// ratio comes back to 1, and every answer on the way equals brute force.
+    /// refit and answering; the next deformation takes the new one over, its cost ratio
+    /// comes back to 1 and its corners are its own, and every answer on the way equals
+    /// brute force.
     #[test]
     fn a_dealt_sphere_is_rebuilt_whole_in_slices() {
         let rest = sphere(110, 180);
@@ -872,21 +999,23 @@ mod whole {
             // Dealt, then breathing a little.
             let k = 1.0 + 0.01 * frame as f64;
             let verts: Vec<DVec3> = deal.iter().map(|&i| rest.vertices()[i] * k).collect();
-            obj.deform(&verts, 0.05).unwrap();
-            let r = obj.renew(2.0, BUDGET);
-            valid(&obj);
-            // One split of every triangle is the largest step.
-            if r.rebuilding || r.rebuilt {
-                assert!(r.work <= BUDGET + tris.len() as u64, "frame {frame}: {r:?}");
-            }
-            slices += u32::from(r.rebuilding);
-            if r.rebuilt {
+            let stats = obj.deform(&verts, 0.05).unwrap();
+            if stats.rebuilt {
                 assert!(rebuilt_at.is_none(), "rebuilt twice");
                 rebuilt_at = Some(frame);
                 let (whole, top) = obj.cost_ratios();
                 assert!((whole - 1.0).abs() < 1e-9 && (top - 1.0).abs() < 1e-9);
+                assert_eq!((stats.cost_ratio, stats.top_cost_ratio), (whole, top));
+                corners_sound(&obj);
             }
-            if frame % 4 == 0 || r.rebuilt {
+            valid(&obj);
+            let r = obj.renew(2.0, BUDGET);
+            // One split of every triangle is the largest step.
+            if r.rebuilding {
+                assert!(r.work <= BUDGET + tris.len() as u64, "frame {frame}: {r:?}");
+            }
+            slices += u32::from(r.rebuilding);
+            if frame % 4 == 0 || stats.rebuilt {
                 let fresh = FlyingObject::<18>::new(
                     Mesh::new(verts, tris.clone()).unwrap(),
                     &BuildOptions::FLYING,

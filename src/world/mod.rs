@@ -746,8 +746,7 @@ impl<const K: usize> World<K> {
             None if self.options.renew_budget > 0 => {
                 let budget = u64::from(self.options.renew_budget);
                 let r = shape.object.renew(at, budget);
-                (stats.renewed, stats.rebuilding, stats.rebuilt) =
-                    (r.work, r.rebuilding, r.rebuilt);
+                (stats.renewed, stats.rebuilding) = (r.work, r.rebuilding);
                 (stats.cost_ratio, stats.top_cost_ratio) = shape.object.cost_ratios();
             }
             None if stats.cost_ratio > at && frames == 0 => {
