@@ -225,6 +225,30 @@ type UserFrame = Vec<(u64, u64, PairEvent, Vec<[u32; 2]>)>;
 
 /// A trace without the world's own handles (which name their world): the pairs by the
 /// users' values, which both runs of a seed give alike.
+/// Adds each mesh as a shape.
+fn add_shapes(world: &mut World<18>, meshes: &[Mesh]) -> Vec<ShapeId> {
+    meshes
+        .iter()
+        .map(|m| world.add_shape(m.clone()).unwrap())
+        .collect()
+}
+
+/// Steps the world and checks the step against brute force and the previous step's pairs
+/// (which it then replaces).
+fn step_and_check(
+    world: &mut World<18>,
+    meshes: &[Mesh],
+    objects: &BTreeMap<ObjectId, Item>,
+    parts: &BTreeMap<PartHandle, Item>,
+    previous: &mut BTreeSet<(Body, Body)>,
+    frame: usize,
+) {
+    world.step().unwrap();
+    let truth = brute(meshes, objects, parts);
+    check_step(world, &truth, previous, objects, &format!("frame {frame}"));
+    *previous = truth.keys().copied().collect();
+}
+
 fn by_user(world: &World<18>) -> UserFrame {
     world
         .pairs()
@@ -627,10 +651,7 @@ fn a_worn_shape_is_rebuilt_beside_the_frames() {
             cluster(&mut rng, 300, 1.0, 0.3),
             cluster(&mut rng, 80, 2.0, 0.6),
         ];
-        let shapes: Vec<ShapeId> = meshes
-            .iter()
-            .map(|m| world.add_shape(m.clone()).unwrap())
-            .collect();
+        let shapes = add_shapes(&mut world, &meshes);
         let mut objects = BTreeMap::new();
         let mut parts = BTreeMap::new();
         for i in 0..6 {
@@ -685,17 +706,8 @@ fn a_worn_shape_is_rebuilt_beside_the_frames() {
             if stats.rebuilt {
                 rebuilt_at.push(frame);
             }
-            world.step().unwrap();
-            let truth = brute(&meshes, &objects, &parts);
-            check_step(
-                &world,
-                &truth,
-                &previous,
-                &objects,
-                &format!("frame {frame}"),
-            );
+            step_and_check(&mut world, &meshes, &objects, &parts, &mut previous, frame);
             trace.push(by_user(&world));
-            previous = truth.keys().copied().collect();
         }
         (rebuilt_at, trace)
     };
@@ -745,10 +757,7 @@ fn worn_subtrees_are_renewed_in_slices() {
         .unwrap();
         let rest = sheet();
         let mut meshes = vec![rest.clone(), cluster(&mut rng, 40, 0.3, 0.3)];
-        let shapes: Vec<ShapeId> = meshes
-            .iter()
-            .map(|m| world.add_shape(m.clone()).unwrap())
-            .collect();
+        let shapes = add_shapes(&mut world, &meshes);
         let mut objects = BTreeMap::new();
         let mut parts = BTreeMap::new();
         let flat = |z: f64| Item {
@@ -820,17 +829,8 @@ fn worn_subtrees_are_renewed_in_slices() {
             );
             renewed += stats.renewed;
             cost = stats.cost_ratio;
-            world.step().unwrap();
-            let truth = brute(&meshes, &objects, &parts);
-            check_step(
-                &world,
-                &truth,
-                &previous,
-                &objects,
-                &format!("frame {frame}"),
-            );
+            step_and_check(&mut world, &meshes, &objects, &parts, &mut previous, frame);
             trace.push(by_user(&world));
-            previous = truth.keys().copied().collect();
         }
         (renewed, cost, trace)
     };

@@ -369,11 +369,7 @@ impl<const K: usize> FlyingObject<K> {
             .filter(|node| node.link & LEAF != 0)
             .for_each(|node| {
                 let first = (node.link & !LEAF) as usize;
-                let mut last = first;
-                while ids[last] & END == 0 {
-                    last += 1;
-                }
-                let corners = tris[first..=last].as_flattened();
+                let corners = tris[leaf_span(ids, first)].as_flattened();
                 let exact = Dop::from_points_quick(corners.iter().map(|&v| vertices[v as usize]));
                 node.dop = grown(exact, margin);
             });
@@ -450,18 +446,9 @@ impl<const K: usize> FlyingObject<K> {
             let start = st.own.len();
             if link & LEAF != 0 {
                 let first = (link & !LEAF) as usize;
-                let mut last = first;
-                while st.ids[last] & END == 0 {
-                    last += 1;
-                }
-                st.own
-                    .extend_from_slice(st.tris[first..=last].as_flattened());
-                let own = &mut st.own[start..];
-                own.sort_unstable();
-                let len = partition_dedup(own);
+                let len = leaf_corners(&st.tris, &st.ids, first, &mut st.own);
                 used += len as u64;
                 if len <= MAX_VERTS {
-                    st.own.truncate(start + len);
                     r.pts.clear();
                     r.pts
                         .extend(st.own[start..].iter().map(|&v| bvh.vertices[v as usize]));
@@ -557,18 +544,9 @@ impl<const K: usize> FlyingObject<K> {
             let start = r.corners.len();
             if link & LEAF != 0 {
                 let first = (link & !LEAF) as usize;
-                let mut last = first;
-                while bvh.ids[last] & END == 0 {
-                    last += 1;
-                }
-                r.corners
-                    .extend_from_slice(bvh.tris[first..=last].as_flattened());
-                let own = &mut r.corners[start..];
-                own.sort_unstable();
-                let len = partition_dedup(own);
+                let len = leaf_corners(&bvh.tris, &bvh.ids, first, &mut r.corners);
                 if len <= MAX_VERTS && len as u32 <= room {
                     room -= len as u32;
-                    r.corners.truncate(start + len);
                     r.runs.push((start as u32, len as u32));
                     continue;
                 }
@@ -619,6 +597,28 @@ impl<const K: usize> FlyingObject<K> {
         }
         debug_assert_eq!(cursor, room_hi, "the renewed lists fill the old room");
     }
+}
+
+/// The distinct corners of the leaf whose triangles start at position `first`, sorted,
+/// appended to `out`; returns how many.
+fn leaf_corners(tris: &[[u32; 3]], ids: &[u32], first: usize, out: &mut Vec<u32>) -> usize {
+    let start = out.len();
+    out.extend_from_slice(tris[leaf_span(ids, first)].as_flattened());
+    let own = &mut out[start..];
+    own.sort_unstable();
+    let len = partition_dedup(own);
+    out.truncate(start + len);
+    len
+}
+
+/// The positions of the leaf whose triangles start at position `first` (its last carries
+/// [`END`]).
+fn leaf_span(ids: &[u32], first: usize) -> std::ops::Range<usize> {
+    let mut last = first;
+    while ids[last] & END == 0 {
+        last += 1;
+    }
+    first..last + 1
 }
 
 /// Whether every triangle of the plan has been read and every node laid out.

@@ -161,6 +161,18 @@ pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A world of `options` with the sheet as its one shape and one object of it, stepped once.
+fn sheet_world(
+    rest: &Mesh,
+    options: kdop::WorldOptions,
+) -> kdop::Result<(kdop::World<18>, kdop::ShapeId)> {
+    let mut w = kdop::World::<18>::with_options(options)?;
+    let s = w.add_shape(rest.clone())?;
+    w.add_object(s, kdop::Pose::IDENTITY, kdop::ObjectDesc::default())?;
+    w.step()?;
+    Ok((w, s))
+}
+
 /// `--worn`: per size, the frames of a dealt-then-waving sheet in a world: the whole
 /// rebuild in slices (the default), within the call, and on a thread.
 fn worn(a: &DeformArgs) -> kdop::Result<ExitCode> {
@@ -184,14 +196,14 @@ fn worn(a: &DeformArgs) -> kdop::Result<ExitCode> {
             deal.swap(i, ((seed >> 33) % (i as u64 + 1)) as usize);
         }
         for (how, budget, frames) in ways {
-            let mut w = kdop::World::<18>::with_options(kdop::WorldOptions {
-                renew_budget: budget,
-                rebuild_frames: frames,
-                ..defaults
-            })?;
-            let s = w.add_shape(rest.clone())?;
-            w.add_object(s, kdop::Pose::IDENTITY, kdop::ObjectDesc::default())?;
-            w.step()?;
+            let (mut w, s) = sheet_world(
+                &rest,
+                kdop::WorldOptions {
+                    renew_budget: budget,
+                    rebuild_frames: frames,
+                    ..defaults
+                },
+            )?;
             let mut verts = Vec::new();
             let mut times = TimeStats::default();
             let (mut taken, mut taken_ms, mut slices) = (None, 0.0, 0);
@@ -263,13 +275,13 @@ fn twist(a: &DeformArgs) -> kdop::Result<ExitCode> {
         let tris = rest.triangle_count();
         let budget = kdop::WorldOptions::default().renew_budget;
         for renew in [0, budget] {
-            let mut w = kdop::World::<18>::with_options(kdop::WorldOptions {
-                renew_budget: renew,
-                ..kdop::WorldOptions::default()
-            })?;
-            let s = w.add_shape(rest.clone())?;
-            w.add_object(s, kdop::Pose::IDENTITY, kdop::ObjectDesc::default())?;
-            w.step()?;
+            let (mut w, s) = sheet_world(
+                &rest,
+                kdop::WorldOptions {
+                    renew_budget: renew,
+                    ..kdop::WorldOptions::default()
+                },
+            )?;
             let mut verts = Vec::new();
             let mut times = TimeStats::default();
             let (mut renewed, mut rebuilt, mut started, mut last) = (0u64, None, None, None);
