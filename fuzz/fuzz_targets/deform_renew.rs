@@ -1,0 +1,148 @@
+//! A deforming sheet renewed within fuzzed budgets: fuzzed deformations (swirls, positions
+//! dealt out, noise of any amplitude, collapses, non-finite vertices) and thresholds. A
+//! refused deformation changes nothing; after every call the hierarchy is valid, and every
+//! answer against a small environment equals brute force on a fresh build of the current
+//! vertices. Built with `--cfg fuzzing`, the library cuts small trees into pieces, so
+//! subtree renewals run here as well as whole rebuilds in slices.
+#![no_main]
+
+mod decode;
+
+use decode::Bytes;
+use glam::DVec3;
+use kdop::oracle::brute_force_contacts;
+use kdop::{BuildOptions, Environment, FlyingObject, Mesh, Pose, QueryOptions, QueryState};
+use libfuzzer_sys::fuzz_target;
+
+/// An `m` × `m` grid of cells of two triangles over the unit square.
+fn sheet(m: usize) -> Mesh {
+    let at = |i: usize, j: usize| (i * (m + 1) + j) as u32;
+    let mut v = Vec::new();
+    for i in 0..=m {
+        for j in 0..=m {
+            v.push(DVec3::new(i as f64, j as f64, 0.0) / m as f64);
+        }
+    }
+    let mut t = Vec::new();
+    for i in 0..m {
+        for j in 0..m {
+            t.push([at(i, j), at(i + 1, j), at(i + 1, j + 1)]);
+            t.push([at(i, j), at(i + 1, j + 1), at(i, j + 1)]);
+        }
+    }
+    Mesh::new(v, t).expect("a valid grid")
+}
+
+fn lcg(s: &mut u64) -> f64 {
+    *s = s
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    (*s >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The next frame's vertices from `rest` and `now`, as the bytes say.
+fn deformed(b: &mut Bytes, rest: &[DVec3], now: &[DVec3]) -> Vec<DVec3> {
+    let mut seed = u64::from(b.byte()) * 977 + 1;
+    match b.byte() % 6 {
+        0 => {
+            // A swirl about a fuzzed centre.
+            let c = DVec3::new(
+                f64::from(b.byte()) / 255.0,
+                f64::from(b.byte()) / 255.0,
+                0.0,
+            );
+            let turn = f64::from(b.byte() as i8) / 8.0;
+            rest.iter()
+                .map(|&p| {
+                    let q = p - c;
+                    let a = turn * (1.0 - q.length()).max(0.0).powi(2);
+                    let (s, co) = a.sin_cos();
+                    c + DVec3::new(q.x * co - q.y * s, q.x * s + q.y * co, q.z)
+                })
+                .collect()
+        }
+        1 => {
+            // The positions dealt out to other vertices.
+            let mut v = now.to_vec();
+            for i in (1..v.len()).rev() {
+                let j = (lcg(&mut seed) * (i + 1) as f64) as usize % (i + 1);
+                v.swap(i, j);
+            }
+            v
+        }
+        2 => {
+            // Noise of a fuzzed amplitude (huge ones are refused as out of range).
+            let amp = b.f64();
+            now.iter()
+                .map(|&p| {
+                    p + (DVec3::new(lcg(&mut seed), lcg(&mut seed), lcg(&mut seed)) - 0.5) * amp
+                })
+                .collect()
+        }
+        3 => vec![now[0]; now.len()],
+        4 => {
+            // One fuzzed vertex (NaN, infinite or huge ones are refused).
+            let mut v = now.to_vec();
+            let i = usize::from(b.byte()) % v.len();
+            v[i] = b.point();
+            v
+        }
+        _ => rest.to_vec(),
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut b = Bytes(data);
+    let m = 2 + usize::from(b.byte() % 12);
+    let rest = sheet(m);
+    let tris = rest.triangles().to_vec();
+    let Ok(mut obj) = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING) else {
+        return;
+    };
+    let mut s = 5u64;
+    let soup: Vec<[DVec3; 3]> = (0..20)
+        .map(|_| {
+            let c = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s) - 0.5) * 1.2 - 0.1;
+            let d = |s: &mut u64| DVec3::new(lcg(s), lcg(s), lcg(s)) * 0.4 - 0.2;
+            [c, c + d(&mut s), c + d(&mut s)]
+        })
+        .collect();
+    let env = Environment::<18>::from_mesh(
+        Mesh::from_triangles(&soup).expect("finite"),
+        &BuildOptions::ENVIRONMENT,
+    )
+    .expect("a valid soup");
+    let mut state = QueryState::new();
+    let mut now = rest.vertices().to_vec();
+    for _ in 0..1 + b.byte() % 8 {
+        let verts = deformed(&mut b, rest.vertices(), &now);
+        let margin = f64::from(b.byte()) / 255.0;
+        let before = obj.bvh().clone();
+        match obj.deform(&verts, margin) {
+            Ok(_) => now = verts,
+            Err(_) => assert!(
+                obj.bvh() == &before,
+                "a refused deformation changed the tree"
+            ),
+        }
+        let at = 1.0 + f64::from(b.byte()) / 64.0;
+        let budget = u64::from(b.byte()) * 97;
+        obj.renew(at, budget);
+        assert_eq!(obj.bvh().validate(), Ok(()));
+        let fresh = FlyingObject::<18>::new(
+            Mesh::new(now.clone(), tris.clone()).expect("checked vertices"),
+            &BuildOptions::FLYING,
+        )
+        .expect("a valid mesh");
+        let pose = Pose::IDENTITY;
+        let want = brute_force_contacts(&env, &fresh, &pose, 0.0);
+        let got = env
+            .collide(&obj, &pose, &QueryOptions::REPORT, &mut state)
+            .unwrap();
+        assert_eq!(got.contacts, want.as_slice());
+        let d = env
+            .collide(&obj, &pose, &QueryOptions::DETECT, &mut state)
+            .unwrap();
+        assert_eq!(d.collides, !want.is_empty());
+    }
+});
