@@ -22,6 +22,25 @@ pub(crate) const LEAF: u32 = 1 << 31;
 /// triangle index.
 pub(crate) const END: u32 = 1 << 31;
 
+/// The positions of the leaf whose triangles start at position `first` (its last carries
+/// [`END`] in `ids`).
+#[inline]
+pub(crate) fn leaf_span(ids: &[u32], first: usize) -> std::ops::Range<usize> {
+    let mut last = first;
+    while ids[last] & END == 0 {
+        last += 1;
+    }
+    first..last + 1
+}
+
+/// The most triangles any leaf holds, from the [`END`] marks of `ids` (0 for none).
+pub(crate) fn longest_leaf(ids: &[u32]) -> usize {
+    ids.split_inclusive(|&v| v & END != 0)
+        .map(<[u32]>::len)
+        .max()
+        .unwrap_or(0)
+}
+
 /// One node: its k-DOP and a link (first child, or `LEAF | first triangle`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]

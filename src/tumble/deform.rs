@@ -16,12 +16,13 @@
 //! identity, so no query state reuses a bound or a placed triangle of the old geometry.
 
 use super::{
-    CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, own_corners, slack_of, write_lanes,
+    CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, inner_area, own_corners, slack_of,
+    write_lanes, write_points,
 };
 use crate::dop::Dop;
 use crate::env::tree::area;
 use crate::error::{Error, Result};
-use crate::hierarchy::{Bvh, END, LEAF, Node};
+use crate::hierarchy::{Bvh, LEAF, Node, leaf_span};
 use crate::hint::prefetch;
 use crate::mesh::check_point;
 use glam::DVec3;
@@ -48,8 +49,8 @@ pub struct DeformStats {
     /// How far the subtrees [`FlyingObject::renew`] rebuilds have grown into each other:
     /// their roots' summed box area over the area of the box around them all, over the
     /// same as built (the cost ratio of the whole tree when it is too small to have such
-    /// subtrees). Renewing
-    /// them cannot bring it down; only a rebuild of the whole hierarchy can.
+    /// subtrees). Renewing them cannot bring it down; only a rebuild of the whole
+    /// hierarchy can.
     pub top_cost_ratio: f64,
     /// The work [`crate::World::deform_shape`] spent renewing the hierarchy afterwards
     /// ([`FlyingObject::renew`], [`crate::Renewal::work`]; never set by
@@ -112,6 +113,13 @@ pub(super) struct Piece {
 }
 
 impl Piece {
+    /// Measures the piece as it stands, its cost now being its cost as built (after it is
+    /// cut or renewed).
+    pub(super) fn measure<const K: usize>(&mut self, nodes: &[Node<K>]) {
+        self.area = inner_area(&nodes[self.nodes.0 as usize..self.nodes.1 as usize]);
+        self.built = self.area / area(&nodes[self.root as usize].dop).max(f64::MIN_POSITIVE);
+    }
+
     /// How far deformations have worn the piece since it was built: its surface-area cost
     /// now over then, given its root's area now.
     pub(super) fn wear(&self, root_area: f64) -> f64 {
@@ -366,8 +374,8 @@ impl<const K: usize> FlyingObject<K> {
         stats
     }
 
-    /// The tree's surface-area cost over its cost as built, and the same over the nodes
-    /// above the pieces ([`DeformStats`]).
+    /// The tree's surface-area cost over its cost as built, and the pieces' overlap over
+    /// theirs ([`DeformStats::cost_ratio`], [`DeformStats::top_cost_ratio`]).
     pub(super) fn cost_ratios_with(&self, scratch: &DeformScratch<K>) -> (f64, f64) {
         let root = area(&self.part.bvh.nodes[0].dop).max(f64::MIN_POSITIVE);
         if self.built_cost <= 0.0 {
@@ -489,11 +497,7 @@ impl<'a, const K: usize> Span<'a, K> {
         let own = s.own(i);
         if own.is_empty() {
             // Too many corners to list: every corner of its triangles.
-            let mut last = first;
-            while s.ids[last] & END == 0 {
-                last += 1;
-            }
-            let corners = s.tris[first..=last].as_flattened();
+            let corners = s.tris[leaf_span(s.ids, first)].as_flattened();
             if !corners.iter().any(|&v| s.moved[v as usize]) {
                 return None;
             }
@@ -521,12 +525,8 @@ impl<'a, const K: usize> Span<'a, K> {
                 self.slack[at] = slack_of(pts);
                 let o =
                     s.own_start[i] as usize - self.obase..s.own_start[i + 1] as usize - self.obase;
-                // A renewed leaf may have fewer corners than its slot has room for: the
-                // rest are copies of the first.
-                let room = &mut self.own_pts[o];
-                for (k, slot) in room.iter_mut().enumerate() {
-                    *slot = pts.get(k).unwrap_or(&pts[0]).as_vec3().to_array();
-                }
+                // A renewed leaf may have fewer corners than its slot has room for.
+                write_points(&mut self.own_pts[o], pts);
             }
             CornerSet::Own => {
                 self.slack[at] = slack_of(pts);
@@ -568,6 +568,7 @@ impl<const K: usize> DeformScratch<K> {
         }
         s
     }
+
     /// How far the pieces overlap: their roots' summed box area over the area of the box
     /// around them all (not the root's, whose bound the refit's margins inflate more).
     fn overlap(&self, nodes: &[Node<K>]) -> f64 {
@@ -582,7 +583,7 @@ impl<const K: usize> DeformScratch<K> {
     }
 
     /// Cuts the tree into the pieces refit (and renewed) on their own and the nodes above
-    /// them, and measures the pieces' cost for their wear.
+    /// them, and measures the pieces ([`DeformScratch::measure_pieces`]).
     pub(super) fn cut_pieces(&mut self, bvh: &Bvh<K>) {
         let n = bvh.nodes.len();
         let s = self;
@@ -622,18 +623,17 @@ impl<const K: usize> DeformScratch<K> {
         }
         s.pieces.sort_unstable_by_key(|p| p.nodes.0);
         s.top.sort_unstable_by(|a, b| b.cmp(a));
-        // Each piece's wear is measured from its cost now, and the top's from the rest.
-        let inner = |j: usize| {
-            let node = &bvh.nodes[j];
-            if node.is_leaf() { 0.0 } else { area(&node.dop) }
-        };
-        for p in &mut s.pieces {
-            p.area = (p.nodes.0..p.nodes.1).map(|j| inner(j as usize)).sum();
-            let root = area(&bvh.nodes[p.root as usize].dop);
-            p.built = p.area / root.max(f64::MIN_POSITIVE);
-        }
-        s.top_built = s.overlap(&bvh.nodes);
         s.tallies = vec![Tally::default(); s.pieces.len()];
+        s.measure_pieces(&bvh.nodes);
+    }
+
+    /// Takes the pieces' costs and their overlap as they stand for their costs as built,
+    /// from which wear is measured.
+    pub(super) fn measure_pieces(&mut self, nodes: &[Node<K>]) {
+        for p in &mut self.pieces {
+            p.measure(nodes);
+        }
+        self.top_built = self.overlap(nodes);
     }
 }
 

@@ -175,20 +175,10 @@ impl<const K: usize> FlyingObject<K> {
             }
         }
         let (hull, hull_pts, magnitude) = hull_of(&bvh);
-        let inner_area: f64 = bvh
-            .nodes
-            .iter()
-            .filter(|n| !n.is_leaf())
-            .map(|n| area(&n.dop))
-            .sum();
+        let inner_area = inner_area(&bvh.nodes);
         let root_area = area(&bvh.nodes[0].dop).max(f64::MIN_POSITIVE);
         let links = bvh.nodes.iter().map(|n| n.link).collect();
-        let longest_leaf = bvh
-            .ids
-            .split_inclusive(|&v| v & crate::hierarchy::END != 0)
-            .map(<[u32]>::len)
-            .max()
-            .unwrap_or(0);
+        let longest_leaf = crate::hierarchy::longest_leaf(&bvh.ids);
         let top = [Node {
             dop: bvh.root_dop(),
             link: crate::hierarchy::LEAF,
@@ -683,6 +673,14 @@ pub(crate) fn slack_of(verts: &[DVec3]) -> (f64, f64) {
     (s + f64::MIN_POSITIVE, m)
 }
 
+/// `pts` rounded to `f32` into `room`, which may hold more: the rest are copies of the
+/// first (harmless for minima and maxima), as [`write_lanes`] pads.
+pub(crate) fn write_points(room: &mut [[f32; 3]], pts: &[DVec3]) {
+    for (k, slot) in room.iter_mut().enumerate() {
+        *slot = pts.get(k).unwrap_or(&pts[0]).as_vec3().to_array();
+    }
+}
+
 /// `verts` into `chunks` of [`LANES`] vertices as x, y and z rows, padded with copies of
 /// the first vertex (harmless for minima and maxima) so re-bounding loops have no tail.
 pub(crate) fn write_lanes(chunks: &mut [[[f32; LANES]; 3]], verts: &[DVec3]) {
@@ -699,18 +697,26 @@ pub(crate) fn write_lanes(chunks: &mut [[[f32; LANES]; 3]], verts: &[DVec3]) {
 /// The distinct vertices of node `i`'s triangles, sorted, into `own`; `false` (and `own`
 /// left empty) when the node has more than [`MAX_VERTS`] triangles, so too many corners.
 fn own_corners<const K: usize>(bvh: &Bvh<K>, i: usize, own: &mut Vec<u32>) -> bool {
-    own.clear();
     let (first, last) = triangle_span(bvh, i);
-    // Only nodes of few triangles can have few corners; larger ones are not listed.
-    if last - first > MAX_VERTS {
+    distinct_corners(&bvh.tris[first..last], own)
+}
+
+/// The distinct vertices of `tris`, sorted, into `own`; `false` (and `own` left empty)
+/// when there are more than [`MAX_VERTS`].
+pub(crate) fn distinct_corners(tris: &[[u32; 3]], own: &mut Vec<u32>) -> bool {
+    own.clear();
+    // Only few triangles can have few corners; more are not listed.
+    if tris.len() > MAX_VERTS {
         return false;
     }
-    for t in &bvh.tris[first..last] {
-        own.extend_from_slice(t);
-    }
+    own.extend_from_slice(tris.as_flattened());
     own.sort_unstable();
     own.dedup();
-    own.len() <= MAX_VERTS
+    if own.len() > MAX_VERTS {
+        own.clear();
+        return false;
+    }
+    true
 }
 
 /// The per-node corner arrays of a [`FlyingObject`], built node by node in index order.
@@ -787,6 +793,16 @@ impl CornerArrays {
     }
 }
 
+/// The summed box area of the inner nodes among `nodes`: the surface-area cost, over the
+/// root's area, whose growth says how far deformations have worn a tree.
+pub(crate) fn inner_area<const K: usize>(nodes: &[Node<K>]) -> f64 {
+    nodes
+        .iter()
+        .filter(|n| !n.is_leaf())
+        .map(|n| area(&n.dop))
+        .sum()
+}
+
 /// The leaf-order triangle positions `first..last` under node `i`.
 fn triangle_span<const K: usize>(bvh: &Bvh<K>, i: usize) -> (usize, usize) {
     let mut lo = i;
@@ -798,11 +814,8 @@ fn triangle_span<const K: usize>(bvh: &Bvh<K>, i: usize) -> (usize, usize) {
         hi = bvh.nodes[hi].first_child() as usize + 1;
     }
     let first = bvh.nodes[lo].first_triangle() as usize;
-    let mut last = bvh.nodes[hi].first_triangle() as usize;
-    while bvh.ids[last] & crate::hierarchy::END == 0 {
-        last += 1;
-    }
-    (first, last + 1)
+    let last = crate::hierarchy::leaf_span(&bvh.ids, bvh.nodes[hi].first_triangle() as usize);
+    (first, last.end)
 }
 
 /// Updates the per-lane extremes of every axis with transformed vertices `w`. The

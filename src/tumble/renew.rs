@@ -11,18 +11,19 @@
 //! SAH-based bounding volume hierarchies"), moved to the nearest count that the leaf
 //! budget allows.
 //!
-//! The subtrees are the pieces the refit runs in parallel ([`DeformScratch`]); the nodes
-//! above them are mended only by a rebuild of the whole hierarchy
-//! ([`crate::World::deform_shape`] runs one on a thread when they wear).
+//! The subtrees are the pieces the refit runs in parallel ([`DeformScratch`]). Once they
+//! have grown into each other, renewing them cannot help: the whole tree is then laid out
+//! the same way in slices over several calls, staged (triangle order, corner arrays and
+//! lists) and swapped in by the next deformation, which refits all of it.
 
-use super::deform::{DeformScratch, Piece, grown};
+use super::deform::{DeformScratch, grown};
 use super::{
-    CornerArrays, CornerSet, FlyingObject, LANES, MAX_VERTS, NEXT_ID, own_in_lanes, slack_of,
-    triangle_span, write_lanes,
+    CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, distinct_corners, inner_area,
+    own_in_lanes, slack_of, triangle_span, write_lanes, write_points,
 };
 use crate::dop::Dop;
 use crate::env::tree::area;
-use crate::hierarchy::{Bvh, END, LEAF};
+use crate::hierarchy::{Bvh, END, LEAF, leaf_span, longest_leaf};
 use glam::{DVec3, Vec3};
 use rayon::prelude::*;
 use std::sync::atomic::Ordering as AtomicOrdering;
@@ -54,6 +55,8 @@ pub(crate) struct RenewScratch {
     /// and how long it is (0: not listed).
     corners: Vec<u32>,
     runs: Vec<(u32, u32)>,
+    /// One leaf's distinct corners, and their positions.
+    own: Vec<u32>,
     pts: Vec<DVec3>,
     /// The subtree being rebuilt: its layout so far is in `links` and `parent`.
     plan: Option<Plan>,
@@ -129,9 +132,10 @@ impl<const K: usize> FlyingObject<K> {
     /// hierarchy is rebuilt instead, in slices over the calls that follow (deformations go
     /// on refitting the old one meanwhile), and the first deformation after the last slice
     /// takes it over and refits all of it. Each rebuilt tree keeps its node slots and leaf
-    /// count, and is bounded from the current vertices when it takes over. Called after every [`FlyingObject::deform`],
-    /// it keeps a deforming hierarchy fit at a bounded cost per frame. Queries are exact
-    /// throughout, and the object gets a new identity when a rebuilt tree takes over.
+    /// count, and is bounded from the current vertices when it takes over. Called after
+    /// every [`FlyingObject::deform`], it keeps a deforming hierarchy fit at a bounded cost
+    /// per frame. Queries are exact throughout, and the object gets a new identity when a
+    /// rebuilt tree takes over.
     ///
     /// The subtrees are those the refit runs in parallel, each about a 32nd of the tree;
     /// a hierarchy too small to have them is rebuilt whole. An object never deformed has
@@ -197,10 +201,7 @@ impl<const K: usize> FlyingObject<K> {
             out.work += self.plan_step(&mut scratch.renew, u64::MAX);
             self.plan_apply(scratch);
             out.subtrees += 1;
-            let nodes = &self.part.bvh.nodes;
-            let piece = &mut scratch.pieces[p as usize];
-            piece.area = inner_area(nodes, lo, hi);
-            piece.built = piece.area / area(&nodes[piece.root as usize].dop).max(f64::MIN_POSITIVE);
+            scratch.pieces[p as usize].measure(&self.part.bvh.nodes);
         }
         scratch.renew.worn = worn;
         out
@@ -228,14 +229,7 @@ impl<const K: usize> FlyingObject<K> {
         let bvh = &self.part.bvh;
         debug_assert_eq!(bvh.nodes[root].first_child() as usize, lo);
         let (t0, t1) = triangle_span(bvh, root);
-        let (mut most, mut run) = (1, 0);
-        for &id in &bvh.ids[t0..t1] {
-            run += 1;
-            if id & END != 0 {
-                most = most.max(run);
-                run = 0;
-            }
-        }
+        let most = longest_leaf(&bvh.ids[t0..t1]) as u32;
         r.items.clear();
         r.stack.clear();
         r.stack.push(Task {
@@ -340,7 +334,7 @@ impl<const K: usize> FlyingObject<K> {
         let margin = scratch.margin;
         let bvh = &mut self.part.bvh;
         let r = &scratch.renew;
-        let old_area = inner_area(&bvh.nodes, lo, hi);
+        let old_area = inner_area(&bvh.nodes[lo..hi]);
         for (j, at) in std::iter::once((root, 0)).chain((lo..hi).map(|j| (j, 1 + j - lo))) {
             let link = r.links[at];
             bvh.nodes[j].link = link;
@@ -381,7 +375,7 @@ impl<const K: usize> FlyingObject<K> {
             }
         }
         scratch.flags[lo..hi].fill(0);
-        self.inner_area += inner_area(&bvh.nodes, lo, hi) - old_area;
+        self.inner_area += inner_area(&bvh.nodes[lo..hi]) - old_area;
         let mut j = root;
         loop {
             let c = bvh.nodes[j].first_child() as usize;
@@ -391,12 +385,8 @@ impl<const K: usize> FlyingObject<K> {
             }
             let old = area(&bvh.nodes[j].dop);
             bvh.nodes[j].dop = grown(exact, margin);
-            let change = area(&bvh.nodes[j].dop) - old;
-            self.inner_area += change;
-            // A top node, unless the subtree lies inside a piece (tests renew any).
-            if let Some(p) = piece_of(&mut scratch.pieces, j) {
-                p.area += change;
-            }
+            // A piece's root's ancestors are top nodes: no piece's cost changes.
+            self.inner_area += area(&bvh.nodes[j].dop) - old;
             if j == 0 {
                 break;
             }
@@ -443,22 +433,18 @@ impl<const K: usize> FlyingObject<K> {
             used += 1;
             // The plan of the whole tree lists slot `j` at entry `j` (its descendants start at 1).
             let link = r.links[j];
-            let start = st.own.len();
-            if link & LEAF != 0 {
-                let first = (link & !LEAF) as usize;
-                let len = leaf_corners(&st.tris, &st.ids, first, &mut st.own);
-                used += len as u64;
-                if len <= MAX_VERTS {
-                    r.pts.clear();
-                    r.pts
-                        .extend(st.own[start..].iter().map(|&v| bvh.vertices[v as usize]));
-                    st.stored.push::<K>(&r.pts, CornerSet::Own, 0.0);
-                    st.own_at.push(st.own.len() as u32);
-                    continue;
-                }
-                st.own.truncate(start);
+            let first = (link & !LEAF) as usize;
+            if link & LEAF != 0 && distinct_corners(&st.tris[leaf_span(&st.ids, first)], &mut r.own)
+            {
+                used += r.own.len() as u64;
+                st.own.extend_from_slice(&r.own);
+                r.pts.clear();
+                r.pts
+                    .extend(r.own.iter().map(|&v| bvh.vertices[v as usize]));
+                st.stored.push::<K>(&r.pts, CornerSet::Own, 0.0);
+            } else {
+                st.stored.push::<K>(&[], CornerSet::Slabs, 0.0);
             }
-            st.stored.push::<K>(&[], CornerSet::Slabs, 0.0);
             st.own_at.push(st.own.len() as u32);
         }
         used
@@ -472,9 +458,8 @@ impl<const K: usize> FlyingObject<K> {
     pub(super) fn take_over(&mut self, scratch: &mut DeformScratch<K>) -> bool {
         let n = self.part.bvh.nodes.len();
         let r = &mut scratch.renew;
-        let ready = r.staged.as_ref().is_some_and(|st| st.slot as usize == n)
-            && r.plan.is_some_and(|p| p.root == 0 && plan_done(&p, r));
-        if !ready {
+        // Staging starts once the layout is done and lists every slot last.
+        if r.staged.as_ref().is_none_or(|st| st.slot as usize != n) {
             return false;
         }
         let mut st = r.staged.take().expect("checked above");
@@ -501,11 +486,12 @@ impl<const K: usize> FlyingObject<K> {
     }
 
     /// After the refit that took a whole rebuilt tree over: its summed inner area, its
-    /// pieces' costs and its cost as built, from the bounds just made.
+    /// pieces' costs and overlap, and its cost as built, from the bounds just made (the
+    /// pieces were cut by [`FlyingObject::take_over`]).
     pub(super) fn settle_take_over(&mut self, scratch: &mut DeformScratch<K>) {
         let nodes = &self.part.bvh.nodes;
-        self.inner_area = inner_area(nodes, 0, nodes.len());
-        scratch.cut_pieces(&self.part.bvh);
+        self.inner_area = inner_area(nodes);
+        scratch.measure_pieces(nodes);
         let root = area(&nodes[0].dop).max(f64::MIN_POSITIVE);
         self.built_cost = self.inner_area / root;
     }
@@ -541,21 +527,22 @@ impl<const K: usize> FlyingObject<K> {
         r.runs.clear();
         for j in lo..hi {
             let link = bvh.nodes[j].link;
-            let start = r.corners.len();
-            if link & LEAF != 0 {
-                let first = (link & !LEAF) as usize;
-                let len = leaf_corners(&bvh.tris, &bvh.ids, first, &mut r.corners);
-                if len <= MAX_VERTS && len as u32 <= room {
-                    room -= len as u32;
-                    r.runs.push((start as u32, len as u32));
-                    continue;
-                }
-                r.corners.truncate(start);
-            }
-            r.runs.push((start as u32, 0));
+            let start = r.corners.len() as u32;
+            let first = (link & !LEAF) as usize;
+            let len = if link & LEAF != 0
+                && distinct_corners(&bvh.tris[leaf_span(&bvh.ids, first)], &mut r.own)
+                && r.own.len() as u32 <= room
+            {
+                r.corners.extend_from_slice(&r.own);
+                r.own.len() as u32
+            } else {
+                0
+            };
+            room -= len;
+            r.runs.push((start, len));
         }
-        // The room left over (`room`) goes to the first inner node, whose list the refit never reads
-        // (inner renewed nodes keep no corners).
+        // The room left over (`room`) goes to the first inner node, whose list the refit
+        // never reads (inner renewed nodes keep no corners).
         let gap_at = (lo..hi).find(|&j| bvh.nodes[j].link & LEAF == 0);
         let mut cursor = room_lo;
         let stored = &mut self.stored;
@@ -580,9 +567,7 @@ impl<const K: usize> FlyingObject<K> {
                     set = CornerSet::Own;
                 } else if len <= own_room {
                     let o = stored.own_start[j] as usize..stored.own_start[j + 1] as usize;
-                    for (k, slot) in stored.own_pts[o].iter_mut().enumerate() {
-                        *slot = r.pts.get(k).unwrap_or(&r.pts[0]).as_vec3().to_array();
-                    }
+                    write_points(&mut stored.own_pts[o], &r.pts);
                     set = CornerSet::OwnLanes;
                 }
             } else if Some(j) == gap_at {
@@ -599,59 +584,9 @@ impl<const K: usize> FlyingObject<K> {
     }
 }
 
-/// The distinct corners of the leaf whose triangles start at position `first`, sorted,
-/// appended to `out`; returns how many.
-fn leaf_corners(tris: &[[u32; 3]], ids: &[u32], first: usize, out: &mut Vec<u32>) -> usize {
-    let start = out.len();
-    out.extend_from_slice(tris[leaf_span(ids, first)].as_flattened());
-    let own = &mut out[start..];
-    own.sort_unstable();
-    let len = partition_dedup(own);
-    out.truncate(start + len);
-    len
-}
-
-/// The positions of the leaf whose triangles start at position `first` (its last carries
-/// [`END`]).
-fn leaf_span(ids: &[u32], first: usize) -> std::ops::Range<usize> {
-    let mut last = first;
-    while ids[last] & END == 0 {
-        last += 1;
-    }
-    first..last + 1
-}
-
 /// Whether every triangle of the plan has been read and every node laid out.
 fn plan_done(p: &Plan, r: &RenewScratch) -> bool {
     p.made == p.t1 - p.t0 && r.stack.is_empty()
-}
-
-/// The summed box area of the inner nodes among `nodes[lo..hi]`.
-fn inner_area<const K: usize>(nodes: &[crate::hierarchy::Node<K>], lo: usize, hi: usize) -> f64 {
-    nodes[lo..hi]
-        .iter()
-        .filter(|n| !n.is_leaf())
-        .map(|n| area(&n.dop))
-        .sum()
-}
-
-/// The piece whose descendants include slot `j`, if any.
-fn piece_of(pieces: &mut [Piece], j: usize) -> Option<&mut Piece> {
-    let j = j as u32;
-    let at = pieces.partition_point(|p| p.nodes.0 <= j);
-    pieces[..at].last_mut().filter(|p| j < p.nodes.1)
-}
-
-/// Moves the distinct values of sorted `v` to its front; returns how many there are.
-fn partition_dedup(v: &mut [u32]) -> usize {
-    let mut n = 0;
-    for i in 0..v.len() {
-        if n == 0 || v[i] != v[n - 1] {
-            v[n] = v[i];
-            n += 1;
-        }
-    }
-    n
 }
 
 /// Splits `items` (a node of `leaves` leaves, none of more than `most` triangles) in two:
