@@ -11,6 +11,7 @@ mod decode;
 use decode::Bytes;
 use glam::DVec3;
 use kdop::oracle::brute_force_contacts;
+use kdop::scene::Rng;
 use kdop::{BuildOptions, Environment, FlyingObject, Mesh, Pose, QueryOptions, QueryState};
 use libfuzzer_sys::fuzz_target;
 
@@ -33,16 +34,9 @@ fn sheet(m: usize) -> Mesh {
     Mesh::new(v, t).expect("a valid grid")
 }
 
-fn lcg(s: &mut u64) -> f64 {
-    *s = s
-        .wrapping_mul(6_364_136_223_846_793_005)
-        .wrapping_add(1_442_695_040_888_963_407);
-    (*s >> 11) as f64 / (1u64 << 53) as f64
-}
-
 /// The next frame's vertices from `rest` and `now`, as the bytes say.
 fn deformed(b: &mut Bytes, rest: &[DVec3], now: &[DVec3]) -> Vec<DVec3> {
-    let mut seed = u64::from(b.byte()) * 977 + 1;
+    let mut rng = Rng::new(u64::from(b.byte()) * 977 + 1);
     match b.byte() % 6 {
         0 => {
             // A swirl about a fuzzed centre.
@@ -65,7 +59,7 @@ fn deformed(b: &mut Bytes, rest: &[DVec3], now: &[DVec3]) -> Vec<DVec3> {
             // The positions dealt out to other vertices.
             let mut v = now.to_vec();
             for i in (1..v.len()).rev() {
-                let j = (lcg(&mut seed) * (i + 1) as f64) as usize % (i + 1);
+                let j = (rng.next_u64() % (i as u64 + 1)) as usize;
                 v.swap(i, j);
             }
             v
@@ -74,9 +68,7 @@ fn deformed(b: &mut Bytes, rest: &[DVec3], now: &[DVec3]) -> Vec<DVec3> {
             // Noise of a fuzzed amplitude (huge ones are refused as out of range).
             let amp = b.f64();
             now.iter()
-                .map(|&p| {
-                    p + (DVec3::new(lcg(&mut seed), lcg(&mut seed), lcg(&mut seed)) - 0.5) * amp
-                })
+                .map(|&p| p + (rng.in_box(DVec3::ZERO, DVec3::ONE) - 0.5) * amp)
                 .collect()
         }
         3 => vec![now[0]; now.len()],
@@ -99,12 +91,12 @@ fuzz_target!(|data: &[u8]| {
     let Ok(mut obj) = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING) else {
         return;
     };
-    let mut s = 5u64;
+    let mut rng = Rng::new(5);
     let soup: Vec<[DVec3; 3]> = (0..20)
         .map(|_| {
-            let c = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s) - 0.5) * 1.2 - 0.1;
-            let d = |s: &mut u64| DVec3::new(lcg(s), lcg(s), lcg(s)) * 0.4 - 0.2;
-            [c, c + d(&mut s), c + d(&mut s)]
+            let c = rng.in_box(DVec3::new(-0.1, -0.1, -0.7), DVec3::new(1.1, 1.1, 0.5));
+            let d = |rng: &mut Rng| rng.in_box(DVec3::splat(-0.2), DVec3::splat(0.2));
+            [c, c + d(&mut rng), c + d(&mut rng)]
         })
         .collect();
     let env = Environment::<18>::from_mesh(

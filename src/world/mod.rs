@@ -169,9 +169,8 @@ pub struct WorldOptions {
     pub renew_budget: u32,
     /// Without a [`WorldOptions::renew_budget`], a worn deformable shape's rebuild runs on
     /// a thread of its own while the shape goes on being refit, and takes over at this
-    /// many deformations after it started (then
-    /// refit to the vertices of that call): that call waits only for what remains of the
-    /// build. A fixed count, not the build's finishing time, so answers do not depend on
+    /// many deformations after it started (then refit to the vertices of that call): that
+    /// call waits only for what remains of the build. A fixed count, not the build's finishing time, so answers do not depend on
     /// timing (`docs/benchmarks.md`, "Deformable refit"). 0: rebuilt within the call.
     pub rebuild_frames: u32,
     /// A part's leaf in the part tree is its placed k-DOP grown by this share of its

@@ -12,7 +12,8 @@
 //! and on a thread of its own.
 //!
 //! `--twist`: the sheet as a world's shape, a disc of a fifth of it wound into a tighter
-//! swirl each frame (local wear: the subtrees under the disc wear, the top little); each
+//! swirl each frame (the subtrees under the disc wear, and in time wind into each other);
+//! each
 //! frame's `World::deform_shape` timed with worn subtrees renewed in bounded slices and
 //! without, and the tree's surface-area cost over its cost as built at the end.
 
@@ -41,8 +42,9 @@ pub struct DeformArgs {
     /// One JSON line per size and motion.
     #[arg(long)]
     json: bool,
-    /// Instead: the worn-shape rebuild in a world, within the call against on a thread
-    /// (`WorldOptions::rebuild_frames`, default and 0), per frame.
+    /// Instead: a tree worn past any renewal of subtrees in a world, rebuilt whole in
+    /// slices (`WorldOptions::renew_budget`), within the call and on a thread
+    /// (`WorldOptions::rebuild_frames`), per frame.
     #[arg(long)]
     worn: bool,
     /// Instead: a swirl wound tighter each frame in a world, with worn subtrees renewed
@@ -186,14 +188,11 @@ fn worn(a: &DeformArgs) -> kdop::Result<ExitCode> {
         let m = ((n as f64 / 2.0).sqrt().round() as usize).max(1);
         let rest = sheet(m);
         let tris = rest.triangle_count();
-        // A fixed random permutation of the vertices (Fisher–Yates on an LCG).
+        // A fixed random permutation of the vertices (Fisher–Yates).
         let mut deal: Vec<usize> = (0..rest.vertices().len()).collect();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rng = kdop::scene::Rng::new(0x2545_f491_4f6c_dd1d);
         for i in (1..deal.len()).rev() {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            deal.swap(i, ((seed >> 33) % (i as u64 + 1)) as usize);
+            deal.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
         }
         for (how, budget, frames) in ways {
             let (mut w, s) = sheet_world(
