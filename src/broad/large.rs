@@ -16,8 +16,8 @@ impl BroadPhase {
         for (i, &l) in self.large_dynamic.iter().enumerate() {
             let b = self.proxies[l as usize].aabb;
             let mut pair = |o: u32| out.push((l.min(o), l.max(o)));
-            compared += query_rows(&self.dynamic, &b, inv, |e| pair(e.proxy));
-            compared += query_rows(&self.statics, &b, inv, |e| pair(e.proxy));
+            compared += self.query_dynamic(&b, inv, &mut pair);
+            compared += query_rows(&self.statics, &b, inv, &mut pair);
             for &o in self.large_static.iter().chain(&self.large_dynamic[i + 1..]) {
                 compared += 1;
                 if self.proxies[o as usize].aabb.overlaps(&b) {

@@ -10,12 +10,14 @@
 //! only by its *home row*, the one holding the lower corner (in y and z) of the two boxes'
 //! intersection, so once.
 //!
-//! The rows' entries sit in one array sorted by (row, lower x, id), kept sorted from frame
-//! to frame: boxes that stay in their rows are rewritten in place and put back in order by
-//! insertion sort (temporal coherence: they move little), boxes that change rows are taken
-//! out and merged back in one streaming pass. The sweep then reads the array in order, in
-//! parallel over fixed runs of rows, so its pairs come out in an order that depends on the
-//! boxes alone.
+//! The rows' entries sit in columns sorted by (row, lower x, id), cut into *chunks* of
+//! consecutive rows, and are kept sorted from frame to frame: boxes that stay in their
+//! rows are rewritten in place and put back in order by insertion sort (temporal
+//! coherence: they move little), boxes that change rows are taken out and merged back in.
+//! Each chunk where a box was set is streamed once per update, in parallel, and each of
+//! its rows swept as soon as the stream has completed it, while the row is still cached;
+//! a chunk nothing changed in keeps its pairs. Pairs come out in chunk and row order, an
+//! order that depends on the boxes and the sequence of calls alone.
 //!
 //! Static boxes sit in an array of their own, re-sorted only when one of them changes;
 //! their pairs with dynamic boxes are kept from update to update and looked for again only
@@ -24,7 +26,7 @@
 //! lists of their own and compared with the rows they cover (`large.rs`).
 //!
 //! One file per operation: `place.rs` keeps the arrays sorted, `sweep.rs` finds the pairs
-//! of dynamic boxes, `statics.rs` keeps their pairs with static ones, `large.rs` the pairs
+//! of dynamic boxes in a row (eight candidates at a time, AVX2 or scalar), `statics.rs` keeps their pairs with static ones, `large.rs` the pairs
 //! of large dynamic boxes, `query.rs` the boxes overlapping a given box, `brute.rs` holds
 //! the oracles (all pairs, and one plain sweep).
 
@@ -90,8 +92,9 @@ impl Aabb {
     }
 }
 
-/// A box as a row holds it (one entry per row it touches): its bounds inline, so a sweep
-/// reads one record per box, and the row, so that the sorted array needs no other key.
+/// A box as a row holds it (one entry per row it touches): its bounds and the row, so
+/// that the sorted columns need no other key. [`Rows`] keeps entries in columns; this is
+/// one of them in hand.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Entry {
     lo: [f32; 3],
@@ -99,8 +102,6 @@ struct Entry {
     proxy: u32,
     row: u32,
 }
-
-const _: () = assert!(size_of::<Entry>() == 32);
 
 impl Entry {
     /// The entry of proxy `id` with box `b` in row `row`.
@@ -112,21 +113,6 @@ impl Entry {
             row,
         }
     }
-
-    /// Whether the boxes overlap in y and z (callers know they do in x).
-    #[inline(always)]
-    fn meets_yz(&self, o: &Entry) -> bool {
-        (self.lo[1] <= o.hi[1])
-            & (o.lo[1] <= self.hi[1])
-            & (self.lo[2] <= o.hi[2])
-            & (o.lo[2] <= self.hi[2])
-    }
-
-    /// Whether the boxes overlap.
-    #[inline(always)]
-    fn meets(&self, o: &Entry) -> bool {
-        (self.lo[0] <= o.hi[0]) & (o.lo[0] <= self.hi[0]) & self.meets_yz(o)
-    }
 }
 
 /// Where a proxy was put by the last update.
@@ -134,7 +120,7 @@ impl Entry {
 enum Place {
     /// Nowhere: removed, or never placed.
     None,
-    /// In the sorted dynamic array, in the rows from the first key to the second (the rows
+    /// In the dynamic chunks, in the rows from the first key to the second (the rows
     /// of its lower and upper corners, and those between).
     Dynamic(u32, u32),
     /// In the sorted static array, in the rows from the first key to the second.
@@ -171,29 +157,182 @@ struct Row {
     width: f32,
 }
 
-/// Boxes sorted by (row, lower x, id), with the directory of their rows.
+/// Entries sorted by (row, lower x, id), in columns (each bound, the ids, the rows), with
+/// the directory of their rows. Columns, so that the sweep compares eight candidates per
+/// instruction and reads only the bounds it tests.
 #[derive(Clone, Debug, Default)]
 struct Rows {
-    entries: Vec<Entry>,
+    lo: [Vec<f32>; 3],
+    hi: [Vec<f32>; 3],
+    proxy: Vec<u32>,
+    /// Each entry's row key and home bits (`place::KEY`, `place::HOME`).
+    row: Vec<u32>,
     /// The rows in key order, and a last one (key `u32::MAX`) holding the end.
     rows: Vec<Row>,
-    /// The entries' lower x bounds, in their order, where kept (the static array): a
-    /// search in a row reads 4 bytes per step instead of an entry's cache line.
-    xs: Vec<f32>,
-    /// Every [`SKIP`]th of `xs` (`xs[SKIP * j]`): small enough to stay cached, so a search
-    /// in a row reads one or two lines of `xs` instead of one per step
-    /// ([`query::first_at_least`]).
+    /// Every [`SKIP`]th lower x bound (`lo[0][SKIP * j]`), where kept (the static array):
+    /// small enough to stay cached, so a search in a row reads one or two lines of the
+    /// column instead of one per step ([`query::first_at_least`]).
     skip: Vec<f32>,
 }
 
-/// The stride of [`Rows::skip`]: one cache line of `xs`.
+/// The columns of some entries, each of the same length: what the sweep reads.
+#[derive(Clone, Copy, Debug)]
+struct Cols<'a> {
+    lo: [&'a [f32]; 3],
+    hi: [&'a [f32]; 3],
+    proxy: &'a [u32],
+    row: &'a [u32],
+}
+
+impl Cols<'_> {
+    /// Number of entries.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.proxy.len()
+    }
+
+    /// Entry `i`.
+    #[inline(always)]
+    fn get(&self, i: usize) -> Entry {
+        Entry {
+            lo: [self.lo[0][i], self.lo[1][i], self.lo[2][i]],
+            hi: [self.hi[0][i], self.hi[1][i], self.hi[2][i]],
+            proxy: self.proxy[i],
+            row: self.row[i],
+        }
+    }
+}
+
+/// Columns being written by index (sized beforehand).
+#[derive(Debug)]
+struct ColsMut<'a> {
+    lo: [&'a mut [f32]; 3],
+    hi: [&'a mut [f32]; 3],
+    proxy: &'a mut [u32],
+    row: &'a mut [u32],
+}
+
+impl ColsMut<'_> {
+    /// Writes `e` at `i`.
+    #[inline(always)]
+    fn set(&mut self, i: usize, e: &Entry) {
+        for k in 0..3 {
+            self.lo[k][i] = e.lo[k];
+            self.hi[k][i] = e.hi[k];
+        }
+        self.proxy[i] = e.proxy;
+        self.row[i] = e.row;
+    }
+
+    /// Entry `i`'s place in the order.
+    #[inline(always)]
+    fn rank(&self, i: usize) -> (u64, u32) {
+        place::rank_of(self.row[i], self.lo[0][i], self.proxy[i])
+    }
+
+    /// The first `n` entries, to read.
+    #[inline(always)]
+    fn view(&self, n: usize) -> Cols<'_> {
+        Cols {
+            lo: [0, 1, 2].map(|k| &self.lo[k][..n]),
+            hi: [0, 1, 2].map(|k| &self.hi[k][..n]),
+            proxy: &self.proxy[..n],
+            row: &self.row[..n],
+        }
+    }
+}
+
+/// The stride of [`Rows::skip`]: one cache line of lower x bounds.
 const SKIP: usize = 16;
 
 impl Rows {
+    /// Number of entries.
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.proxy.len()
+    }
+
+    /// Entry `i`.
+    #[inline(always)]
+    fn entry(&self, i: usize) -> Entry {
+        Entry {
+            lo: [self.lo[0][i], self.lo[1][i], self.lo[2][i]],
+            hi: [self.hi[0][i], self.hi[1][i], self.hi[2][i]],
+            proxy: self.proxy[i],
+            row: self.row[i],
+        }
+    }
+
+    /// Appends `e`.
+    #[inline(always)]
+    fn push(&mut self, e: &Entry) {
+        for k in 0..3 {
+            self.lo[k].push(e.lo[k]);
+            self.hi[k].push(e.hi[k]);
+        }
+        self.proxy.push(e.proxy);
+        self.row.push(e.row);
+    }
+
+    /// Sets every column's length to `n` (new places zero), for writing by index.
+    fn resize(&mut self, n: usize) {
+        for k in 0..3 {
+            self.lo[k].resize(n, 0.0);
+            self.hi[k].resize(n, 0.0);
+        }
+        self.proxy.resize(n, 0);
+        self.row.resize(n, 0);
+    }
+
+    /// Keeps the first `n` entries.
+    fn truncate(&mut self, n: usize) {
+        for k in 0..3 {
+            self.lo[k].truncate(n);
+            self.hi[k].truncate(n);
+        }
+        self.proxy.truncate(n);
+        self.row.truncate(n);
+    }
+
+    /// The columns, each cut to the entries.
+    #[inline]
+    fn view(&self) -> Cols<'_> {
+        let n = self.count();
+        Cols {
+            lo: [0, 1, 2].map(|k| &self.lo[k][..n]),
+            hi: [0, 1, 2].map(|k| &self.hi[k][..n]),
+            proxy: &self.proxy[..n],
+            row: &self.row[..n],
+        }
+    }
+
+    /// Drops every entry, row and sample, keeping the buffers.
+    fn clear(&mut self) {
+        for k in 0..3 {
+            self.lo[k].clear();
+            self.hi[k].clear();
+        }
+        self.proxy.clear();
+        self.row.clear();
+        self.rows.clear();
+        self.skip.clear();
+    }
+
+    /// Room for `n` entries in all.
+    fn reserve(&mut self, n: usize) {
+        let more = n.saturating_sub(self.count());
+        for k in 0..3 {
+            self.lo[k].reserve(more);
+            self.hi[k].reserve(more);
+        }
+        self.proxy.reserve(more);
+        self.row.reserve(more);
+    }
+
     /// The entries of row `r` (an index into `rows`).
     #[inline]
-    fn row(&self, r: usize) -> &[Entry] {
-        &self.entries[self.rows[r].start as usize..self.rows[r + 1].start as usize]
+    fn span(&self, r: usize) -> std::ops::Range<usize> {
+        self.rows[r].start as usize..self.rows[r + 1].start as usize
     }
 
     /// Number of rows (not counting the end).
@@ -202,10 +341,37 @@ impl Rows {
     }
 
     fn bytes(&self) -> usize {
-        self.entries.capacity() * size_of::<Entry>()
+        self.proxy.capacity() * size_of::<Entry>()
             + self.rows.capacity() * size_of::<Row>()
-            + self.xs.capacity() * 4
             + self.skip.capacity() * 4
+    }
+}
+
+/// A run of consecutive rows of the dynamic boxes: the unit of parallel work, of
+/// re-sorting and of the order of pairs. Chunks split the row keys between them, each
+/// from its `first` key to the next chunk's; a chunk nothing changed in is not touched by
+/// an update, and keeps its pairs.
+#[derive(Clone, Debug, Default)]
+struct Chunk {
+    /// The smallest row key this chunk holds (the first chunk's is 0).
+    first: u32,
+    rows: Rows,
+    /// What the next update streams the chunk into.
+    spare: Rows,
+    /// The pairs whose home row is in this chunk, in row order.
+    found: Vec<(u32, u32)>,
+    /// The entries of boxes set since the last update that go to this chunk (scratch).
+    incoming: Vec<Entry>,
+    /// Whether something in it changed in this update (scratch).
+    dirty: bool,
+}
+
+impl Chunk {
+    fn bytes(&self) -> usize {
+        self.rows.bytes()
+            + self.spare.bytes()
+            + self.found.capacity() * 8
+            + self.incoming.capacity() * size_of::<Entry>()
     }
 }
 
@@ -247,11 +413,12 @@ pub struct BroadStats {
 /// ```
 ///
 /// # Complexity
-/// An update costs a streaming pass over the dynamic boxes' entries (re-sorting them:
-/// linear when they move little) and a sweep of each row, linear in the entries plus the
-/// pairs overlapping along x within a row. Static boxes cost only when
-/// they or a dynamic box near them is set: their pairs with dynamic boxes are kept from
-/// update to update. The cell size follows the boxes: at the first update it is chosen from
+/// An update costs, in each chunk of rows where a box was set, one streaming pass over
+/// its entries (re-sorting them: linear when they move little) that sweeps each row as
+/// soon as it is complete, linear in the entries plus the pairs overlapping along x within
+/// a row. Chunks where nothing was set keep their pairs, so sleeping boxes cost nothing.
+/// Static boxes cost only when they or a dynamic box near them is set: their pairs with
+/// dynamic boxes are kept from update to update. The cell size follows the boxes: at the first update it is chosen from
 /// their extents, and the grid is rebuilt when too many of them outgrow it.
 ///
 /// # Performance
@@ -264,21 +431,20 @@ pub struct BroadPhase {
     moved: Vec<u32>,
     /// One bit per proxy: changed since the last update (set during an update only).
     moved_bits: Vec<u64>,
-    /// One bit per proxy: changed, but its dynamic entry stays in its row.
-    keep_bits: Vec<u64>,
-    /// Dynamic boxes in rows, and the buffer the next update re-sorts them into.
-    dynamic: Rows,
-    spare: Vec<Entry>,
-    /// New dynamic entries of this update (scratch), sorted before they are merged in.
+    /// Dynamic boxes in rows, in chunks of consecutive rows (never empty once placed),
+    /// and each chunk's first key, for finding a key's chunk in a small array.
+    dynamic: Vec<Chunk>,
+    firsts: Vec<u32>,
+    /// New static entries of this update (scratch), sorted before they are merged in.
     incoming: Vec<Entry>,
-    /// Static boxes in rows, and whether a static box changed since they were sorted.
+    /// Static boxes in rows, the buffer they are re-sorted into, and whether a static box
+    /// changed since they were sorted.
     statics: Rows,
+    static_spare: Rows,
     statics_changed: bool,
     /// Large proxies, dynamic and static, each in id order.
     large_dynamic: Vec<u32>,
     large_static: Vec<u32>,
-    /// Pairs found per run of rows (the sweep's slots, merged in run order).
-    found: Vec<Vec<(u32, u32)>>,
     /// Pairs of large dynamic boxes.
     large_pairs: Vec<(u32, u32)>,
     /// Pairs of a dynamic box with a static one, `(dynamic, static)`, sorted; kept across
@@ -407,8 +573,9 @@ impl BroadPhase {
         self.cell
     }
 
-    /// Applies the changes since the last update and finds all pairs: rows swept in
-    /// parallel (rayon), results merged in a fixed order.
+    /// Applies the changes since the last update and finds all pairs: the chunks of rows
+    /// where something changed re-sorted and swept in parallel (rayon), results kept in
+    /// chunk order.
     pub fn update(&mut self) {
         zone!("BroadPhase::update");
         self.stats = BroadStats {
@@ -424,9 +591,13 @@ impl BroadPhase {
         }
         let static_compared = self.update_static_pairs(regridded);
         self.end_moves();
-        self.sweep();
         self.large_pairs();
         self.stats.compared += static_compared;
+        self.stats.pairs += self
+            .dynamic
+            .iter()
+            .map(|c| c.found.len() as u64)
+            .sum::<u64>();
         self.stats.pairs += self.static_pairs.len() as u64;
         self.stats.large = (self.large_dynamic.len() + self.large_static.len()) as u64;
     }
@@ -434,9 +605,9 @@ impl BroadPhase {
     /// The pairs found by the last update, each `(smaller id, larger id)`, once.
     pub fn pairs(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         let kept = self.static_pairs.iter().map(|&(d, s)| (d.min(s), d.max(s)));
-        self.found
+        self.dynamic
             .iter()
-            .flatten()
+            .flat_map(|c| &c.found)
             .chain(&self.large_pairs)
             .copied()
             .chain(kept)
@@ -460,17 +631,18 @@ impl BroadPhase {
         self.proxies.capacity() * size_of::<Proxy>()
             + (self.moved.capacity() + self.large_dynamic.capacity() + self.large_static.capacity())
                 * 4
-            + (self.moved_bits.capacity() + self.keep_bits.capacity()) * 8
-            + self.dynamic.bytes()
+            + self.moved_bits.capacity() * 8
+            + self.firsts.capacity() * 4
+            + self
+                .dynamic
+                .iter()
+                .map(|c| size_of::<Chunk>() + c.bytes())
+                .sum::<usize>()
             + self.statics.bytes()
-            + (self.spare.capacity() + self.incoming.capacity()) * size_of::<Entry>()
+            + self.static_spare.bytes()
+            + self.incoming.capacity() * size_of::<Entry>()
             + (self.static_pairs.capacity() + self.fresh.capacity() + self.large_pairs.capacity())
                 * 8
-            + self
-                .found
-                .iter()
-                .map(|f| size_of::<Vec<(u32, u32)>>() + f.capacity() * 8)
-                .sum::<usize>()
     }
 }
 

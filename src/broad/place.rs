@@ -1,12 +1,14 @@
 //! Keeping the rows sorted (I-COLLIDE's temporal coherence, Cohen et al. 1995, §4.2): the
-//! boxes set since the last update are placed, the dynamic array is re-sorted in one
-//! streaming pass (boxes that stay in their rows rewritten in place and put back in order
-//! by insertion sort, the others merged in from a sorted list), the static array likewise
-//! when a static box changed; the grid itself is rebuilt when the boxes outgrow it.
+//! boxes set since the last update are placed; each chunk of dynamic rows they touch is
+//! re-sorted in one streaming pass (boxes that stay in their rows rewritten in place and
+//! put back in order by insertion sort as they are written, the others merged in from a
+//! sorted list) that sweeps every row as soon as it is complete, the chunks in parallel;
+//! the static array is re-sorted when a static box changed; the grid itself is rebuilt
+//! when the boxes outgrow it.
 
-use super::{BroadPhase, Entry, NONE, Place, Proxy, Row, Rows, SKIP, bit, set_bit};
-use crate::hint::prefetch;
-use rayon::slice::ParallelSliceMut;
+use super::sweep::{Found, Kernel, sweep_row};
+use super::{BroadPhase, Chunk, ColsMut, Entry, NONE, Place, Proxy, Row, Rows, SKIP, bit, set_bit};
+use rayon::prelude::*;
 
 /// The cell edge is this many times the chosen percentile of the boxes' largest extent in
 /// y and z (`docs/benchmarks.md`, "Broad phase", has the measurement behind both).
@@ -14,6 +16,13 @@ const CELL_PER_EXTENT: f32 = 1.5;
 /// The percentile of the boxes' extents the cell is fitted to: boxes above it may span
 /// three cells and go to the large lists.
 const EXTENT_PERCENTILE: f64 = 0.95;
+/// Entries a chunk is made with; a chunk grown past twice this is split. Small enough
+/// that a chunk's columns stay in a core's cache while it is streamed and swept, large
+/// enough that a chunk is worth a task. Tests use small chunks, so that splits happen.
+#[cfg(not(any(test, fuzzing)))]
+const CHUNK: usize = 4096;
+#[cfg(any(test, fuzzing))]
+const CHUNK: usize = 48;
 /// The grid is rebuilt when more than one box in this many is large...
 const MAX_LARGE_SHARE: u64 = 8;
 /// ... or rows hold more than this many boxes on average (the boxes shrank away from the
@@ -58,24 +67,30 @@ pub(super) fn split(k: u32) -> (i32, i32) {
     )
 }
 
-/// An entry's place in the order, but for ties: row, then lower x bound (by its bits in an
-/// order-preserving form, -0.0 before 0.0).
+/// A place in the order of row `row`, lower x bound `x` and id `proxy`: the lower x bound
+/// by its bits in an order-preserving form, -0.0 before 0.0.
 #[inline(always)]
-fn rank(e: &Entry) -> u64 {
-    let b = e.lo[0].to_bits();
+pub(super) fn rank_of(row: u32, x: f32, proxy: u32) -> (u64, u32) {
+    let b = x.to_bits();
     let ordered = if b & 0x8000_0000 != 0 {
         !b
     } else {
         b | 0x8000_0000
     };
-    (u64::from(e.row & KEY) << 32) | u64::from(ordered)
+    ((u64::from(row & KEY) << 32) | u64::from(ordered), proxy)
 }
 
-/// Whether `a` sorts before `b`: by row, lower x bound, then id (so that the order depends
+/// An entry's place in the order: row, lower x bound, then id (so that the order depends
 /// on the boxes alone).
 #[inline(always)]
+fn rank(e: &Entry) -> (u64, u32) {
+    rank_of(e.row, e.lo[0], e.proxy)
+}
+
+/// Whether `a` sorts before `b`.
+#[inline(always)]
 pub(super) fn before(a: &Entry, b: &Entry) -> bool {
-    (rank(a), a.proxy) < (rank(b), b.proxy)
+    rank(a) < rank(b)
 }
 
 impl BroadPhase {
@@ -96,6 +111,19 @@ impl BroadPhase {
         }
     }
 
+    /// Rows of dynamic boxes, and their entries.
+    pub(super) fn dynamic_counts(&self) -> (usize, usize) {
+        self.dynamic
+            .iter()
+            .fold((0, 0), |(r, e), c| (r + c.rows.len(), e + c.rows.count()))
+    }
+
+    /// The chunk holding row key `k`.
+    #[inline]
+    pub(super) fn chunk_of(&self, k: u32) -> usize {
+        self.firsts.partition_point(|&f| f <= k).saturating_sub(1)
+    }
+
     /// Whether the grid must be (re)built before this update.
     pub(super) fn wants_regrid(&self) -> bool {
         if self.live == 0 {
@@ -109,15 +137,17 @@ impl BroadPhase {
         }
         let live = u64::from(self.live);
         let large = (self.large_dynamic.len() + self.large_static.len()) as u64;
-        let rows = (self.dynamic.len() + self.statics.len()).max(1) as u64;
-        let per_row = (self.dynamic.entries.len() + self.statics.entries.len()) as u64 / rows;
+        let (rows, entries) = self.dynamic_counts();
+        let rows = (rows + self.statics.len()).max(1) as u64;
+        let per_row = (entries + self.statics.count()) as u64 / rows;
         live >= 64
             && ((large * MAX_LARGE_SHARE > live && large > WORSE * self.regrid_large)
                 || (per_row > MAX_PER_ROW && per_row > WORSE * self.regrid_per_row))
     }
 
-    /// Rebuilds both arrays and the large lists, choosing the cell size from the boxes
-    /// unless it is fixed; every change since the last update is taken in.
+    /// Rebuilds the chunks, the static array and the large lists, choosing the cell size
+    /// from the boxes unless it is fixed; every change since the last update is taken in,
+    /// and every dynamic row swept.
     pub(super) fn regrid(&mut self) {
         if !self.fixed {
             self.cell = self.chosen_cell_size();
@@ -141,18 +171,22 @@ impl BroadPhase {
                 Place::None => {}
             }
         }
-        dynamic.par_sort_unstable_by_key(|e| (rank(e), e.proxy));
-        statics.par_sort_unstable_by_key(|e| (rank(e), e.proxy));
-        self.dynamic.entries = dynamic;
-        self.statics.entries = statics;
-        directory(&mut self.dynamic);
+        dynamic.par_sort_unstable_by_key(rank);
+        statics.par_sort_unstable_by_key(rank);
+        self.dynamic = chunks(&dynamic);
+        self.firsts.clear();
+        self.firsts.extend(self.dynamic.iter().map(|c| c.first));
+        self.statics.clear();
+        for e in &statics {
+            self.statics.push(e);
+        }
         directory(&mut self.statics);
-        lower_xs(&mut self.statics);
+        samples(&mut self.statics);
         self.statics_changed = false;
         self.regrid_large = (self.large_dynamic.len() + self.large_static.len()) as u64;
-        let rows = (self.dynamic.len() + self.statics.len()).max(1) as u64;
-        self.regrid_per_row =
-            (self.dynamic.entries.len() + self.statics.entries.len()) as u64 / rows;
+        let (rows, entries) = self.dynamic_counts();
+        let rows = (rows + self.statics.len()).max(1) as u64;
+        self.regrid_per_row = (entries + self.statics.count()) as u64 / rows;
     }
 
     /// The cell edge: [`CELL_PER_EXTENT`] times the [`EXTENT_PERCENTILE`] of the live boxes'
@@ -179,26 +213,30 @@ impl BroadPhase {
     }
 
     /// Places every proxy set or removed since the last update: the large lists, then the
-    /// dynamic array re-sorted where a dynamic entry changed, the static array where a
-    /// static one did. Leaves the changed proxies' bits set for the static pairs.
+    /// dynamic chunks where a dynamic entry changed (re-sorted and swept), the static array
+    /// where a static one did. Leaves the changed proxies' bits set for the static pairs.
     pub(super) fn place_moved(&mut self) {
         let words = self.proxies.len().div_ceil(64);
         if self.moved_bits.len() < words {
             self.moved_bits.resize(words, 0);
-            self.keep_bits.resize(words, 0);
         }
-        self.incoming.clear();
-        let mut dynamic_changed = false;
+        if self.dynamic.is_empty() {
+            self.dynamic.push(Chunk::default());
+            self.firsts = vec![0];
+        }
         for i in 0..self.moved.len() {
             let id = self.moved[i];
             set_bit(&mut self.moved_bits, id);
+            // No longer listed once this update is done (nothing sets a box during it).
+            self.proxies[id as usize].moved = false;
             let p = self.proxies[id as usize];
             let (old, new) = (p.placed, self.placement(&p));
             match old {
-                Place::Dynamic(..) => {
-                    dynamic_changed = true;
-                    if new == old {
-                        set_bit(&mut self.keep_bits, id);
+                Place::Dynamic(lo, hi) => {
+                    // Its entries lie in the chunks of the keys from `lo` to `hi`.
+                    let (a, b) = (self.chunk_of(lo), self.chunk_of(hi));
+                    for c in &mut self.dynamic[a..=b] {
+                        c.dirty = true;
                     }
                 }
                 Place::LargeDynamic => remove_sorted(&mut self.large_dynamic, id),
@@ -206,10 +244,9 @@ impl BroadPhase {
                 Place::Static(..) | Place::None => {}
             }
             match new {
-                Place::Dynamic(lo, hi) if old != new => {
-                    entries(id, &p.aabb, lo, hi, &mut self.incoming);
-                    dynamic_changed = true;
-                }
+                // Every entry of a changed box is taken out and merged back in, so that the
+                // stream reads no box but those of its own columns.
+                Place::Dynamic(lo, hi) => self.enter(id, &p.aabb, lo, hi),
                 Place::LargeDynamic => insert_sorted(&mut self.large_dynamic, id),
                 Place::LargeStatic => insert_sorted(&mut self.large_static, id),
                 _ => {}
@@ -219,59 +256,50 @@ impl BroadPhase {
             }
             self.proxies[id as usize].placed = new;
         }
-        if dynamic_changed {
-            self.resort_dynamic();
-        }
-
+        self.resort_dynamic();
         if self.statics_changed {
             self.resort_statics();
         }
     }
 
-    /// The dynamic array after this update's changes, in one pass: entries of boxes that
-    /// stay in their rows take their new box, changed entries that leave drop out, new ones merge
-    /// in from `incoming` (sorted first), and an insertion sort puts the rewritten ones back
-    /// in order (they moved little).
+    /// Adds proxy `id`'s entries (rows from key `lo` to key `hi`) to the incoming lists of
+    /// their chunks.
+    fn enter(&mut self, id: u32, b: &super::Aabb, lo: u32, hi: u32) {
+        let ((z0, y0), (z1, y1)) = (split(lo), split(hi));
+        for z in z0..=z1 {
+            for y in y0..=y1 {
+                let home = (u32::from(z == z0) << 31) | (u32::from(y == y0) << 30);
+                let k = key(z, y);
+                let c = self.chunk_of(k);
+                self.dynamic[c].incoming.push(Entry::new(id, b, k | home));
+            }
+        }
+    }
+
+    /// Streams every chunk something changed in into its spare columns, in parallel:
+    /// changed entries drop out, their new ones merge in from the chunk's incoming list
+    /// (sorted first), and each row is swept as it is completed. Chunks grown too large are
+    /// split.
     fn resort_dynamic(&mut self) {
-        self.incoming.sort_unstable_by_key(|e| (rank(e), e.proxy));
-        let mut out = std::mem::take(&mut self.spare);
-        out.clear();
-        out.reserve_exact(self.dynamic.entries.len() + self.incoming.len());
-        let mut dir = std::mem::take(&mut self.dynamic.rows);
-        dir.clear();
-        let (inc, old) = (&self.incoming, &self.dynamic.entries);
-        let mut j = 0;
-        for (i, e) in old.iter().enumerate() {
-            // The boxes of kept entries further on are read from the proxies, at random:
-            // asked for ahead, they arrive while this one is copied.
-            if let Some(a) = old.get(i + AHEAD) {
-                if bit(&self.moved_bits, a.proxy) {
-                    prefetch(&self.proxies[a.proxy as usize]);
-                }
+        let moved = &self.moved_bits;
+        let kernel = Kernel::best();
+        let (compared, rows) = self
+            .dynamic
+            .par_iter_mut()
+            .filter_map(|c| (c.dirty || !c.incoming.is_empty()).then(|| stream(c, moved, kernel)))
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        self.stats.compared += compared;
+        self.stats.rows_swept += rows;
+        let mut i = 0;
+        while i < self.dynamic.len() {
+            if self.dynamic[i].rows.count() > 2 * CHUNK && self.dynamic[i].rows.len() > 1 {
+                let half = split_chunk(&mut self.dynamic[i], kernel);
+                self.firsts.insert(i + 1, half.first);
+                self.dynamic.insert(i + 1, half);
+            } else {
+                i += 1;
             }
-            let mut e = *e;
-            if bit(&self.moved_bits, e.proxy) {
-                if !bit(&self.keep_bits, e.proxy) {
-                    continue;
-                }
-                let b = &self.proxies[e.proxy as usize].aabb;
-                e.lo = b.lo;
-                e.hi = b.hi;
-            }
-            while j < inc.len() && before(&inc[j], &e) {
-                push(&mut out, &mut dir, inc[j]);
-                j += 1;
-            }
-            push(&mut out, &mut dir, e);
         }
-        for e in &inc[j..] {
-            push(&mut out, &mut dir, *e);
-        }
-        end(&mut dir, out.len());
-        // Rewritten entries stayed in their rows, so the rows' bounds already hold.
-        insertion_sort(&mut out);
-        self.spare = std::mem::replace(&mut self.dynamic.entries, out);
-        self.dynamic.rows = dir;
     }
 
     /// The static array after this update's changes: changed entries drop out, and every
@@ -284,40 +312,263 @@ impl BroadPhase {
                 entries(id, &p.aabb, lo, hi, &mut self.incoming);
             }
         }
-        self.incoming.sort_unstable_by_key(|e| (rank(e), e.proxy));
-        let mut out = std::mem::take(&mut self.spare);
+        self.incoming.sort_unstable_by_key(rank);
+        let mut out = std::mem::take(&mut self.static_spare);
         out.clear();
-        out.reserve_exact(self.statics.entries.len() + self.incoming.len());
-        let inc = &self.incoming;
+        out.reserve(self.statics.count() + self.incoming.len());
+        let (inc, old) = (&self.incoming, &self.statics);
         let mut j = 0;
-        for e in &self.statics.entries {
-            if bit(&self.moved_bits, e.proxy) {
+        for i in 0..old.count() {
+            if bit(&self.moved_bits, old.proxy[i]) {
                 continue;
             }
-            while j < inc.len() && before(&inc[j], e) {
-                out.push(inc[j]);
+            let e = old.entry(i);
+            while j < inc.len() && before(&inc[j], &e) {
+                out.push(&inc[j]);
                 j += 1;
             }
-            out.push(*e);
+            out.push(&e);
         }
-        out.extend_from_slice(&inc[j..]);
-        self.spare = std::mem::replace(&mut self.statics.entries, out);
+        for e in &inc[j..] {
+            out.push(e);
+        }
+        self.static_spare = std::mem::replace(&mut self.statics, out);
         directory(&mut self.statics);
-        lower_xs(&mut self.statics);
+        samples(&mut self.statics);
         self.statics_changed = false;
     }
 
-    /// Forgets this update's changes: the bits and the list.
+    /// Forgets this update's changes: the bits, the list and the dirty chunks.
     pub(super) fn end_moves(&mut self) {
         for &id in &self.moved {
             if let Some(w) = self.moved_bits.get_mut((id >> 6) as usize) {
                 *w = 0;
-                self.keep_bits[(id >> 6) as usize] = 0;
             }
-            self.proxies[id as usize].moved = false;
         }
         self.moved.clear();
+        for c in &mut self.dynamic {
+            c.dirty = false;
+        }
     }
+}
+
+/// Writes sorted entries into their rows by index (the columns sized beforehand) and
+/// sweeps each row once it is complete: the stream's output side.
+struct Builder<'a> {
+    out: ColsMut<'a>,
+    dir: &'a mut Vec<Row>,
+    found: Found<'a>,
+    kernel: Kernel,
+    /// Entries written.
+    n: usize,
+    /// The row being written: its key, where its entries start, its largest x-extent.
+    key: u32,
+    start: usize,
+    width: f32,
+    /// The last row completed and not yet swept.
+    pending: std::ops::Range<usize>,
+    compared: u64,
+    rows: u64,
+}
+
+impl<'a> Builder<'a> {
+    /// A builder writing into `out`, sized for `cap` entries.
+    fn new(out: &'a mut Rows, cap: usize, found: &'a mut Vec<(u32, u32)>, kernel: Kernel) -> Self {
+        out.resize(cap);
+        out.skip.clear();
+        out.rows.clear();
+        let Rows {
+            lo,
+            hi,
+            proxy,
+            row,
+            rows,
+            ..
+        } = out;
+        Builder {
+            out: ColsMut {
+                lo: lo.each_mut().map(|c| c.as_mut_slice()),
+                hi: hi.each_mut().map(|c| c.as_mut_slice()),
+                proxy,
+                row,
+            },
+            dir: rows,
+            found: Found::new(found),
+            kernel,
+            n: 0,
+            key: NONE,
+            start: 0,
+            width: 0.0,
+            pending: 0..0,
+            compared: 0,
+            rows: 0,
+        }
+    }
+
+    /// Appends `e` (of rank `r`), which sorts after every entry written.
+    #[inline(always)]
+    fn push(&mut self, e: &Entry, r: (u64, u32)) {
+        debug_assert!(self.n == 0 || self.out.rank(self.n - 1) < r);
+        let key = e.row & KEY;
+        if key != self.key {
+            self.close_row();
+            self.dir.push(Row {
+                key,
+                start: self.n as u32,
+                width: 0.0,
+            });
+            self.key = key;
+            self.start = self.n;
+            self.width = 0.0;
+        }
+        // A NaN extent (both bounds the same infinity) is a point: `max` ignores it.
+        self.width = self.width.max(e.hi[0] - e.lo[0]);
+        self.out.set(self.n, e);
+        self.n += 1;
+    }
+
+    /// Records the width of the row being written, now complete, and sweeps the row
+    /// before it: one row later, so that the sweep's wide loads do not wait for the
+    /// stores that wrote the row just completed.
+    fn close_row(&mut self) {
+        if self.key != NONE {
+            if let Some(row) = self.dir.last_mut() {
+                row.width = self.width;
+            }
+            self.sweep_pending();
+            self.pending = self.start..self.n;
+        }
+    }
+
+    /// Sweeps the row completed before the last.
+    fn sweep_pending(&mut self) {
+        let r = std::mem::take(&mut self.pending);
+        if !r.is_empty() {
+            let cols = self.out.view(self.n);
+            self.compared += sweep_row(self.kernel, cols, r.start, r.end, &mut self.found);
+            self.rows += 1;
+        }
+    }
+
+    /// Sweeps the last rows and closes the directory; returns (entries, compared, rows
+    /// swept).
+    fn finish(mut self) -> (usize, u64, u64) {
+        self.close_row();
+        self.sweep_pending();
+        end(self.dir, self.n);
+        self.found.finish();
+        (self.n, self.compared, self.rows)
+    }
+}
+
+/// Writes sorted `entries` into `out` with a [`Builder`], its pairs into `found`.
+fn build(
+    out: &mut Rows,
+    found: &mut Vec<(u32, u32)>,
+    entries: impl ExactSizeIterator<Item = Entry>,
+    kernel: Kernel,
+) {
+    let mut b = Builder::new(out, entries.len(), found, kernel);
+    for e in entries {
+        b.push(&e, rank(&e));
+    }
+    let (n, ..) = b.finish();
+    out.truncate(n);
+}
+
+/// Streams `c` into its spare columns with its incoming entries merged in (sorted first)
+/// and the entries of changed boxes (`moved`) left out, and swaps them in, its pairs found
+/// anew; returns (compared, rows swept).
+fn stream(c: &mut Chunk, moved: &[u64], kernel: Kernel) -> (u64, u64) {
+    c.incoming.sort_unstable_by_key(rank);
+    let (old, inc) = (c.rows.view(), &c.incoming);
+    let cap = old.len() + inc.len();
+    let mut b = Builder::new(&mut c.spare, cap, &mut c.found, kernel);
+    let rank_inc = |j: usize| inc.get(j).map_or((u64::MAX, u32::MAX), rank);
+    let (mut j, mut next) = (0, rank_inc(0));
+    for i in 0..old.len() {
+        if bit(moved, old.proxy[i]) {
+            continue;
+        }
+        let e = old.get(i);
+        let r = rank(&e);
+        while next < r {
+            b.push(&inc[j], next);
+            j += 1;
+            next = rank_inc(j);
+        }
+        b.push(&e, r);
+    }
+    for e in &inc[j..] {
+        b.push(e, rank(e));
+    }
+    let (n, compared, rows) = b.finish();
+    c.spare.truncate(n);
+    c.incoming.clear();
+    std::mem::swap(&mut c.rows, &mut c.spare);
+    (compared, rows)
+}
+
+/// Cuts sorted `entries` into chunks of about [`CHUNK`] entries at row boundaries (the
+/// first chunk from key 0), written and swept in parallel. Never empty.
+fn chunks(entries: &[Entry]) -> Vec<Chunk> {
+    let mut bounds = vec![0];
+    for i in 1..entries.len() {
+        let new_row = entries[i].row & KEY != entries[i - 1].row & KEY;
+        if new_row && i - bounds[bounds.len() - 1] >= CHUNK {
+            bounds.push(i);
+        }
+    }
+    bounds.push(entries.len());
+    let kernel = Kernel::best();
+    bounds
+        .par_windows(2)
+        .enumerate()
+        .map(|(n, w)| {
+            let mut c = Chunk {
+                first: if n == 0 { 0 } else { entries[w[0]].row & KEY },
+                ..Chunk::default()
+            };
+            build(
+                &mut c.rows,
+                &mut c.found,
+                entries[w[0]..w[1]].iter().copied(),
+                kernel,
+            );
+            c
+        })
+        .collect()
+}
+
+/// Splits `c` (two rows or more) at the row nearest its middle; `c` keeps the rows before,
+/// the returned chunk takes the rest, and both are swept anew (their pairs and their
+/// order are those of the rows either way).
+fn split_chunk(c: &mut Chunk, kernel: Kernel) -> Chunk {
+    let old = std::mem::replace(&mut c.rows, std::mem::take(&mut c.spare));
+    let n = old.count();
+    let m = old.rows[..old.len()]
+        .partition_point(|r| (r.start as usize) < n / 2)
+        .clamp(1, old.len() - 1);
+    let at = old.rows[m].start as usize;
+    let mut tail = Chunk {
+        first: old.rows[m].key,
+        ..Chunk::default()
+    };
+    let view = old.view();
+    build(
+        &mut c.rows,
+        &mut c.found,
+        (0..at).map(|i| view.get(i)),
+        kernel,
+    );
+    build(
+        &mut tail.rows,
+        &mut tail.found,
+        (at..n).map(|i| view.get(i)),
+        kernel,
+    );
+    c.spare = old;
+    tail
 }
 
 /// Pushes proxy `id`'s entries, one per row from key `lo` to key `hi` (rows of its lower
@@ -332,54 +583,32 @@ fn entries(id: u32, b: &super::Aabb, lo: u32, hi: u32, out: &mut Vec<Entry>) {
     }
 }
 
-/// Re-makes the row directory of sorted `r.entries`.
+/// Re-makes the row directory of sorted `r`.
 fn directory(r: &mut Rows) {
     r.rows.clear();
     let mut last = NONE;
-    for (i, e) in r.entries.iter().enumerate() {
-        if e.row & KEY != last {
+    for i in 0..r.count() {
+        let k = r.row[i] & KEY;
+        if k != last {
             r.rows.push(Row {
-                key: e.row & KEY,
+                key: k,
                 start: i as u32,
                 width: 0.0,
             });
-            last = e.row & KEY;
+            last = k;
         }
-        widen(r.rows.last_mut(), e);
+        if let Some(row) = r.rows.last_mut() {
+            row.width = row.width.max(r.hi[0][i] - r.lo[0][i]);
+        }
     }
-    end(&mut r.rows, r.entries.len());
+    let n = r.count();
+    end(&mut r.rows, n);
 }
 
-/// Re-makes the array of lower x bounds of `r.entries`, and its samples.
-fn lower_xs(r: &mut Rows) {
-    r.xs.clear();
-    r.xs.extend(r.entries.iter().map(|e| e.lo[0]));
+/// Re-makes the samples of `r`'s lower x bounds.
+fn samples(r: &mut Rows) {
     r.skip.clear();
-    r.skip.extend(r.xs.iter().step_by(SKIP));
-}
-
-/// Appends `e` to `out` and to the directory `dir` of `out`'s rows.
-#[inline(always)]
-fn push(out: &mut Vec<Entry>, dir: &mut Vec<Row>, e: Entry) {
-    let key = e.row & KEY;
-    if dir.last().is_none_or(|r| r.key != key) {
-        dir.push(Row {
-            key,
-            start: out.len() as u32,
-            width: 0.0,
-        });
-    }
-    widen(dir.last_mut(), &e);
-    out.push(e);
-}
-
-/// Grows a row's width to `e`'s x-extent. A NaN extent (both bounds the same infinity) is
-/// a point: `max` ignores it.
-#[inline(always)]
-fn widen(row: Option<&mut Row>, e: &Entry) {
-    if let Some(r) = row {
-        r.width = r.width.max(e.hi[0] - e.lo[0]);
-    }
+    r.skip.extend(r.lo[0].iter().step_by(SKIP));
 }
 
 /// Closes a directory: a last row (key `u32::MAX`) holding the end.
@@ -391,25 +620,6 @@ fn end(dir: &mut Vec<Row>, len: usize) {
     });
 }
 
-/// How many entries ahead the re-sorting pass asks for a proxy's box.
-const AHEAD: usize = 16;
-
-/// Sorts nearly sorted `v` ([`before`]) by insertion: linear when entries moved little.
-fn insertion_sort(v: &mut [Entry]) {
-    for i in 1..v.len() {
-        if !before(&v[i], &v[i - 1]) {
-            continue;
-        }
-        let e = v[i];
-        let mut j = i;
-        while j > 0 && before(&e, &v[j - 1]) {
-            v[j] = v[j - 1];
-            j -= 1;
-        }
-        v[j] = e;
-    }
-}
-
 fn remove_sorted(v: &mut Vec<u32>, id: u32) {
     if let Ok(i) = v.binary_search(&id) {
         v.remove(i);
@@ -419,5 +629,131 @@ fn remove_sorted(v: &mut Vec<u32>, id: u32) {
 fn insert_sorted(v: &mut Vec<u32>, id: u32) {
     if let Err(i) = v.binary_search(&id) {
         v.insert(i, id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::broad::{Aabb, brute_force_pairs};
+    use crate::testing::lcg;
+
+    /// A random box in a cube of side `side`: mostly unit-sized, some points, some long in
+    /// x (many candidates along a row), some large (kept out of the rows).
+    fn random_box(s: &mut u64, side: f64) -> Aabb {
+        let c = [0, 1, 2].map(|_| (lcg(s) * side) as f32);
+        let h = match (lcg(s) * 40.0) as u32 {
+            0 => [0.0; 3],
+            1 => [4.0, 0.3, 0.3],
+            2 => [0.5, 6.0, 0.5],
+            _ => [0, 1, 2].map(|_| (0.2 + 0.6 * lcg(s)) as f32),
+        };
+        Aabb::new(
+            [0, 1, 2].map(|k| c[k] - h[k]),
+            [0, 1, 2].map(|k| c[k] + h[k]),
+        )
+    }
+
+    /// With chunks of a few dozen entries (the tests' [`CHUNK`]), chunks are made, split,
+    /// skipped while nothing in them changes and streamed when something does; every
+    /// update's pairs equal all pairs compared, each once, and two broad phases given the
+    /// same calls list them in the same order whatever the thread count.
+    #[test]
+    fn chunks_keep_every_pair_over_random_edits() {
+        for seed in 0..6u64 {
+            let mut s = seed * 7919 + 1;
+            let n = 300 + (seed as usize) * 150;
+            let side = (n as f64 * 3.0).cbrt();
+            let mut boxes: Vec<Option<(Aabb, bool)>> = Vec::new();
+            let mut bp = BroadPhase::new();
+            let mut twin = BroadPhase::new();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(3)
+                .build()
+                .unwrap();
+            for i in 0..n as u32 {
+                let b = random_box(&mut s, side);
+                let d = lcg(&mut s) < 0.8;
+                bp.set(i, b, d).unwrap();
+                twin.set(i, b, d).unwrap();
+                boxes.push(Some((b, d)));
+            }
+            let mut made = 0;
+            for frame in 0..12 {
+                if frame == 1 {
+                    made = bp.dynamic.len();
+                }
+                if frame == 6 {
+                    // A crowd arrives in one place: its chunk must split.
+                    for _ in 0..200 {
+                        let b = random_box(&mut s, side / 4.0);
+                        let i = boxes.len() as u32;
+                        bp.set(i, b, true).unwrap();
+                        twin.set(i, b, true).unwrap();
+                        boxes.push(Some((b, true)));
+                    }
+                }
+                // Odd frames move only boxes in one corner: the other chunks sleep.
+                let sleepy = frame % 2 == 1;
+                for _ in 0..n / 4 {
+                    let i = (lcg(&mut s) * n as f64) as usize;
+                    let r = lcg(&mut s);
+                    let new = match boxes[i] {
+                        Some((b, d)) if r < 0.85 => {
+                            if sleepy && b.lo[2] > (side / 3.0) as f32 {
+                                continue;
+                            }
+                            let m = [0, 1, 2].map(|_| (lcg(&mut s) as f32 - 0.5) * 0.6);
+                            let b = Aabb::new(
+                                [0, 1, 2].map(|k| b.lo[k] + m[k]),
+                                [0, 1, 2].map(|k| b.hi[k] + m[k]),
+                            );
+                            Some((b, if r < 0.8 { d } else { !d }))
+                        }
+                        _ if r < 0.93 => Some((random_box(&mut s, side), true)),
+                        _ => None,
+                    };
+                    match new {
+                        Some((b, d)) => {
+                            bp.set(i as u32, b, d).unwrap();
+                            twin.set(i as u32, b, d).unwrap();
+                        }
+                        None => {
+                            bp.remove(i as u32);
+                            twin.remove(i as u32);
+                        }
+                    }
+                    boxes[i] = new;
+                }
+                bp.update();
+                pool.install(|| twin.update());
+                let order: Vec<_> = bp.pairs().collect();
+                assert_eq!(
+                    order,
+                    twin.pairs().collect::<Vec<_>>(),
+                    "seed {seed} frame {frame}"
+                );
+                let mut got = order.clone();
+                got.sort_unstable();
+                got.dedup();
+                assert_eq!(
+                    got.len(),
+                    order.len(),
+                    "a pair twice, seed {seed} frame {frame}"
+                );
+                let live: Vec<_> = boxes
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, b)| b.map(|(a, d)| (i as u32, a, d)))
+                    .collect();
+                assert_eq!(got, brute_force_pairs(&live), "seed {seed} frame {frame}");
+            }
+            assert!(made > 3, "seed {seed}: {made} chunks");
+            assert!(bp.dynamic.len() > made, "seed {seed}: no chunk was split");
+            assert_eq!(
+                bp.firsts,
+                bp.dynamic.iter().map(|c| c.first).collect::<Vec<_>>()
+            );
+        }
     }
 }

@@ -6,11 +6,11 @@
 //! the world (objects near a part that was inserted or moved) all look boxes up this way.
 
 use super::place::{coord, key, split};
-use super::{Aabb, BroadPhase, Entry, NONE, Rows, SKIP};
+use super::{Aabb, BroadPhase, NONE, Rows, SKIP};
 
-/// Calls `found` with every entry of `rows` whose box meets `q`; returns the entries
-/// compared. Each box once.
-pub(super) fn query_rows(rows: &Rows, q: &Aabb, inv: f32, mut found: impl FnMut(&Entry)) -> u64 {
+/// Calls `found` with the id of every entry of `rows` whose box meets `q`; returns the
+/// entries compared. Each box once.
+pub(super) fn query_rows(rows: &Rows, q: &Aabb, inv: f32, mut found: impl FnMut(u32)) -> u64 {
     let n = rows.len();
     if n == 0 {
         return 0;
@@ -19,7 +19,6 @@ pub(super) fn query_rows(rows: &Rows, q: &Aabb, inv: f32, mut found: impl FnMut(
     // intersection's lower corner, which is one of q's rows.
     let (y0, y1) = (coord(q.lo[1], inv), coord(q.hi[1], inv));
     let (z0, z1) = (coord(q.lo[2], inv), coord(q.hi[2], inv));
-    let me = Entry::new(NONE, q, 0);
     let mut compared = 0;
     let dir = &rows.rows[..n];
     let mut r = dir.partition_point(|w| w.key < key(z0, y0));
@@ -40,35 +39,52 @@ pub(super) fn query_rows(rows: &Rows, q: &Aabb, inv: f32, mut found: impl FnMut(
             r += dir[r..].partition_point(|w| w.key < next);
             continue;
         }
-        let entries = rows.row(r);
+        let span = rows.span(r);
         // An entry meeting q has lo ≥ q.lo − its x-extent ≥ q.lo − the row's width; the
         // threshold is lowered a little further for the roundings of that subtraction.
         let w = dir[r].width;
         let t = q.lo[0] - w;
         let t = t - (q.lo[0].abs() + w) * 1e-6;
+        let xs = &rows.lo[0];
         let start = if t.is_nan() {
-            0
-        } else if rows.xs.is_empty() {
-            entries.partition_point(|e| e.lo[0] < t)
+            span.start
+        } else if rows.skip.is_empty() {
+            span.start + xs[span.clone()].partition_point(|&x| x < t)
         } else {
-            let (a, b) = (rows.rows[r].start as usize, rows.rows[r + 1].start as usize);
-            first_at_least(&rows.xs, &rows.skip, a, b, t) - a
+            first_at_least(xs, &rows.skip, span.start, span.end, t)
         };
-        for e in &entries[start..] {
-            if e.lo[0] > q.hi[0] {
+        for (i, &x) in xs.iter().enumerate().take(span.end).skip(start) {
+            if x > q.hi[0] {
                 break;
             }
             compared += 1;
-            // The home row of e and q: in z and in y, the lower corner's of one or the other.
-            let home_z = e.row >> 31 != 0 || z == z0;
-            let home_y = (e.row >> 30) & 1 != 0 || y == y0;
-            if e.meets(&me) && home_z && home_y {
-                found(e);
+            // The home row of the entry and q: in z and in y, the lower corner's of one
+            // or the other.
+            let home_z = rows.row[i] >> 31 != 0 || z == z0;
+            let home_y = (rows.row[i] >> 30) & 1 != 0 || y == y0;
+            let meets = (0..3).all(|k| rows.lo[k][i] <= q.hi[k] && q.lo[k] <= rows.hi[k][i]);
+            if meets && home_z && home_y {
+                found(rows.proxy[i]);
             }
         }
         r += 1;
     }
     compared
+}
+
+impl BroadPhase {
+    /// [`query_rows`] over the dynamic chunks whose keys `q`'s rows may fall in.
+    pub(super) fn query_dynamic(&self, q: &Aabb, inv: f32, mut found: impl FnMut(u32)) -> u64 {
+        let (y0, y1) = (coord(q.lo[1], inv), coord(q.hi[1], inv));
+        let (z0, z1) = (coord(q.lo[2], inv), coord(q.hi[2], inv));
+        let (a, b) = (self.chunk_of(key(z0, y0)), self.chunk_of(key(z1, y1)));
+        self.dynamic
+            .get(a..=b)
+            .unwrap_or_default()
+            .iter()
+            .map(|c| query_rows(&c.rows, q, inv, &mut found))
+            .sum()
+    }
 }
 
 /// The first position in `a..b` whose `xs` is not below `t` (`b` if none), where
@@ -111,8 +127,8 @@ impl BroadPhase {
             return;
         }
         let inv = 1.0 / self.cell;
-        query_rows(&self.dynamic, aabb, inv, |e| found(e.proxy));
-        query_rows(&self.statics, aabb, inv, |e| found(e.proxy));
+        self.query_dynamic(aabb, inv, &mut found);
+        query_rows(&self.statics, aabb, inv, &mut found);
     }
 }
 

@@ -12,7 +12,7 @@ impl BroadPhase {
     /// Brings the kept dynamic–static pairs up to date with the changes of this update
     /// (all of them anew after a regrid). Returns the box pairs compared.
     pub(super) fn update_static_pairs(&mut self, regridded: bool) -> u64 {
-        if self.statics.entries.is_empty() && self.large_static.is_empty() {
+        if self.statics.count() == 0 && self.large_static.is_empty() {
             self.static_pairs.clear();
             return 0;
         }
@@ -23,8 +23,8 @@ impl BroadPhase {
         if regridded {
             // Every pair anew, from the smaller side.
             self.static_pairs.clear();
-            let statics = self.statics.entries.len() + self.large_static.len();
-            if self.dynamic.entries.len() <= statics {
+            let statics = self.statics.count() + self.large_static.len();
+            if self.dynamic_counts().1 <= statics {
                 for id in 0..self.proxies.len() as u32 {
                     if matches!(self.proxies[id as usize].placed, Place::Dynamic(..)) {
                         compared += self.statics_near(id, &mut fresh);
@@ -35,7 +35,7 @@ impl BroadPhase {
                     .filter(|&id| self.proxies[id as usize].placed.is_static());
                 for s in ids {
                     let b = self.proxies[s as usize].aabb;
-                    compared += query_rows(&self.dynamic, &b, inv, |e| fresh.push((e.proxy, s)));
+                    compared += self.query_dynamic(&b, inv, |d| fresh.push((d, s)));
                 }
             }
         } else {
@@ -51,8 +51,7 @@ impl BroadPhase {
                     Place::Dynamic(..) => compared += self.statics_near(id, &mut fresh),
                     Place::Static(..) | Place::LargeStatic => {
                         let b = self.proxies[id as usize].aabb;
-                        compared +=
-                            query_rows(&self.dynamic, &b, inv, |e| fresh.push((e.proxy, id)));
+                        compared += self.query_dynamic(&b, inv, |d| fresh.push((d, id)));
                     }
                     Place::LargeDynamic | Place::None => {}
                 }
@@ -70,8 +69,8 @@ impl BroadPhase {
     /// the boxes compared.
     fn statics_near(&self, id: u32, out: &mut Vec<(u32, u32)>) -> u64 {
         let b = self.proxies[id as usize].aabb;
-        let mut compared = query_rows(&self.statics, &b, 1.0 / self.cell, |e| {
-            out.push((id, e.proxy));
+        let mut compared = query_rows(&self.statics, &b, 1.0 / self.cell, |s| {
+            out.push((id, s));
         });
         for &s in &self.large_static {
             compared += 1;

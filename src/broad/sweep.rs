@@ -3,85 +3,391 @@
 //! before it ends; a pair that overlaps is reported by its home row only (the row of the
 //! lower corner of the two boxes' intersection in y and z, which both boxes were entered
 //! in: the row that is, in z and in y, the lower corner's row of one box or the other,
-//! which two bits of each entry tell). Runs of rows go to rayon's threads and their pairs into fixed slots, so the order
-//! never depends on the threads.
+//! which two bits of each entry tell).
+//!
+//! Candidates are compared eight at a time, every test of a lane without a branch, from
+//! the columns of [`Rows`]: with AVX2 one compare instruction per bound, or as eight
+//! scalars (the portable form, which the tests compare with the other bit for bit).
 
+use super::Cols;
 use super::place::HOME;
-use super::{BroadPhase, Rows};
-use rayon::prelude::*;
 
-/// Rows per run: the unit of parallel work and of the output's order.
-const RUN: usize = 256;
-/// Candidates tested at a time along a row.
-const GROUP: usize = 4;
+/// Candidates compared at a time.
+const LANES: usize = 8;
 
-impl BroadPhase {
-    /// Finds every pair of dynamic boxes of the rows, into `found` run by run.
-    pub(super) fn sweep(&mut self) {
-        let rows = &self.dynamic;
-        let runs = rows.len().div_ceil(RUN);
-        if self.found.len() < runs {
-            self.found.resize_with(runs, Vec::new);
+/// One entry as the sweep compares the entries after it with it.
+#[derive(Clone, Copy, Debug)]
+struct Probe {
+    /// Its upper x bound: candidates starting after it are out.
+    hx: f32,
+    lo_y: f32,
+    hi_y: f32,
+    lo_z: f32,
+    hi_z: f32,
+    /// Its home bits (`row & HOME`).
+    home: u32,
+    proxy: u32,
+}
+
+impl Probe {
+    #[inline(always)]
+    fn of(r: &Cols, i: usize) -> Probe {
+        Probe {
+            hx: r.hi[0][i],
+            lo_y: r.lo[1][i],
+            hi_y: r.hi[1][i],
+            lo_z: r.lo[2][i],
+            hi_z: r.hi[2][i],
+            home: r.row[i] & HOME,
+            proxy: r.proxy[i],
         }
-        for f in &mut self.found[runs..] {
-            f.clear();
-        }
-        let compared: u64 = self.found[..runs]
-            .par_iter_mut()
-            .enumerate()
-            .map(|(i, out)| {
-                // `out` stays at its full length (pairs are written before it is known
-                // whether they are kept) and is cut to the pairs at the end.
-                let mut n = 0;
-                let compared = (i * RUN..((i + 1) * RUN).min(rows.len()))
-                    .map(|r| sweep_row(rows, r, out, &mut n))
-                    .sum::<u64>();
-                out.truncate(n);
-                compared
-            })
-            .sum();
-        self.stats.rows_swept = rows.len() as u64;
-        self.stats.compared += compared;
-        self.stats.pairs += self.found[..runs]
-            .iter()
-            .map(|f| f.len() as u64)
-            .sum::<u64>();
     }
 }
 
-/// The pairs whose home is row `r`, written to `out` from `*n` on (which it advances);
-/// returns the pairs compared in y and z. Each candidate is written and kept or not without
-/// a branch: about half of those that overlap in x do in y and z as well, a coin flip for
-/// a branch.
-#[inline]
-fn sweep_row(rows: &Rows, r: usize, out: &mut Vec<(u32, u32)>, n: &mut usize) -> u64 {
-    let row = rows.row(r);
-    let mut compared = 0;
-    let mut k = *n;
-    for (i, a) in row.iter().enumerate() {
-        // Room for every entry after `a`, so that each candidate is written unconditionally.
-        let room = k + (row.len() - i);
-        if out.len() < room {
-            out.resize(room.max(2 * out.len()), (0, 0));
-        }
-        // Candidates in groups of four, each tested whether it starts before `a` ends: the
-        // loop's end is then a branch taken about once per entry, not a coin flip at a
-        // varying count.
-        let mut j = i + 1;
-        while j < row.len() {
-            let end = (j + GROUP).min(row.len());
-            for b in &row[j..end] {
-                let keep = (b.lo[0] <= a.hi[0]) & a.meets_yz(b) & ((a.row | b.row) & HOME == HOME);
-                out[k] = (a.proxy.min(b.proxy), a.proxy.max(b.proxy));
-                k += usize::from(keep);
-            }
-            compared += (end - j) as u64;
-            if row[end - 1].lo[0] > a.hi[0] {
-                break;
-            }
-            j = end;
+/// The pairs of a chunk being swept, written by index into a buffer kept at least eight
+/// pairs longer than what is written (so that eight lanes are stored without a test),
+/// cut to the pairs at the end.
+pub(super) struct Found<'a> {
+    pairs: &'a mut Vec<(u32, u32)>,
+    n: usize,
+}
+
+impl<'a> Found<'a> {
+    /// Pairs written over `pairs`, from its start.
+    pub(super) fn new(pairs: &'a mut Vec<(u32, u32)>) -> Self {
+        Found { pairs, n: 0 }
+    }
+
+    /// Room for `more` pairs and eight lanes beyond them.
+    #[inline(always)]
+    fn room(&mut self, more: usize) {
+        if self.pairs.len() < self.n + more + LANES {
+            self.grow(more);
         }
     }
-    *n = k;
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, more: usize) {
+        let len = (self.n + more + LANES).max(2 * self.pairs.len());
+        self.pairs.resize(len, (0, 0));
+    }
+
+    /// Cuts the buffer to the pairs written.
+    pub(super) fn finish(self) {
+        self.pairs.truncate(self.n);
+    }
+}
+
+/// How eight candidates are compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kernel {
+    /// Eight scalar lanes: any machine.
+    Scalar,
+    /// One AVX2 instruction per bound.
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+}
+
+impl Kernel {
+    /// The fastest form this CPU runs.
+    pub(super) fn best() -> Kernel {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Kernel::Avx2;
+        }
+        Kernel::Scalar
+    }
+}
+
+/// Writes to `out` every pair whose home is the row of entries `s..e` of `rows`, each as
+/// `(smaller id, larger id)`, in the order of the row; returns the candidates compared.
+pub(super) fn sweep_row(kernel: Kernel, rows: Cols, s: usize, e: usize, out: &mut Found) -> u64 {
+    match kernel {
+        Kernel::Scalar => sweep_row_with(rows, s, e, out, lanes_scalar),
+        // SAFETY: `Kernel::Avx2` is only made after the CPU was found to run AVX2.
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx2 => unsafe { sweep_row_avx2(rows, s, e, out) },
+    }
+}
+
+/// The sweep of one row with `lanes` comparing eight candidates (those past the columns'
+/// end compared as scalars).
+#[inline(always)]
+fn sweep_row_with(
+    rows: Cols,
+    s: usize,
+    e: usize,
+    out: &mut Found,
+    lanes: impl Fn(&Cols, usize, &Probe) -> u32,
+) -> u64 {
+    let n = rows.len();
+    let mut compared = 0;
+    for i in s..e {
+        let a = Probe::of(&rows, i);
+        // Entry i meets at most the rest of the row.
+        out.room(e - i);
+        let mut j = i + 1;
+        while j < e {
+            let left = e - j;
+            let mut m = if j + LANES <= n {
+                lanes(&rows, j, &a)
+            } else {
+                lanes_scalar(&rows, j, &a)
+            };
+            if left < LANES {
+                m &= (1 << left) - 1;
+            }
+            compared += left.min(LANES) as u64;
+            while m != 0 {
+                let b = rows.proxy[j + m.trailing_zeros() as usize];
+                out.pairs[out.n] = (a.proxy.min(b), a.proxy.max(b));
+                out.n += 1;
+                m &= m - 1;
+            }
+            // The row ascends in lower x: past a candidate that starts after `a` ends,
+            // none is left.
+            if left <= LANES || rows.lo[0][j + LANES - 1] > a.hx {
+                break;
+            }
+            j += LANES;
+        }
+    }
     compared
+}
+
+/// Bit `l` set where candidate `j + l` meets `a` in x (starting before it ends), y and z,
+/// and the pair's home is this row; lanes past the columns' end are clear.
+#[inline(always)]
+fn lanes_scalar(r: &Cols, j: usize, a: &Probe) -> u32 {
+    let mut m = 0;
+    for l in 0..LANES.min(r.len().saturating_sub(j)) {
+        let b = j + l;
+        let keep = (r.lo[0][b] <= a.hx)
+            & (a.lo_y <= r.hi[1][b])
+            & (r.lo[1][b] <= a.hi_y)
+            & (a.lo_z <= r.hi[2][b])
+            & (r.lo[2][b] <= a.hi_z)
+            & ((r.row[b] | a.home) & HOME == HOME);
+        m |= u32::from(keep) << l;
+    }
+    m
+}
+
+/// [`sweep_row_with`] with [`lanes_scalar`] done by AVX2: one load and one compare per
+/// bound for eight candidates, the columns' addresses and the probe's broadcasts held in
+/// registers across the row.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn sweep_row_avx2(rows: Cols, s: usize, e: usize, out: &mut Found) -> u64 {
+    use std::arch::x86_64::{
+        _CMP_LE_OQ, _mm256_and_ps, _mm256_and_si256, _mm256_castsi256_ps, _mm256_cmp_ps,
+        _mm256_cmpeq_epi32, _mm256_loadu_ps, _mm256_loadu_si256, _mm256_max_epu32,
+        _mm256_min_epu32, _mm256_movemask_ps, _mm256_or_si256, _mm256_permute2x128_si256,
+        _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_set1_ps, _mm256_storeu_si256,
+        _mm256_unpackhi_epi32, _mm256_unpacklo_epi32,
+    };
+    let n = rows.len();
+    assert!(e <= n && rows.lo.iter().chain(&rows.hi).all(|c| c.len() == n) && rows.row.len() == n);
+    let (lx, ly, hy) = (
+        rows.lo[0].as_ptr(),
+        rows.lo[1].as_ptr(),
+        rows.hi[1].as_ptr(),
+    );
+    let (lz, hz, row) = (rows.lo[2].as_ptr(), rows.hi[2].as_ptr(), rows.row.as_ptr());
+    let ids = rows.proxy.as_ptr();
+    let home = _mm256_set1_epi32(HOME as i32);
+    let le = |x, y| _mm256_cmp_ps::<_CMP_LE_OQ>(x, y);
+    let mut compared = 0;
+    for i in s..e {
+        let a = Probe::of(&rows, i);
+        out.room(e - i);
+        let (ahx, aly, ahy) = (
+            _mm256_set1_ps(a.hx),
+            _mm256_set1_ps(a.lo_y),
+            _mm256_set1_ps(a.hi_y),
+        );
+        let (alz, ahz) = (_mm256_set1_ps(a.lo_z), _mm256_set1_ps(a.hi_z));
+        let ahome = _mm256_set1_epi32(a.home as i32);
+        let aid = _mm256_set1_epi32(a.proxy as i32);
+        let mut j = i + 1;
+        while j < e {
+            let left = e - j;
+            let mut m = if j + LANES <= n {
+                // SAFETY: every column holds `n` values, and lanes j..j + 8 are below `n`.
+                let (x, y, z, h) = unsafe {
+                    let x = le(_mm256_loadu_ps(lx.add(j)), ahx);
+                    let y = _mm256_and_ps(
+                        le(aly, _mm256_loadu_ps(hy.add(j))),
+                        le(_mm256_loadu_ps(ly.add(j)), ahy),
+                    );
+                    let z = _mm256_and_ps(
+                        le(alz, _mm256_loadu_ps(hz.add(j))),
+                        le(_mm256_loadu_ps(lz.add(j)), ahz),
+                    );
+                    let r = _mm256_loadu_si256(row.add(j).cast());
+                    let h =
+                        _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_or_si256(r, ahome), home), home);
+                    (x, y, z, h)
+                };
+                let m = _mm256_and_ps(
+                    _mm256_and_ps(x, y),
+                    _mm256_and_ps(z, _mm256_castsi256_ps(h)),
+                );
+                _mm256_movemask_ps(m) as u32
+            } else {
+                lanes_scalar(&rows, j, &a)
+            };
+            if left < LANES {
+                m &= (1 << left) - 1;
+            }
+            compared += left.min(LANES) as u64;
+            if j + LANES <= n {
+                // The kept lanes' pairs packed to the front (a permutation per mask), and
+                // all eight stored: no branch on which lanes were kept.
+                // SAFETY: `ids` holds `n` values and j + 8 ≤ n; `out` has room for eight
+                // pairs (16 values, two stores of eight) from `out.n` on.
+                unsafe {
+                    let b = _mm256_loadu_si256(ids.add(j).cast());
+                    let p = _mm256_loadu_si256(PACK[m as usize].as_ptr().cast());
+                    let lo = _mm256_permutevar8x32_epi32(_mm256_min_epu32(b, aid), p);
+                    let hi = _mm256_permutevar8x32_epi32(_mm256_max_epu32(b, aid), p);
+                    let (l, h) = (_mm256_unpacklo_epi32(lo, hi), _mm256_unpackhi_epi32(lo, hi));
+                    let dst = out.pairs.as_mut_ptr().add(out.n).cast::<u32>();
+                    _mm256_storeu_si256(dst.cast(), _mm256_permute2x128_si256::<0x20>(l, h));
+                    _mm256_storeu_si256(dst.add(8).cast(), _mm256_permute2x128_si256::<0x31>(l, h));
+                }
+                out.n += m.count_ones() as usize;
+            } else {
+                while m != 0 {
+                    let b = rows.proxy[j + m.trailing_zeros() as usize];
+                    out.pairs[out.n] = (a.proxy.min(b), a.proxy.max(b));
+                    out.n += 1;
+                    m &= m - 1;
+                }
+            }
+            if left <= LANES || rows.lo[0][j + LANES - 1] > a.hx {
+                break;
+            }
+            j += LANES;
+        }
+    }
+    compared
+}
+
+/// For each mask of eight lanes, the kept lanes in order and then the others: the
+/// permutation that packs a mask's lanes to the front.
+#[cfg(target_arch = "x86_64")]
+static PACK: [[u32; LANES]; 256] = {
+    let mut t = [[0; LANES]; 256];
+    let mut m = 0;
+    while m < 256 {
+        let (mut k, mut l) = (0, 0);
+        while l < LANES {
+            if (m >> l) & 1 == 1 {
+                t[m][k] = l as u32;
+                k += 1;
+            }
+            l += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::broad::place::KEY;
+    use crate::broad::{Entry, Rows};
+    use crate::testing::lcg;
+
+    /// Random rows of one key each, sorted as the broad phase keeps them, with equal
+    /// bounds, points, infinite bounds and both home bits in every combination.
+    fn random_rows(seed: u64) -> Rows {
+        let mut s = seed;
+        let mut r = Rows::default();
+        let mut key = 0;
+        for _ in 0..40 {
+            key += 1 + (lcg(&mut s) * 3.0) as u32;
+            let mut row: Vec<Entry> = (0..(lcg(&mut s) * 60.0) as usize)
+                .map(|i| {
+                    let c = [0, 1, 2].map(|_| (lcg(&mut s) * 8.0) as f32);
+                    let h = [0, 1, 2].map(|_| match (lcg(&mut s) * 12.0) as u32 {
+                        0 => 0.0,
+                        1 => f32::INFINITY,
+                        2 => 0.25,
+                        _ => (lcg(&mut s) * 1.5) as f32,
+                    });
+                    let home = ((lcg(&mut s) * 4.0) as u32) << 30;
+                    Entry {
+                        lo: [0, 1, 2].map(|k| c[k] - h[k]),
+                        hi: [0, 1, 2].map(|k| c[k] + h[k]),
+                        proxy: i as u32 * 7 + 3,
+                        row: (key & KEY) | home,
+                    }
+                })
+                .collect();
+            row.sort_by(|a, b| a.lo[0].total_cmp(&b.lo[0]).then(a.proxy.cmp(&b.proxy)));
+            r.rows.push(crate::broad::Row {
+                key,
+                start: r.count() as u32,
+                width: 0.0,
+            });
+            for e in &row {
+                r.push(e);
+            }
+        }
+        r.rows.push(crate::broad::Row {
+            key: u32::MAX,
+            start: r.count() as u32,
+            width: 0.0,
+        });
+        r
+    }
+
+    /// Every pair of one row, by comparing all of them: the sweep's oracle.
+    fn all_pairs(r: &Rows, s: usize, e: usize) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        for i in s..e {
+            for j in i + 1..e {
+                let (a, b) = (r.entry(i), r.entry(j));
+                let meets = (0..3).all(|k| a.lo[k] <= b.hi[k] && b.lo[k] <= a.hi[k]);
+                if meets && (a.row | b.row) & HOME == HOME {
+                    out.push((a.proxy.min(b.proxy), a.proxy.max(b.proxy)));
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// Both kernels find exactly the pairs of comparing all, in the same order, on rows of
+    /// every length (the last row's tail shorter than eight lanes included).
+    #[test]
+    fn kernels_equal_all_pairs() {
+        let mut kernels = vec![Kernel::Scalar];
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            kernels.push(Kernel::Avx2);
+        }
+        for seed in 0..30 {
+            let r = random_rows(seed);
+            for row in 0..r.len() {
+                let span = r.span(row);
+                let mut runs = Vec::new();
+                for &k in &kernels {
+                    let mut out = Vec::new();
+                    let mut found = Found::new(&mut out);
+                    sweep_row(k, r.view(), span.start, span.end, &mut found);
+                    found.finish();
+                    runs.push(out);
+                }
+                let mut sorted = runs[0].clone();
+                sorted.sort_unstable();
+                assert_eq!(sorted, all_pairs(&r, span.start, span.end), "seed {seed}");
+                assert!(runs.iter().all(|o| *o == runs[0]), "seed {seed}");
+            }
+        }
+    }
 }
