@@ -169,10 +169,6 @@ struct Rows {
     row: Vec<u32>,
     /// The rows in key order, and a last one (key `u32::MAX`) holding the end.
     rows: Vec<Row>,
-    /// Every [`SKIP`]th lower x bound (`lo[0][SKIP * j]`), where kept (the static array):
-    /// small enough to stay cached, so a search in a row reads one or two lines of the
-    /// column instead of one per step ([`query::first_at_least`]).
-    skip: Vec<f32>,
 }
 
 /// The columns of some entries, each of the same length: what the sweep reads.
@@ -242,7 +238,43 @@ impl ColsMut<'_> {
     }
 }
 
-/// The stride of [`Rows::skip`]: one cache line of lower x bounds.
+/// Static entries sorted by (row, lower x, id), one record each, with the directory of
+/// their rows. Records, not columns: static boxes are only ever looked up (a query reads
+/// a few neighbouring entries, which a record keeps in one line and columns spread over
+/// eight).
+#[derive(Clone, Debug, Default)]
+struct StaticRows {
+    entries: Vec<Entry>,
+    /// The rows in key order, and a last one (key `u32::MAX`) holding the end.
+    rows: Vec<Row>,
+    /// The entries' lower x bounds, in their order: a search in a row reads 4 bytes per
+    /// step instead of an entry.
+    xs: Vec<f32>,
+    /// Every [`SKIP`]th of `xs` (`xs[SKIP * j]`): small enough to stay cached, so a search
+    /// in a row reads one or two lines of `xs` instead of one per step
+    /// ([`query::first_at_least`]).
+    skip: Vec<f32>,
+}
+
+impl StaticRows {
+    /// Number of entries.
+    fn count(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Number of rows (not counting the end).
+    fn len(&self) -> usize {
+        self.rows.len().saturating_sub(1)
+    }
+
+    fn bytes(&self) -> usize {
+        self.entries.capacity() * size_of::<Entry>()
+            + self.rows.capacity() * size_of::<Row>()
+            + (self.xs.capacity() + self.skip.capacity()) * 4
+    }
+}
+
+/// The stride of [`StaticRows::skip`]: one cache line of lower x bounds.
 const SKIP: usize = 16;
 
 impl Rows {
@@ -263,8 +295,8 @@ impl Rows {
         }
     }
 
-    /// Appends `e`.
-    #[inline(always)]
+    /// Appends `e` (tests build rows this way; updates write by index).
+    #[cfg(test)]
     fn push(&mut self, e: &Entry) {
         for k in 0..3 {
             self.lo[k].push(e.lo[k]);
@@ -306,31 +338,8 @@ impl Rows {
         }
     }
 
-    /// Drops every entry, row and sample, keeping the buffers.
-    fn clear(&mut self) {
-        for k in 0..3 {
-            self.lo[k].clear();
-            self.hi[k].clear();
-        }
-        self.proxy.clear();
-        self.row.clear();
-        self.rows.clear();
-        self.skip.clear();
-    }
-
-    /// Room for `n` entries in all.
-    fn reserve(&mut self, n: usize) {
-        let more = n.saturating_sub(self.count());
-        for k in 0..3 {
-            self.lo[k].reserve(more);
-            self.hi[k].reserve(more);
-        }
-        self.proxy.reserve(more);
-        self.row.reserve(more);
-    }
-
     /// The entries of row `r` (an index into `rows`).
-    #[inline]
+    #[cfg(test)]
     fn span(&self, r: usize) -> std::ops::Range<usize> {
         self.rows[r].start as usize..self.rows[r + 1].start as usize
     }
@@ -341,9 +350,7 @@ impl Rows {
     }
 
     fn bytes(&self) -> usize {
-        self.proxy.capacity() * size_of::<Entry>()
-            + self.rows.capacity() * size_of::<Row>()
-            + self.skip.capacity() * 4
+        self.proxy.capacity() * size_of::<Entry>() + self.rows.capacity() * size_of::<Row>()
     }
 }
 
@@ -439,8 +446,8 @@ pub struct BroadPhase {
     incoming: Vec<Entry>,
     /// Static boxes in rows, the buffer they are re-sorted into, and whether a static box
     /// changed since they were sorted.
-    statics: Rows,
-    static_spare: Rows,
+    statics: StaticRows,
+    static_spare: Vec<Entry>,
     statics_changed: bool,
     /// Large proxies, dynamic and static, each in id order.
     large_dynamic: Vec<u32>,
@@ -639,7 +646,7 @@ impl BroadPhase {
                 .map(|c| size_of::<Chunk>() + c.bytes())
                 .sum::<usize>()
             + self.statics.bytes()
-            + self.static_spare.bytes()
+            + self.static_spare.capacity() * size_of::<Entry>()
             + self.incoming.capacity() * size_of::<Entry>()
             + (self.static_pairs.capacity() + self.fresh.capacity() + self.large_pairs.capacity())
                 * 8

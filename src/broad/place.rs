@@ -1,13 +1,15 @@
 //! Keeping the rows sorted (I-COLLIDE's temporal coherence, Cohen et al. 1995, §4.2): the
 //! boxes set since the last update are placed; each chunk of dynamic rows they touch is
-//! re-sorted in one streaming pass (boxes that stay in their rows rewritten in place and
-//! put back in order by insertion sort as they are written, the others merged in from a
-//! sorted list) that sweeps every row as soon as it is complete, the chunks in parallel;
-//! the static array is re-sorted when a static box changed; the grid itself is rebuilt
-//! when the boxes outgrow it.
+//! re-sorted in one streaming pass (the entries of changed boxes left out, their new ones,
+//! few and sorted, merged in) that sweeps every row as soon as it is complete, the chunks
+//! in parallel; the static array is re-sorted when a static box changed; the grid itself
+//! is rebuilt when the boxes outgrow it.
 
 use super::sweep::{Found, Kernel, sweep_row};
-use super::{BroadPhase, Chunk, ColsMut, Entry, NONE, Place, Proxy, Row, Rows, SKIP, bit, set_bit};
+use super::{
+    BroadPhase, Chunk, ColsMut, Entry, NONE, Place, Proxy, Row, Rows, SKIP, StaticRows, bit,
+    set_bit,
+};
 use rayon::prelude::*;
 
 /// The cell edge is this many times the chosen percentile of the boxes' largest extent in
@@ -176,12 +178,8 @@ impl BroadPhase {
         self.dynamic = chunks(&dynamic);
         self.firsts.clear();
         self.firsts.extend(self.dynamic.iter().map(|c| c.first));
-        self.statics.clear();
-        for e in &statics {
-            self.statics.push(e);
-        }
+        self.statics.entries = statics;
         directory(&mut self.statics);
-        samples(&mut self.statics);
         self.statics_changed = false;
         self.regrid_large = (self.large_dynamic.len() + self.large_static.len()) as u64;
         let (rows, entries) = self.dynamic_counts();
@@ -316,25 +314,21 @@ impl BroadPhase {
         let mut out = std::mem::take(&mut self.static_spare);
         out.clear();
         out.reserve(self.statics.count() + self.incoming.len());
-        let (inc, old) = (&self.incoming, &self.statics);
+        let inc = &self.incoming;
         let mut j = 0;
-        for i in 0..old.count() {
-            if bit(&self.moved_bits, old.proxy[i]) {
+        for e in &self.statics.entries {
+            if bit(&self.moved_bits, e.proxy) {
                 continue;
             }
-            let e = old.entry(i);
-            while j < inc.len() && before(&inc[j], &e) {
-                out.push(&inc[j]);
+            while j < inc.len() && before(&inc[j], e) {
+                out.push(inc[j]);
                 j += 1;
             }
-            out.push(&e);
+            out.push(*e);
         }
-        for e in &inc[j..] {
-            out.push(e);
-        }
-        self.static_spare = std::mem::replace(&mut self.statics, out);
+        out.extend_from_slice(&inc[j..]);
+        self.static_spare = std::mem::replace(&mut self.statics.entries, out);
         directory(&mut self.statics);
-        samples(&mut self.statics);
         self.statics_changed = false;
     }
 
@@ -375,7 +369,6 @@ impl<'a> Builder<'a> {
     /// A builder writing into `out`, sized for `cap` entries.
     fn new(out: &'a mut Rows, cap: usize, found: &'a mut Vec<(u32, u32)>, kernel: Kernel) -> Self {
         out.resize(cap);
-        out.skip.clear();
         out.rows.clear();
         let Rows {
             lo,
@@ -583,12 +576,13 @@ fn entries(id: u32, b: &super::Aabb, lo: u32, hi: u32, out: &mut Vec<Entry>) {
     }
 }
 
-/// Re-makes the row directory of sorted `r`.
-fn directory(r: &mut Rows) {
+/// Re-makes the row directory of sorted `r.entries`, their lower x bounds and the
+/// samples of those.
+fn directory(r: &mut StaticRows) {
     r.rows.clear();
     let mut last = NONE;
-    for i in 0..r.count() {
-        let k = r.row[i] & KEY;
+    for (i, e) in r.entries.iter().enumerate() {
+        let k = e.row & KEY;
         if k != last {
             r.rows.push(Row {
                 key: k,
@@ -598,17 +592,15 @@ fn directory(r: &mut Rows) {
             last = k;
         }
         if let Some(row) = r.rows.last_mut() {
-            row.width = row.width.max(r.hi[0][i] - r.lo[0][i]);
+            // A NaN extent (both bounds the same infinity) is a point: `max` ignores it.
+            row.width = row.width.max(e.hi[0] - e.lo[0]);
         }
     }
-    let n = r.count();
-    end(&mut r.rows, n);
-}
-
-/// Re-makes the samples of `r`'s lower x bounds.
-fn samples(r: &mut Rows) {
+    end(&mut r.rows, r.entries.len());
+    r.xs.clear();
+    r.xs.extend(r.entries.iter().map(|e| e.lo[0]));
     r.skip.clear();
-    r.skip.extend(r.lo[0].iter().step_by(SKIP));
+    r.skip.extend(r.xs.iter().step_by(SKIP));
 }
 
 /// Closes a directory: a last row (key `u32::MAX`) holding the end.

@@ -6,12 +6,61 @@
 //! the world (objects near a part that was inserted or moved) all look boxes up this way.
 
 use super::place::{coord, key, split};
-use super::{Aabb, BroadPhase, NONE, Rows, SKIP};
+use super::{Aabb, BroadPhase, Entry, NONE, Row, Rows, SKIP, StaticRows};
+
+/// What a query reads of sorted rows: the dynamic chunks' columns or the static records.
+pub(super) trait Sorted {
+    /// The row directory, with its closing row.
+    fn dir(&self) -> &[Row];
+    /// The entries' lower x bounds, in order.
+    fn xs(&self) -> &[f32];
+    /// Every [`SKIP`]th of [`Sorted::xs`], or nothing (then rows are searched whole).
+    fn skip(&self) -> &[f32];
+    /// Entry `i`.
+    fn entry(&self, i: usize) -> Entry;
+}
+
+impl Sorted for Rows {
+    fn dir(&self) -> &[Row] {
+        &self.rows
+    }
+    fn xs(&self) -> &[f32] {
+        &self.lo[0]
+    }
+    fn skip(&self) -> &[f32] {
+        &[]
+    }
+    #[inline(always)]
+    fn entry(&self, i: usize) -> Entry {
+        Rows::entry(self, i)
+    }
+}
+
+impl Sorted for StaticRows {
+    fn dir(&self) -> &[Row] {
+        &self.rows
+    }
+    fn xs(&self) -> &[f32] {
+        &self.xs
+    }
+    fn skip(&self) -> &[f32] {
+        &self.skip
+    }
+    #[inline(always)]
+    fn entry(&self, i: usize) -> Entry {
+        self.entries[i]
+    }
+}
 
 /// Calls `found` with the id of every entry of `rows` whose box meets `q`; returns the
 /// entries compared. Each box once.
-pub(super) fn query_rows(rows: &Rows, q: &Aabb, inv: f32, mut found: impl FnMut(u32)) -> u64 {
-    let n = rows.len();
+pub(super) fn query_rows(
+    rows: &impl Sorted,
+    q: &Aabb,
+    inv: f32,
+    mut found: impl FnMut(u32),
+) -> u64 {
+    let n = rows.dir().len().saturating_sub(1);
     if n == 0 {
         return 0;
     }
@@ -20,7 +69,7 @@ pub(super) fn query_rows(rows: &Rows, q: &Aabb, inv: f32, mut found: impl FnMut(
     let (y0, y1) = (coord(q.lo[1], inv), coord(q.hi[1], inv));
     let (z0, z1) = (coord(q.lo[2], inv), coord(q.hi[2], inv));
     let mut compared = 0;
-    let dir = &rows.rows[..n];
+    let dir = &rows.dir()[..n];
     let mut r = dir.partition_point(|w| w.key < key(z0, y0));
     while r < n {
         let (z, y) = split(dir[r].key);
@@ -39,32 +88,34 @@ pub(super) fn query_rows(rows: &Rows, q: &Aabb, inv: f32, mut found: impl FnMut(
             r += dir[r..].partition_point(|w| w.key < next);
             continue;
         }
-        let span = rows.span(r);
+        let span = dir[r].start as usize..rows.dir()[r + 1].start as usize;
         // An entry meeting q has lo ≥ q.lo − its x-extent ≥ q.lo − the row's width; the
         // threshold is lowered a little further for the roundings of that subtraction.
         let w = dir[r].width;
         let t = q.lo[0] - w;
         let t = t - (q.lo[0].abs() + w) * 1e-6;
-        let xs = &rows.lo[0];
+        let xs = rows.xs();
         let start = if t.is_nan() {
             span.start
-        } else if rows.skip.is_empty() {
+        } else if rows.skip().is_empty() {
             span.start + xs[span.clone()].partition_point(|&x| x < t)
         } else {
-            first_at_least(xs, &rows.skip, span.start, span.end, t)
+            first_at_least(xs, rows.skip(), span.start, span.end, t)
         };
-        for (i, &x) in xs.iter().enumerate().take(span.end).skip(start) {
-            if x > q.hi[0] {
+        for i in start..span.end {
+            // The entry's own lower bound, not `xs`: a record read once.
+            let e = rows.entry(i);
+            if e.lo[0] > q.hi[0] {
                 break;
             }
             compared += 1;
             // The home row of the entry and q: in z and in y, the lower corner's of one
             // or the other.
-            let home_z = rows.row[i] >> 31 != 0 || z == z0;
-            let home_y = (rows.row[i] >> 30) & 1 != 0 || y == y0;
-            let meets = (0..3).all(|k| rows.lo[k][i] <= q.hi[k] && q.lo[k] <= rows.hi[k][i]);
+            let home_z = e.row >> 31 != 0 || z == z0;
+            let home_y = (e.row >> 30) & 1 != 0 || y == y0;
+            let meets = (0..3).all(|k| e.lo[k] <= q.hi[k] && q.lo[k] <= e.hi[k]);
             if meets && home_z && home_y {
-                found(rows.proxy[i]);
+                found(e.proxy);
             }
         }
         r += 1;
