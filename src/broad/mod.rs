@@ -287,12 +287,7 @@ impl Rows {
     /// Entry `i`.
     #[inline(always)]
     fn entry(&self, i: usize) -> Entry {
-        Entry {
-            lo: [self.lo[0][i], self.lo[1][i], self.lo[2][i]],
-            hi: [self.hi[0][i], self.hi[1][i], self.hi[2][i]],
-            proxy: self.proxy[i],
-            row: self.row[i],
-        }
+        self.view().get(i)
     }
 
     /// Appends `e` (tests build rows this way; updates write by index).

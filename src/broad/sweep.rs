@@ -66,6 +66,17 @@ impl<'a> Found<'a> {
         }
     }
 
+    /// Writes the pairs of `a` with the candidates `j + l` for the set bits `l` of `m`.
+    #[inline(always)]
+    fn push_lanes(&mut self, a: u32, ids: &[u32], j: usize, mut m: u32) {
+        while m != 0 {
+            let b = ids[j + m.trailing_zeros() as usize];
+            self.pairs[self.n] = (a.min(b), a.max(b));
+            self.n += 1;
+            m &= m - 1;
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn grow(&mut self, more: usize) {
@@ -139,21 +150,22 @@ fn sweep_row_with(
                 m &= (1 << left) - 1;
             }
             compared += left.min(LANES) as u64;
-            while m != 0 {
-                let b = rows.proxy[j + m.trailing_zeros() as usize];
-                out.pairs[out.n] = (a.proxy.min(b), a.proxy.max(b));
-                out.n += 1;
-                m &= m - 1;
-            }
-            // The row ascends in lower x: past a candidate that starts after `a` ends,
-            // none is left.
-            if left <= LANES || rows.lo[0][j + LANES - 1] > a.hx {
+            out.push_lanes(a.proxy, rows.proxy, j, m);
+            if row_done(&rows, j, left, a.hx) {
                 break;
             }
             j += LANES;
         }
     }
     compared
+}
+
+/// Whether no candidate after the eight from `j` (`left` of the row from `j` on) can meet
+/// a probe ending at `hx`: the row ascends in lower x, so past a candidate that starts
+/// after the probe ends none is left.
+#[inline(always)]
+fn row_done(rows: &Cols, j: usize, left: usize, hx: f32) -> bool {
+    left <= LANES || rows.lo[0][j + LANES - 1] > hx
 }
 
 /// Bit `l` set where candidate `j + l` meets `a` in x (starting before it ends), y and z,
@@ -259,14 +271,9 @@ fn sweep_row_avx2(rows: Cols, s: usize, e: usize, out: &mut Found) -> u64 {
                 }
                 out.n += m.count_ones() as usize;
             } else {
-                while m != 0 {
-                    let b = rows.proxy[j + m.trailing_zeros() as usize];
-                    out.pairs[out.n] = (a.proxy.min(b), a.proxy.max(b));
-                    out.n += 1;
-                    m &= m - 1;
-                }
+                out.push_lanes(a.proxy, rows.proxy, j, m);
             }
-            if left <= LANES || rows.lo[0][j + LANES - 1] > a.hx {
+            if row_done(&rows, j, left, a.hx) {
                 break;
             }
             j += LANES;
