@@ -10,6 +10,7 @@ use super::{
     BroadPhase, Chunk, ColsMut, Entry, NONE, Place, Proxy, Row, Rows, SKIP, StaticRows, bit,
     set_bit,
 };
+use crate::hint::prefetch;
 use rayon::prelude::*;
 
 /// The cell edge is this many times the chosen percentile of the boxes' largest extent in
@@ -223,6 +224,11 @@ impl BroadPhase {
             self.firsts = vec![0];
         }
         for i in 0..self.moved.len() {
+            // Changed boxes come in the caller's order, at random in memory: asked for
+            // ahead, a proxy arrives while the ones before it are placed.
+            if let Some(&ahead) = self.moved.get(i + AHEAD) {
+                prefetch(&self.proxies[ahead as usize]);
+            }
             let id = self.moved[i];
             set_bit(&mut self.moved_bits, id);
             // No longer listed once this update is done (nothing sets a box during it).
@@ -602,6 +608,9 @@ fn directory(r: &mut StaticRows) {
     r.skip.clear();
     r.skip.extend(r.xs.iter().step_by(SKIP));
 }
+
+/// How many changed boxes ahead their proxies are asked for.
+const AHEAD: usize = 8;
 
 /// Closes a directory: a last row (key `u32::MAX`) holding the end.
 fn end(dir: &mut Vec<Row>, len: usize) {
