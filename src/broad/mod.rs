@@ -301,14 +301,19 @@ impl Rows {
         self.row.push(e.row);
     }
 
-    /// Sets every column's length to `n` (new places zero), for writing by index.
+    /// Sets every column's length to `n` (new places zero), for writing by index. Grown
+    /// exactly: columns are never pushed to, so doubling would only hold memory.
     fn resize(&mut self, n: usize) {
-        for k in 0..3 {
-            self.lo[k].resize(n, 0.0);
-            self.hi[k].resize(n, 0.0);
+        fn exact<T: Copy + Default>(c: &mut Vec<T>, n: usize) {
+            c.reserve_exact(n.saturating_sub(c.len()));
+            c.resize(n, T::default());
         }
-        self.proxy.resize(n, 0);
-        self.row.resize(n, 0);
+        for k in 0..3 {
+            exact(&mut self.lo[k], n);
+            exact(&mut self.hi[k], n);
+        }
+        exact(&mut self.proxy, n);
+        exact(&mut self.row, n);
     }
 
     /// Keeps the first `n` entries.
