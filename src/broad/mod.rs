@@ -387,9 +387,11 @@ impl Chunk {
 pub struct BroadStats {
     /// Proxies whose box changed since the update before.
     pub moved: u64,
-    /// Rows of dynamic boxes swept.
+    /// Rows of dynamic boxes swept (those of chunks something changed in; the others
+    /// keep their pairs).
     pub rows_swept: u64,
-    /// Box pairs compared along y and z after overlapping along x.
+    /// Box pairs compared: candidates of the sweep (eight at a time, so up to seven past
+    /// the last that overlaps along x) and entries of the lookups.
     pub compared: u64,
     /// Pairs found.
     pub pairs: u64,
