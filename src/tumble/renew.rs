@@ -700,12 +700,12 @@ mod tests {
     use super::*;
     use crate::env::Environment;
     use crate::hierarchy::BuildOptions;
-    use crate::mesh::Mesh;
-    use crate::oracle::brute_force_contacts;
     use crate::pose::Pose;
-    use crate::query::{QueryOptions, QueryState};
+    use crate::query::QueryState;
     use crate::testing::{for_each_k, lcg, soup};
-    use crate::tumble::deform::tests::{answers_as_fresh_builds_with, sphere, valid};
+    use crate::tumble::deform::tests::{
+        answers_as_fresh_builds_with, matches_fresh_build, sphere, valid,
+    };
 
     /// Node `i`'s subtree size in nodes.
     fn size<const K: usize>(obj: &FlyingObject<K>, i: usize) -> usize {
@@ -876,19 +876,13 @@ mod tests {
         let mut s = 3;
         let env = Environment::<18>::from_mesh(soup(300, 4.0, &mut s), &BuildOptions::ENVIRONMENT)
             .unwrap();
-        let fresh = FlyingObject::<18>::new(Mesh::new(verts, tris).unwrap(), &BuildOptions::FLYING)
-            .unwrap();
         let mut state = QueryState::new();
         let mut found = 0;
         for k in 0..4 {
             let q = glam::DQuat::from_axis_angle(DVec3::new(1.0, 2.0, 3.0).normalize(), k as f64);
             let pose = Pose::new(glam::DMat3::from_quat(q), DVec3::splat(2.0)).unwrap();
-            let want = brute_force_contacts(&env, &fresh, &pose, 0.0);
-            let got = env
-                .collide(&obj, &pose, &QueryOptions::REPORT, &mut state)
-                .unwrap();
-            assert_eq!(got.contacts, want.as_slice(), "pose {k}");
-            found += want.len();
+            let mesh = (verts.clone(), tris.clone());
+            found += matches_fresh_build(&env, &obj, mesh, &pose, &mut state, &format!("pose {k}"));
         }
         assert!(found > 20, "too few contacts to compare: {found}");
     }
@@ -901,12 +895,10 @@ mod whole {
     use super::*;
     use crate::env::Environment;
     use crate::hierarchy::BuildOptions;
-    use crate::mesh::Mesh;
-    use crate::oracle::brute_force_contacts;
     use crate::pose::Pose;
-    use crate::query::{QueryOptions, QueryState};
+    use crate::query::QueryState;
     use crate::testing::{lcg, soup};
-    use crate::tumble::deform::tests::{sphere, valid};
+    use crate::tumble::deform::tests::{matches_fresh_build, sphere, valid};
 
     /// A sphere whose positions are dealt out to other vertices (every triangle across
     /// it, the subtrees grown into each other) is rebuilt whole in slices over several
@@ -951,18 +943,10 @@ mod whole {
             }
             slices += u32::from(r.rebuilding);
             if frame % 4 == 0 || stats.rebuilt {
-                let fresh = FlyingObject::<18>::new(
-                    Mesh::new(verts, tris.clone()).unwrap(),
-                    &BuildOptions::FLYING,
-                )
-                .unwrap();
                 let pose = Pose::new(glam::DMat3::IDENTITY, DVec3::splat(2.0)).unwrap();
-                let want = brute_force_contacts(&env, &fresh, &pose, 0.0);
-                let got = env
-                    .collide(&obj, &pose, &QueryOptions::REPORT, &mut state)
-                    .unwrap();
-                assert_eq!(got.contacts, want.as_slice(), "frame {frame}");
-                found += want.len();
+                let mesh = (verts, tris.clone());
+                let what = format!("frame {frame}");
+                found += matches_fresh_build(&env, &obj, mesh, &pose, &mut state, &what);
             }
         }
         assert!(slices >= 3, "{slices} slices: the rebuild was not spread");
