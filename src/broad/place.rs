@@ -269,14 +269,11 @@ impl BroadPhase {
     /// Adds proxy `id`'s entries (rows from key `lo` to key `hi`) to the incoming lists of
     /// their chunks.
     fn enter(&mut self, id: u32, b: &super::Aabb, lo: u32, hi: u32) {
-        let ((z0, y0), (z1, y1)) = (split(lo), split(hi));
-        for z in z0..=z1 {
-            for y in y0..=y1 {
-                let home = (u32::from(z == z0) << 31) | (u32::from(y == y0) << 30);
-                let k = key(z, y);
-                let c = self.chunk_of(k);
-                self.dynamic[c].incoming.push(Entry::new(id, b, k | home));
-            }
+        for row in rows_of(lo, hi) {
+            let i = self.chunk_of(row & KEY);
+            let c = &mut self.dynamic[i];
+            c.incoming.push(Entry::new(id, b, row));
+            c.dirty = true;
         }
     }
 
@@ -290,7 +287,7 @@ impl BroadPhase {
         let (compared, rows) = self
             .dynamic
             .par_iter_mut()
-            .filter_map(|c| (c.dirty || !c.incoming.is_empty()).then(|| stream(c, moved, kernel)))
+            .filter_map(|c| c.dirty.then(|| stream(c, moved, kernel)))
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         self.stats.compared += compared;
         self.stats.rows_swept += rows;
@@ -573,13 +570,17 @@ fn split_chunk(c: &mut Chunk, kernel: Kernel) -> Chunk {
 /// Pushes proxy `id`'s entries, one per row from key `lo` to key `hi` (rows of its lower
 /// and upper corners), each marked with where it lies from the lower corner's row.
 fn entries(id: u32, b: &super::Aabb, lo: u32, hi: u32, out: &mut Vec<Entry>) {
+    out.extend(rows_of(lo, hi).map(|row| Entry::new(id, b, row)));
+}
+
+/// The rows from key `lo` to key `hi` (a box's lower and upper corners' rows, and those
+/// between), each with its home bits: whether it is in the lower corner's z-slab and
+/// y-range.
+fn rows_of(lo: u32, hi: u32) -> impl Iterator<Item = u32> {
     let ((z0, y0), (z1, y1)) = (split(lo), split(hi));
-    for z in z0..=z1 {
-        for y in y0..=y1 {
-            let home = (u32::from(z == z0) << 31) | (u32::from(y == y0) << 30);
-            out.push(Entry::new(id, b, key(z, y) | home));
-        }
-    }
+    (z0..=z1).flat_map(move |z| {
+        (y0..=y1).map(move |y| key(z, y) | (u32::from(z == z0) << 31) | (u32::from(y == y0) << 30))
+    })
 }
 
 /// Re-makes the row directory of sorted `r.entries`, their lower x bounds and the
