@@ -19,16 +19,17 @@ use super::{
     CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, inner_area, own_corners, slack_of,
     write_lanes, write_points,
 };
+use crate::MAX_COORDINATE;
 use crate::dop::Dop;
 use crate::env::tree::area;
 use crate::error::{Error, Result};
-use crate::hierarchy::{Bvh, LEAF, Node, leaf_span};
+use crate::hierarchy::{Bvh, END, LEAF, Node, leaf_span};
 use crate::hint::prefetch;
 use crate::mesh::check_point;
 use glam::DVec3;
 use rayon::prelude::*;
 use smallvec::SmallVec;
-use std::sync::atomic::Ordering as AtomicOrdering;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 /// What one [`FlyingObject::deform`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -70,8 +71,21 @@ pub struct DeformStats {
 /// that keep their own corners.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DeformScratch<const K: usize> {
-    /// Per vertex: whether this deformation moved it.
-    pub(super) moved: Vec<bool>,
+    /// Per vertex, a bit: whether this deformation moved it.
+    pub(super) moved: Vec<u64>,
+    /// Vertex `v`'s triangles, by original index, are `tris_of[tris_at[v]..tris_at[v + 1]]`:
+    /// with `leaf_of`, the leaves a moved vertex touches.
+    tris_at: Vec<u32>,
+    tris_of: Vec<u32>,
+    /// Per original triangle, the slot of the leaf that holds it.
+    leaf_of: Vec<u32>,
+    /// Per node slot, a bit: whether a sparse refit is to visit it.
+    marks: Marks,
+    /// Per piece, the nodes its last sparse refit visited (whose flags are cleared after).
+    visited: Vec<Vec<u32>>,
+    /// Tests force one refit or the other: `Some(true)` sparse, `Some(false)` dense.
+    #[cfg(test)]
+    pub(super) force_sparse: Option<bool>,
     /// Per node, its link (first child, or `LEAF | first triangle`): the topology without
     /// the bounds, so that skipping a still subtree does not stream its k-DOPs.
     pub(super) links: Vec<u32>,
@@ -147,7 +161,10 @@ struct Shared<'a, const K: usize> {
     tris: &'a [[u32; 3]],
     ids: &'a [u32],
     vertices: &'a [DVec3],
-    moved: &'a [bool],
+    /// Per vertex, a bit: whether it moved.
+    moved: &'a [u64],
+    /// Per node, its parent's slot.
+    parent: &'a [u32],
     /// Per node, its distinct corners where listed (`DeformScratch::own`).
     own: &'a [u32],
     own_at: &'a [u32],
@@ -162,6 +179,70 @@ impl<const K: usize> Shared<'_, K> {
     #[inline]
     fn own(&self, i: usize) -> &[u32] {
         &self.own[self.own_at[i] as usize..self.own_at[i + 1] as usize]
+    }
+
+    /// Whether vertex `v` moved.
+    #[inline]
+    fn moved(&self, v: u32) -> bool {
+        self.moved[v as usize / 64] >> (v % 64) & 1 != 0
+    }
+}
+
+/// A bit per node slot, set and cleared from several threads: pieces' slot ranges are not
+/// aligned to words, and any thread may mark any leaf.
+#[derive(Debug, Default)]
+struct Marks(Vec<AtomicU64>);
+
+impl Clone for Marks {
+    fn clone(&self) -> Self {
+        Marks(
+            self.0
+                .iter()
+                .map(|w| AtomicU64::new(w.load(AtomicOrdering::Relaxed)))
+                .collect(),
+        )
+    }
+}
+
+impl Marks {
+    /// Room for `n` slots, all clear.
+    fn reset(&mut self, n: usize) {
+        self.0.clear();
+        self.0.resize_with(n.div_ceil(64), AtomicU64::default);
+    }
+
+    fn set(&self, i: usize) {
+        let (w, bit) = (&self.0[i / 64], 1u64 << (i % 64));
+        // Neighbouring vertices mostly mark the same leaves: read before a locked write.
+        if w.load(AtomicOrdering::Relaxed) & bit == 0 {
+            w.fetch_or(bit, AtomicOrdering::Relaxed);
+        }
+    }
+
+    fn clear(&self, i: usize) {
+        self.0[i / 64].fetch_and(!(1u64 << (i % 64)), AtomicOrdering::Relaxed);
+    }
+
+    /// The highest marked slot in `lo..hi` at or below word `w`'s end, scanning words down
+    /// from `w` (which it updates); `None` once none is left.
+    fn highest(&self, w: &mut usize, lo: usize, hi: usize) -> Option<usize> {
+        loop {
+            let from = *w * 64;
+            let mut word = self.0[*w].load(AtomicOrdering::Relaxed);
+            if hi < from + 64 {
+                word &= (1u64 << (hi - from)) - 1;
+            }
+            if lo > from {
+                word &= !((1u64 << (lo - from)) - 1);
+            }
+            if word != 0 {
+                return Some(from + 63 - word.leading_zeros() as usize);
+            }
+            if from <= lo {
+                return None;
+            }
+            *w -= 1;
+        }
     }
 }
 
@@ -221,25 +302,36 @@ impl<const K: usize> FlyingObject<K> {
             .deform
             .take()
             .unwrap_or_else(|| DeformScratch::new(self));
-        // One pass reads: which vertices moved, the first bad one, the largest coordinate.
-        scratch.moved.resize(expected, false);
-        let (bad, magnitude) = scratch
+        // One pass reads: which vertices moved (bit for bit, so that the stored vertices are
+        // the given ones), the first bad one, the largest coordinate, how many moved.
+        scratch.moved.resize(expected.div_ceil(64), 0);
+        let (bad, magnitude, count) = scratch
             .moved
             .par_iter_mut()
-            .zip(vertices)
-            .zip(&self.part.bvh.vertices)
+            .zip(vertices.par_chunks(64))
+            .zip(self.part.bvh.vertices.par_chunks(64))
             .enumerate()
-            .with_min_len(4096)
-            .map(|(i, ((moved, new), old))| {
-                *moved = new != old;
-                let bad = if check_point(*new, i).is_err() {
-                    i
-                } else {
-                    usize::MAX
-                };
-                (bad, new.abs().max_element())
+            .with_min_len(64)
+            .map(|(w, ((bits, new), old))| {
+                let (mut moved, mut bad, mut magnitude) = (0u64, usize::MAX, 0.0f64);
+                for (k, (n, o)) in new.iter().zip(old).enumerate() {
+                    let a = n.abs();
+                    let fine =
+                        a.x <= MAX_COORDINATE && a.y <= MAX_COORDINATE && a.z <= MAX_COORDINATE;
+                    if !fine && bad == usize::MAX {
+                        bad = w * 64 + k;
+                    }
+                    magnitude = magnitude.max(a.max_element());
+                    let same = n.to_array().map(f64::to_bits) == o.to_array().map(f64::to_bits);
+                    moved |= u64::from(!same) << k;
+                }
+                *bits = moved;
+                (bad, magnitude, moved.count_ones() as usize)
             })
-            .reduce(|| (usize::MAX, 0.0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+            .reduce(
+                || (usize::MAX, 0.0, 0),
+                |a, b| (a.0.min(b.0), a.1.max(b.1), a.2 + b.2),
+            );
         if let Some(e) = vertices.get(bad).and_then(|&v| check_point(v, bad).err()) {
             // Unchanged: an object never deformed stays one (its root still climbs).
             if had_scratch {
@@ -250,18 +342,37 @@ impl<const K: usize> FlyingObject<K> {
         self.part
             .bvh
             .vertices
-            .par_iter_mut()
-            .zip(vertices)
-            .with_min_len(4096)
-            .for_each(|(slot, &v)| *slot = v);
+            .par_chunks_mut(64)
+            .zip(vertices.par_chunks(64))
+            .zip(&scratch.moved)
+            .with_min_len(64)
+            .for_each(|((to, from), &bits)| {
+                let mut b = bits;
+                while b != 0 {
+                    let k = b.trailing_zeros() as usize;
+                    b &= b - 1;
+                    to[k] = from[k];
+                }
+            });
         // Queries bound a refined leaf's triangles from their corners from now on.
         self.part.codes = Vec::new();
         // A whole tree rebuilt by `renew` takes over here, every node re-made.
         let took_over = self.take_over(&mut scratch);
         if took_over {
-            scratch.moved.fill(true);
+            scratch.moved.fill(u64::MAX);
+            if expected % 64 != 0 {
+                scratch.moved[expected / 64] = (1u64 << (expected % 64)) - 1;
+            }
         }
-        let mut stats = self.refit(&mut scratch, margin);
+        // Few moved vertices: their leaves are marked and only those and their ancestors
+        // visited. Many: one pass over every node reads less than the marking would.
+        let sparse = !took_over && count <= expected / 2;
+        #[cfg(test)]
+        let sparse = scratch.force_sparse.unwrap_or(sparse);
+        if sparse {
+            scratch.mark_leaves();
+        }
+        let mut stats = self.refit(&mut scratch, margin, sparse);
         if took_over {
             self.settle_take_over(&mut scratch);
             (stats.cost_ratio, stats.top_cost_ratio) = self.cost_ratios_with(&scratch);
@@ -291,8 +402,18 @@ impl<const K: usize> FlyingObject<K> {
     /// own triangles' corners read the moved vertices, and refit nodes that kept their
     /// k-DOP's corners keep none from now on ([`CornerSet::Slabs`]). The pieces run in
     /// parallel, then the nodes above them.
-    fn refit(&mut self, scratch: &mut DeformScratch<K>, margin: f64) -> DeformStats {
-        let FlyingObject { part, stored, .. } = self;
+    ///
+    /// A `sparse` refit visits in each piece only the nodes marked in
+    /// [`DeformScratch::marks`] (the leaves of moved vertices, by
+    /// [`DeformScratch::mark_leaves`]) and the ancestors they change; a dense one visits
+    /// every node. Both leave the same bounds, corners and counts.
+    fn refit(&mut self, scratch: &mut DeformScratch<K>, margin: f64, sparse: bool) -> DeformStats {
+        let FlyingObject {
+            part,
+            stored,
+            parent,
+            ..
+        } = self;
         let Bvh {
             nodes,
             vertices,
@@ -316,6 +437,8 @@ impl<const K: usize> FlyingObject<K> {
             top,
             own,
             own_at,
+            marks,
+            visited,
             ..
         } = scratch;
         let shared = Shared {
@@ -324,6 +447,7 @@ impl<const K: usize> FlyingObject<K> {
             ids,
             vertices,
             moved,
+            parent,
             own,
             own_at,
             vstart,
@@ -347,15 +471,41 @@ impl<const K: usize> FlyingObject<K> {
             };
         }
         let mut rest = whole!();
+        let marks = &*marks;
         rayon::scope(|scope| {
-            for (p, tally) in pieces.iter().zip(tallies.iter_mut()) {
+            for ((p, tally), seen) in pieces
+                .iter()
+                .zip(tallies.iter_mut())
+                .zip(visited.iter_mut())
+            {
                 let (lo, hi) = (p.nodes.0 as usize, p.nodes.1 as usize);
                 let mut span = rest.split_off(lo, hi, &shared);
                 let shared = &shared;
-                scope.spawn(move |_| *tally = span.refit((lo..hi).rev(), shared));
+                scope.spawn(move |_| {
+                    *tally = if sparse {
+                        span.refit_sparse(lo, hi, marks, seen, shared)
+                    } else {
+                        span.refit((lo..hi).rev(), shared)
+                    };
+                });
             }
         });
         let last = whole!().refit(top.iter().map(|&i| i as usize), &shared);
+        // Every flag clear again, and every mark (the top's leaves may be marked), for the
+        // next deformation's sparse refit.
+        if sparse {
+            for seen in visited.iter() {
+                for &i in seen {
+                    flags[i as usize] = 0;
+                }
+            }
+            for &i in top.iter() {
+                flags[i as usize] = 0;
+                marks.clear(i as usize);
+            }
+        } else {
+            flags.fill(0);
+        }
         let mut stats = DeformStats {
             nodes: nodes.len() as u32,
             leaves: (nodes.len() as u32).div_ceil(2),
@@ -421,12 +571,11 @@ impl<'a, const K: usize> Span<'a, K> {
     /// Refits the nodes `order` names (each after its children), returning what it did.
     fn refit(&mut self, order: impl Iterator<Item = usize> + Clone, s: &Shared<K>) -> Tally {
         let mut tally = Tally::default();
-        let grown = |exact: Dop<K>| grown(exact, s.margin);
         // First which leaves have a moved vertex, in one pass over their corner lists, so
         // that only their corners are asked for ahead and gathered.
         for i in order.clone() {
             if s.links[i] & LEAF != 0 {
-                let moved = s.own(i).iter().any(|&v| s.moved[v as usize]);
+                let moved = s.own(i).iter().any(|&v| s.moved(v));
                 self.flags[i - self.base] = if moved { TOUCHED } else { 0 };
             }
         }
@@ -443,46 +592,115 @@ impl<'a, const K: usize> Span<'a, K> {
                     prefetch(&s.vertices[v as usize]);
                 }
             }
-            let link = s.links[i];
-            let at = i - self.base;
-            let mut refit = false;
-            pts.clear();
-            let touched = if link & LEAF != 0 {
-                let exact = self.leaf_bound(i, (link & !LEAF) as usize, &mut pts, s);
-                if let Some(exact) = exact {
-                    let node = &mut self.nodes[at];
-                    refit = !node.dop.contains(&exact);
-                    if refit {
-                        node.dop = grown(exact);
-                    }
-                }
-                tally.escaped += u32::from(refit);
-                exact.is_some()
-            } else {
-                let c = link as usize - self.base;
-                let both = self.flags[c] | self.flags[c + 1];
-                if both & REFIT != 0 {
-                    let exact = self.nodes[c].dop.merge(&self.nodes[c + 1].dop);
-                    let node = &mut self.nodes[at];
-                    if !node.dop.contains(&exact) {
-                        let old = area(&node.dop);
-                        node.dop = grown(exact);
-                        tally.area += area(&node.dop) - old;
-                        refit = true;
-                    }
-                }
-                // Its vertices are its children's: one moved if one of theirs did.
-                let touched = both & TOUCHED != 0;
-                if touched && matches!(self.sets[at], CornerSet::Own | CornerSet::OwnLanes) {
-                    pts.extend(s.own(i).iter().map(|&v| s.vertices[v as usize]));
-                }
-                touched
-            };
-            self.flags[at] = if refit { REFIT } else { 0 } | if touched { TOUCHED } else { 0 };
-            tally.refit += u32::from(refit);
-            self.recorner(i, &pts, s);
+            self.visit(i, &mut pts, &mut tally, s);
         }
         tally
+    }
+
+    /// Refits the marked nodes among this span's, `lo..hi` (a piece's): first the marked
+    /// leaves, then the inner nodes highest slot first (children come after their parent),
+    /// each parent in the span of a node that changed marked on the way; clears the marks
+    /// and lists the visited nodes in `seen`. The nodes it skips are those a dense refit
+    /// would leave as they are, and the bounds it makes are the same (leaves depend on
+    /// nothing else, and the inner nodes come in the same order).
+    fn refit_sparse(
+        &mut self,
+        lo: usize,
+        hi: usize,
+        marks: &Marks,
+        seen: &mut Vec<u32>,
+        s: &Shared<K>,
+    ) -> Tally {
+        let mut tally = Tally::default();
+        let mut pts: SmallVec<[DVec3; 48]> = SmallVec::new();
+        seen.clear();
+        if lo == hi {
+            return tally;
+        }
+        // Only leaves are marked yet (by a moved vertex of one of their triangles): listed
+        // first, so that their corners can be asked for a few leaves ahead.
+        let mut w = (hi - 1) / 64;
+        while let Some(i) = marks.highest(&mut w, lo, hi) {
+            marks.clear(i);
+            seen.push(i as u32);
+        }
+        for k in 0..seen.len() {
+            if let Some(&j) = seen.get(k + AHEAD) {
+                for &v in s.own(j as usize) {
+                    prefetch(&s.vertices[v as usize]);
+                }
+            }
+            let i = seen[k] as usize;
+            self.flags[i - self.base] = TOUCHED;
+            self.visit(i, &mut pts, &mut tally, s);
+            let p = s.parent[i] as usize;
+            if self.flags[i - self.base] != 0 && p >= lo {
+                marks.set(p);
+            }
+        }
+        let mut w = (hi - 1) / 64;
+        while let Some(i) = marks.highest(&mut w, lo, hi) {
+            marks.clear(i);
+            seen.push(i as u32);
+            self.visit(i, &mut pts, &mut tally, s);
+            let p = s.parent[i] as usize;
+            // The piece's root (below `lo`) is a top node: refit after every piece.
+            if self.flags[i - self.base] != 0 && p >= lo {
+                marks.set(p);
+            }
+        }
+        tally
+    }
+
+    /// Refits node `i` after its children: a leaf flagged [`TOUCHED`] gets its triangles'
+    /// bound, an inner node its children's if one was [`REFIT`], each re-made only when the
+    /// stored bound does not contain it; then its flags and corners.
+    #[inline]
+    fn visit(
+        &mut self,
+        i: usize,
+        pts: &mut SmallVec<[DVec3; 48]>,
+        tally: &mut Tally,
+        s: &Shared<K>,
+    ) {
+        let link = s.links[i];
+        let at = i - self.base;
+        let mut refit = false;
+        pts.clear();
+        let touched = if link & LEAF != 0 {
+            let exact = self.leaf_bound(i, (link & !LEAF) as usize, pts, s);
+            if let Some(exact) = exact {
+                let node = &mut self.nodes[at];
+                refit = !node.dop.contains(&exact);
+                if refit {
+                    node.dop = grown(exact, s.margin);
+                }
+            }
+            tally.escaped += u32::from(refit);
+            exact.is_some()
+        } else {
+            let c = link as usize - self.base;
+            let both = self.flags[c] | self.flags[c + 1];
+            if both & REFIT != 0 {
+                let exact = self.nodes[c].dop.merge(&self.nodes[c + 1].dop);
+                let node = &mut self.nodes[at];
+                if !node.dop.contains(&exact) {
+                    let old = area(&node.dop);
+                    node.dop = grown(exact, s.margin);
+                    tally.area += area(&node.dop) - old;
+                    refit = true;
+                }
+            }
+            // Its vertices are its children's: one moved if one of theirs did.
+            let touched = both & TOUCHED != 0;
+            if touched && matches!(self.sets[at], CornerSet::Own | CornerSet::OwnLanes) {
+                pts.extend(s.own(i).iter().map(|&v| s.vertices[v as usize]));
+            }
+            touched
+        };
+        self.flags[at] = if refit { REFIT } else { 0 } | if touched { TOUCHED } else { 0 };
+        tally.refit += u32::from(refit);
+        self.recorner(i, pts, s);
     }
 
     /// The bound of leaf `i`, whose triangles start at position `first`, if one of its
@@ -498,7 +716,7 @@ impl<'a, const K: usize> Span<'a, K> {
         if own.is_empty() {
             // Too many corners to list: every corner of its triangles.
             let corners = s.tris[leaf_span(s.ids, first)].as_flattened();
-            if !corners.iter().any(|&v| s.moved[v as usize]) {
+            if !corners.iter().any(|&v| s.moved(v)) {
                 return None;
             }
             return Some(Dop::from_points_quick(
@@ -548,6 +766,26 @@ impl<const K: usize> DeformScratch<K> {
             flags: vec![0; n],
             ..Self::default()
         };
+        s.marks.reset(n);
+        // Each vertex's triangles: counted, then placed.
+        let mut at = vec![0u32; bvh.vertices.len() + 1];
+        for &v in bvh.tris.as_flattened() {
+            at[v as usize + 1] += 1;
+        }
+        for v in 1..at.len() {
+            at[v] += at[v - 1];
+        }
+        let mut next = at.clone();
+        s.tris_of = vec![0; bvh.tris.len() * 3];
+        for (tri, &id) in bvh.tris.iter().zip(&bvh.ids) {
+            for &v in tri {
+                s.tris_of[next[v as usize] as usize] = id & !END;
+                next[v as usize] += 1;
+            }
+        }
+        s.tris_at = at;
+        s.leaf_of = vec![0; bvh.tris.len()];
+        s.index_leaves(bvh, 0..n);
         s.cut_pieces(bvh);
         s.own_at.push(0);
         let mut own = Vec::new();
@@ -567,6 +805,56 @@ impl<const K: usize> DeformScratch<K> {
             s.own_at.push(s.own.len() as u32);
         }
         s
+    }
+
+    /// Points each triangle of the leaves among the slots `nodes` at its leaf, after a
+    /// build or a renewal laid them out.
+    pub(super) fn index_leaves(&mut self, bvh: &Bvh<K>, nodes: std::ops::Range<usize>) {
+        for j in nodes {
+            let link = bvh.nodes[j].link;
+            if link & LEAF != 0 {
+                for &id in &bvh.ids[leaf_span(&bvh.ids, (link & !LEAF) as usize)] {
+                    self.leaf_of[(id & !END) as usize] = j as u32;
+                }
+            }
+        }
+    }
+
+    /// Marks, for a sparse refit, every leaf holding a triangle of a moved vertex (in
+    /// parallel over the vertices).
+    fn mark_leaves(&self) {
+        let (at, of, leaf_of, marks) = (&self.tris_at, &self.tris_of, &self.leaf_of, &self.marks);
+        self.moved
+            .par_iter()
+            .enumerate()
+            .with_min_len(256)
+            .for_each(|(w, &bits)| {
+                let mut b = bits;
+                let mut last = u32::MAX;
+                while b != 0 {
+                    let v = w * 64 + b.trailing_zeros() as usize;
+                    b &= b - 1;
+                    for &t in &of[at[v] as usize..at[v + 1] as usize] {
+                        let leaf = leaf_of[t as usize];
+                        if leaf != last {
+                            last = leaf;
+                            marks.set(leaf as usize);
+                        }
+                    }
+                }
+            });
+    }
+
+    /// Bytes of what it keeps.
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.moved.len() * 8
+            + (self.tris_at.len() + self.tris_of.len() + self.leaf_of.len()) * 4
+            + self.marks.0.len() * 8
+            + self.visited.iter().map(|v| v.capacity() * 4).sum::<usize>()
+            + self.links.len() * 4
+            + self.flags.len()
+            + (self.own.len() + self.own_at.len() + self.top.len()) * 4
+            + self.pieces.len() * std::mem::size_of::<Piece>()
     }
 
     /// How far the pieces overlap: their roots' summed box area over the area of the box
@@ -624,6 +912,7 @@ impl<const K: usize> DeformScratch<K> {
         s.pieces.sort_unstable_by_key(|p| p.nodes.0);
         s.top.sort_unstable_by(|a, b| b.cmp(a));
         s.tallies = vec![Tally::default(); s.pieces.len()];
+        s.visited.resize_with(s.pieces.len(), Vec::new);
         s.measure_pieces(&bvh.nodes);
     }
 
@@ -899,6 +1188,119 @@ pub(super) mod tests {
         let mut state = QueryState::new();
         let found = matches_fresh_build(&env, &pieces, (now, tris), &pose, &mut state, "pieces");
         assert!(found > 10, "too few contacts to compare: {found}");
+    }
+
+    /// The sparse refit (only the leaves of moved vertices and the ancestors they change)
+    /// leaves what the dense one (every node) does: bounds, corners, counts and cost, over
+    /// deformations of one vertex, of a cap, of half the object, of all of it, and after
+    /// subtrees were renewed (which moves triangles to other leaves).
+    #[test]
+    fn sparse_and_dense_refits_agree() {
+        let rest = sphere(110, 180);
+        let mut sparse = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
+        sparse.prepare_deform();
+        let mut dense = sparse.clone();
+        sparse.deform.as_mut().unwrap().force_sparse = Some(true);
+        dense.deform.as_mut().unwrap().force_sparse = Some(false);
+        assert!(sparse.deform.as_ref().unwrap().pieces.len() >= 4);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let mut s = 21;
+        let mut now = rest.vertices().to_vec();
+        let mut visited = 0;
+        for round in 0..12 {
+            let next: Vec<DVec3> = match round % 4 {
+                // One vertex far out, then back.
+                0 => {
+                    let mut v = now.clone();
+                    let k = (lcg(&mut s) * v.len() as f64) as usize;
+                    v[k] += DVec3::new(0.5, -3.0, 1.0) * (lcg(&mut s) + 0.5);
+                    v
+                }
+                // A cap: the vertices near a random point pushed out.
+                1 => {
+                    let c = now[(lcg(&mut s) * now.len() as f64) as usize];
+                    now.iter()
+                        .map(|&v| {
+                            let d = v.distance(c);
+                            if d < 0.8 {
+                                v + (v - c).normalize_or_zero() * (0.8 - d)
+                            } else {
+                                v
+                            }
+                        })
+                        .collect()
+                }
+                2 => deformed(rest.vertices(), &now, false, true, &mut s),
+                _ => deformed(rest.vertices(), &now, round == 11, false, &mut s),
+            };
+            now = next;
+            let a = pool.install(|| sparse.deform(&now, 0.05)).unwrap();
+            let b = pool.install(|| dense.deform(&now, 0.05)).unwrap();
+            assert!(a.refit > 0, "round {round}: nothing refit");
+            assert_eq!(a, b, "round {round}");
+            assert!(
+                sparse.part.bvh.nodes == dense.part.bvh.nodes,
+                "round {round}"
+            );
+            let (x, y) = (&sparse.stored, &dense.stored);
+            assert!(
+                x.corners == y.corners
+                    && x.slack == y.slack
+                    && x.own_pts == y.own_pts
+                    && x.verts == y.verts,
+                "round {round}: corners"
+            );
+            let scratch = sparse.deform.as_ref().unwrap();
+            assert!(
+                scratch.flags.iter().all(|&f| f == 0),
+                "round {round}: flags"
+            );
+            let marks = &scratch.marks.0;
+            assert!(
+                marks.iter().all(|w| w.load(AtomicOrdering::Relaxed) == 0),
+                "round {round}: marks"
+            );
+            visited += scratch.visited.iter().map(Vec::len).sum::<usize>();
+            valid(&sparse);
+            if round % 4 == 3 {
+                // Renew the same subtree of both: its triangles go to other leaves.
+                for obj in [&mut sparse, &mut dense] {
+                    let mut sc = obj.deform.take().unwrap();
+                    let p = sc.pieces[round / 4];
+                    assert!(obj.renew_subtree(
+                        &mut sc,
+                        p.root as usize,
+                        p.nodes.0 as usize,
+                        p.nodes.1 as usize
+                    ));
+                    obj.deform = Some(sc);
+                }
+                assert!(
+                    sparse.part.bvh.nodes == dense.part.bvh.nodes,
+                    "round {round}: renewed"
+                );
+            }
+        }
+        // Not a dense refit in disguise: the one-vertex rounds visit few nodes.
+        assert!(visited > 0);
+        let mut one = now.clone();
+        one[0] += DVec3::splat(5.0);
+        sparse.deform(&one, 0.05).unwrap();
+        let seen: usize = sparse
+            .deform
+            .as_ref()
+            .unwrap()
+            .visited
+            .iter()
+            .map(Vec::len)
+            .sum();
+        assert!(
+            seen > 0 && seen < sparse.part.bvh.nodes.len() / 20,
+            "{seen} visited"
+        );
     }
 
     #[test]

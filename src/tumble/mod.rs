@@ -250,7 +250,8 @@ impl<const K: usize> FlyingObject<K> {
         self.hull.vertices.len()
     }
 
-    /// Bytes of the hierarchy, the stored k-DOP vertices and the hull.
+    /// Bytes of the hierarchy, the stored k-DOP vertices, the hull, and what a deformed
+    /// object keeps for its next deformation.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
         self.part.bvh.memory_bytes()
@@ -266,6 +267,10 @@ impl<const K: usize> FlyingObject<K> {
             + self.hull.adj_start.len() * 4
             + self.hull_pts.len() * 24
             + self.hull.vertices.len() * 4
+            + self
+                .deform
+                .as_ref()
+                .map_or(0, deform::DeformScratch::memory_bytes)
     }
 }
 

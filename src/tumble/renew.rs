@@ -349,6 +349,7 @@ impl<const K: usize> FlyingObject<K> {
             bvh.tris[t0 + k] = it.tri;
             bvh.ids[t0 + k] = it.id;
         }
+        scratch.index_leaves(bvh, lo..hi);
         // Bounds: the leaves in parallel (each gathers its corners, the wait), then the
         // inner nodes, children before parents (they come after them).
         let Bvh {
@@ -477,6 +478,7 @@ impl<const K: usize> FlyingObject<K> {
         }
         std::mem::swap(&mut bvh.tris, &mut st.tris);
         std::mem::swap(&mut bvh.ids, &mut st.ids);
+        scratch.index_leaves(bvh, 0..n);
         std::mem::swap(&mut self.stored, &mut st.stored);
         std::mem::swap(&mut scratch.own, &mut st.own);
         std::mem::swap(&mut scratch.own_at, &mut st.own_at);

@@ -2,9 +2,10 @@
 //! hierarchy refit each frame by [`FlyingObject::deform`], against parry3d's deformable
 //! `TriMesh::set_vertices` (feature `peers`) on the same vertices, in the same run.
 //!
-//! Two motions: `wave`, a travelling wave over the whole sheet (every vertex moves more
-//! than the margin, so nearly every leaf escapes), and `poke`, a bump rising and falling in
-//! a disc of a fifth of the sheet's area (the rest still).
+//! Three motions (`--motion`): `wave`, a travelling wave over the whole sheet (every vertex
+//! moves more than the margin, so nearly every leaf escapes); `poke`, a bump rising and
+//! falling in a disc of a fifth of the sheet's area (the rest still); and `still`, the
+//! bump held (the same vertices given every frame). The default runs `wave` and `poke`.
 //!
 //! `--worn`: the sheet as a world's shape, waving, its positions dealt out to other
 //! vertices from frame 1 on (a tree worn past any refit or renewal of subtrees); each
@@ -13,8 +14,7 @@
 //!
 //! `--twist`: the sheet as a world's shape, a disc of a fifth of it wound into a tighter
 //! swirl each frame (the subtrees under the disc wear, and in time wind into each other);
-//! each
-//! frame's `World::deform_shape` timed with worn subtrees renewed in bounded slices and
+//! each frame's `World::deform_shape` timed with worn subtrees renewed in bounded slices and
 //! without, and the tree's surface-area cost over its cost as built at the end.
 
 use crate::stats::TimeStats;
@@ -39,6 +39,10 @@ pub struct DeformArgs {
     /// Node margin, as a share of the node's largest extent.
     #[arg(long, default_value_t = 0.05)]
     margin: f64,
+    /// Motions to run, comma-separated: `wave` (every leaf escapes), `poke` (a fifth
+    /// does), `still` (none: the vertices given again).
+    #[arg(long, value_delimiter = ',', default_value = "wave,poke")]
+    motion: Vec<Motion>,
     /// One JSON line per size and motion.
     #[arg(long)]
     json: bool,
@@ -51,6 +55,18 @@ pub struct DeformArgs {
     /// in slices (`WorldOptions::renew_budget`) and without.
     #[arg(long)]
     twist: bool,
+}
+
+/// How the sheet moves in `kdop bench deform`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Motion {
+    /// A travelling wave over the whole sheet.
+    Wave,
+    /// A bump rising and falling over a fifth of the sheet.
+    Poke,
+    /// The bump of the first frame, held: nothing moves after it (what a resting
+    /// deformable costs).
+    Still,
 }
 
 /// The sheet: `m` × `m` cells of two triangles over the unit square, scaled to 10.
@@ -100,8 +116,12 @@ pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
         let m = ((n as f64 / 2.0).sqrt().round() as usize).max(1);
         let rest = sheet(m);
         let tris = rest.triangle_count();
-        for poke in [false, true] {
-            let motion = if poke { "poke" } else { "wave" };
+        for &m in &a.motion {
+            let motion = match m {
+                Motion::Wave => "wave",
+                Motion::Poke => "poke",
+                Motion::Still => "still",
+            };
             let mut obj = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING)?;
             let nodes = obj.bvh().node_count();
             let mut verts = Vec::new();
@@ -112,7 +132,8 @@ pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
             #[cfg(feature = "peers")]
             let mut parry_t = TimeStats::default();
             for f in 0..=a.frames {
-                frame(rest.vertices(), poke, f + 1, &mut verts);
+                let at = if m == Motion::Still { 1 } else { f + 1 };
+                frame(rest.vertices(), m != Motion::Wave, at, &mut verts);
                 let t0 = Instant::now();
                 let stats = pool.install(|| obj.deform(&verts, a.margin))?;
                 let us = t0.elapsed().as_secs_f64() * 1e6;
