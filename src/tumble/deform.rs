@@ -597,12 +597,11 @@ impl<'a, const K: usize> Span<'a, K> {
         tally
     }
 
-    /// Refits the marked nodes among this span's, `lo..hi` (a piece's): first the marked
-    /// leaves, then the inner nodes highest slot first (children come after their parent),
-    /// each parent in the span of a node that changed marked on the way; clears the marks
-    /// and lists the visited nodes in `seen`. The nodes it skips are those a dense refit
-    /// would leave as they are, and the bounds it makes are the same (leaves depend on
-    /// nothing else, and the inner nodes come in the same order).
+    /// Refits the marked nodes among this span's, `lo..hi` (a piece's), highest slot first
+    /// (children come after their parent), marking the parent in the span of each node
+    /// that changed; clears the marks and lists the visited nodes in `seen`. The nodes it
+    /// skips are those a dense refit would leave as they are, and it visits the others in
+    /// the same order.
     fn refit_sparse(
         &mut self,
         lo: usize,
@@ -617,31 +616,14 @@ impl<'a, const K: usize> Span<'a, K> {
         if lo == hi {
             return tally;
         }
-        // Only leaves are marked yet (by a moved vertex of one of their triangles): listed
-        // first, so that their corners can be asked for a few leaves ahead.
         let mut w = (hi - 1) / 64;
         while let Some(i) = marks.highest(&mut w, lo, hi) {
             marks.clear(i);
             seen.push(i as u32);
-        }
-        for k in 0..seen.len() {
-            if let Some(&j) = seen.get(k + AHEAD) {
-                for &v in s.own(j as usize) {
-                    prefetch(&s.vertices[v as usize]);
-                }
+            if s.links[i] & LEAF != 0 {
+                // Marked by a moved vertex of one of its triangles.
+                self.flags[i - self.base] = TOUCHED;
             }
-            let i = seen[k] as usize;
-            self.flags[i - self.base] = TOUCHED;
-            self.visit(i, &mut pts, &mut tally, s);
-            let p = s.parent[i] as usize;
-            if self.flags[i - self.base] != 0 && p >= lo {
-                marks.set(p);
-            }
-        }
-        let mut w = (hi - 1) / 64;
-        while let Some(i) = marks.highest(&mut w, lo, hi) {
-            marks.clear(i);
-            seen.push(i as u32);
             self.visit(i, &mut pts, &mut tally, s);
             let p = s.parent[i] as usize;
             // The piece's root (below `lo`) is a top node: refit after every piece.
