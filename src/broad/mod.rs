@@ -461,6 +461,10 @@ pub struct BroadPhase {
     static_pairs: Vec<(u32, u32)>,
     /// New dynamic–static pairs of this update (scratch).
     fresh: Vec<(u32, u32)>,
+    /// The changed dynamic boxes that look for statics near them, and their rows being
+    /// looked up (scratch of [`query::query_statics`]).
+    near: Vec<u32>,
+    probes: Vec<query::Probe>,
     /// Cell edge length; 0 until the first update fixes it (or [`BroadPhase::with_cell_size`]).
     cell: f32,
     /// Whether the cell size came from the caller (never changed automatically).
@@ -652,6 +656,8 @@ impl BroadPhase {
             + self.incoming.capacity() * size_of::<Entry>()
             + (self.static_pairs.capacity() + self.fresh.capacity() + self.large_pairs.capacity())
                 * 8
+            + self.near.capacity() * 4
+            + self.probes.capacity() * size_of::<query::Probe>()
     }
 }
 

@@ -635,14 +635,14 @@ fn insert_sorted(v: &mut Vec<u32>, id: u32) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::broad::{Aabb, brute_force_pairs};
     use crate::testing::lcg;
 
     /// A random box in a cube of side `side`: mostly unit-sized, some points, some long in
     /// x (many candidates along a row), some large (kept out of the rows).
-    fn random_box(s: &mut u64, side: f64) -> Aabb {
+    pub(in crate::broad) fn random_box(s: &mut u64, side: f64) -> Aabb {
         let c = [0, 1, 2].map(|_| (lcg(s) * side) as f32);
         let h = match (lcg(s) * 40.0) as u32 {
             0 => [0.0; 3],

@@ -7,6 +7,7 @@
 
 use super::place::{coord, key, split};
 use super::{Aabb, BroadPhase, Entry, NONE, Row, Rows, SKIP, StaticRows};
+use crate::hint::prefetch;
 
 /// What a query reads of sorted rows: the dynamic chunks' columns or the static records.
 pub(super) trait Sorted {
@@ -60,16 +61,35 @@ pub(super) fn query_rows(
     inv: f32,
     mut found: impl FnMut(u32),
 ) -> u64 {
-    let n = rows.dir().len().saturating_sub(1);
+    let mut compared = 0;
+    let dir = rows.dir();
+    for_each_row(dir, q, inv, |r| {
+        let span = dir[r].start as usize..dir[r + 1].start as usize;
+        let t = reach(q, dir[r].width);
+        let start = if t.is_nan() {
+            span.start
+        } else if rows.skip().is_empty() {
+            span.start + rows.xs()[span.clone()].partition_point(|&x| x < t)
+        } else {
+            first_at_least(rows.xs(), rows.skip(), span.start, span.end, t)
+        };
+        compared += scan_row(rows, r, start, q, inv, &mut found);
+    });
+    compared
+}
+
+/// Calls `each` with every row of `dir` (with its closing row) that `q`'s box may meet, in
+/// key order: a box meeting `q` was entered in every row it touches, among them the row of
+/// their intersection's lower corner, which is one of `q`'s rows.
+#[inline(always)]
+fn for_each_row(dir: &[Row], q: &Aabb, inv: f32, mut each: impl FnMut(usize)) {
+    let n = dir.len().saturating_sub(1);
     if n == 0 {
-        return 0;
+        return;
     }
-    // A box meeting q was entered in every row it touches, among them the row of their
-    // intersection's lower corner, which is one of q's rows.
     let (y0, y1) = (coord(q.lo[1], inv), coord(q.hi[1], inv));
     let (z0, z1) = (coord(q.lo[2], inv), coord(q.hi[2], inv));
-    let mut compared = 0;
-    let dir = &rows.dir()[..n];
+    let dir = &dir[..n];
     let mut r = dir.partition_point(|w| w.key < key(z0, y0));
     while r < n {
         let (z, y) = split(dir[r].key);
@@ -88,37 +108,138 @@ pub(super) fn query_rows(
             r += dir[r..].partition_point(|w| w.key < next);
             continue;
         }
-        let span = dir[r].start as usize..rows.dir()[r + 1].start as usize;
-        // An entry meeting q has lo ≥ q.lo − its x-extent ≥ q.lo − the row's width; the
-        // threshold is lowered a little further for the roundings of that subtraction.
-        let w = dir[r].width;
-        let t = q.lo[0] - w;
-        let t = t - (q.lo[0].abs() + w) * 1e-6;
-        let xs = rows.xs();
-        let start = if t.is_nan() {
-            span.start
-        } else if rows.skip().is_empty() {
-            span.start + xs[span.clone()].partition_point(|&x| x < t)
-        } else {
-            first_at_least(xs, rows.skip(), span.start, span.end, t)
-        };
-        for i in start..span.end {
-            // The entry's own lower bound, not `xs`: a record read once.
-            let e = rows.entry(i);
-            if e.lo[0] > q.hi[0] {
-                break;
-            }
-            compared += 1;
-            // The home row of the entry and q: in z and in y, the lower corner's of one
-            // or the other.
-            let home_z = e.row >> 31 != 0 || z == z0;
-            let home_y = (e.row >> 30) & 1 != 0 || y == y0;
-            let meets = (0..3).all(|k| e.lo[k] <= q.hi[k] && q.lo[k] <= e.hi[k]);
-            if meets && home_z && home_y {
-                found(e.proxy);
+        each(r);
+        r += 1;
+    }
+}
+
+/// The lower x bound below which no entry of a row of widest entry `width` can meet `q`:
+/// an entry meeting q has lo ≥ q.lo − its x-extent ≥ q.lo − the row's width, lowered a
+/// little further for the roundings of that subtraction (NaN for unbounded boxes: then the
+/// row is scanned from its start).
+#[inline(always)]
+fn reach(q: &Aabb, width: f32) -> f32 {
+    let t = q.lo[0] - width;
+    t - (q.lo[0].abs() + width) * 1e-6
+}
+
+/// Scans row `r` of `rows` from entry `start` on until the lower x bounds pass `q`'s upper
+/// one, calling `found` with each entry that meets `q` and has its home row here (the row
+/// of the lower corner of the entry's or `q`'s box, in z and in y); returns the entries
+/// compared.
+#[inline(always)]
+fn scan_row(
+    rows: &impl Sorted,
+    r: usize,
+    start: usize,
+    q: &Aabb,
+    inv: f32,
+    found: &mut impl FnMut(u32),
+) -> u64 {
+    let dir = rows.dir();
+    let (z, y) = split(dir[r].key);
+    let (first_z, first_y) = (z == coord(q.lo[2], inv), y == coord(q.lo[1], inv));
+    let mut compared = 0;
+    for i in start..dir[r + 1].start as usize {
+        // The entry's own lower bound, not `xs`: a record read once.
+        let e = rows.entry(i);
+        if e.lo[0] > q.hi[0] {
+            break;
+        }
+        compared += 1;
+        let home_z = e.row >> 31 != 0 || first_z;
+        let home_y = (e.row >> 30) & 1 != 0 || first_y;
+        let meets = (0..3).all(|k| e.lo[k] <= q.hi[k] && q.lo[k] <= e.hi[k]);
+        if meets && home_z && home_y {
+            found(e.proxy);
+        }
+    }
+    compared
+}
+
+/// One row of one box of a batch looked up in the static rows ([`query_statics`]): the
+/// box's place in the batch, the row, and the range of `xs` its search narrows to (then
+/// the entry its scan starts at).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Probe {
+    query: u32,
+    row: u32,
+    from: u32,
+    to: u32,
+}
+
+/// Boxes looked up together: each stage's reads are independent of one another, so the
+/// lines the next stage needs are asked for ahead, and a batch's lines stay cached
+/// between stages.
+const BATCH: usize = 256;
+
+/// [`query_rows`] over the static rows for the boxes `aabb(id)` of many `ids`, calling
+/// `found(id, static)`: in batches, each looked up in stages (rows and their samples,
+/// the search in `xs`, the scan of the entries) so that the cache misses of different
+/// boxes overlap instead of following one another. `probes` is scratch. Returns the
+/// entries compared.
+pub(super) fn query_statics(
+    rows: &StaticRows,
+    ids: &[u32],
+    aabb: impl Fn(u32) -> Aabb,
+    inv: f32,
+    probes: &mut Vec<Probe>,
+    mut found: impl FnMut(u32, u32),
+) -> u64 {
+    let (dir, xs, skip) = (&rows.rows, &rows.xs, &rows.skip);
+    let mut compared = 0;
+    for batch in ids.chunks(BATCH) {
+        probes.clear();
+        for (k, &id) in batch.iter().enumerate() {
+            for_each_row(dir, &aabb(id), inv, |r| {
+                probes.push(Probe {
+                    query: k as u32,
+                    row: r as u32,
+                    ..Probe::default()
+                });
+                let j = (dir[r].start as usize).div_ceil(SKIP);
+                if let Some(x) = skip.get(j) {
+                    prefetch(x);
+                }
+            });
+        }
+        // The samples' search: a range of at most one stride of `xs`.
+        for p in probes.iter_mut() {
+            let r = p.row as usize;
+            let (a, b) = (dir[r].start as usize, dir[r + 1].start as usize);
+            let t = reach(&aabb(batch[p.query as usize]), dir[r].width);
+            let (from, to) = if t.is_nan() {
+                (a, a)
+            } else {
+                bracket(skip, a, b, t)
+            };
+            (p.from, p.to) = (from as u32, to as u32);
+            if let Some(x) = xs.get(from) {
+                prefetch(x);
             }
         }
-        r += 1;
+        // The search's end: the entry the scan starts at.
+        for p in probes.iter_mut() {
+            let r = p.row as usize;
+            let t = reach(&aabb(batch[p.query as usize]), dir[r].width);
+            let (from, to) = (p.from as usize, p.to as usize);
+            let at = from + xs[from..to].iter().take_while(|&&x| x < t).count();
+            p.from = at as u32;
+            // The entries the scan will read: those up to q's upper x bound, every
+            // line of them (two entries to a line).
+            let hi = aabb(batch[p.query as usize]).hi[0];
+            let b = dir[r + 1].start as usize;
+            let end = at + xs[at..b].iter().take_while(|&&x| x <= hi).count();
+            for e in rows.entries[at..(end + 1).min(b)].iter().step_by(2) {
+                prefetch(e);
+            }
+        }
+        for p in probes.iter() {
+            let id = batch[p.query as usize];
+            let q = aabb(id);
+            let mut hit = |s| found(id, s);
+            compared += scan_row(rows, p.row as usize, p.from as usize, &q, inv, &mut hit);
+        }
     }
     compared
 }
@@ -144,6 +265,14 @@ impl BroadPhase {
 /// inside `a..b` and a scan of at most one stride of `xs`.
 #[inline]
 pub(super) fn first_at_least(xs: &[f32], skip: &[f32], a: usize, b: usize, t: f32) -> usize {
+    let (from, to) = bracket(skip, a, b, t);
+    from + xs[from..to].iter().take_while(|&&x| x < t).count()
+}
+
+/// The range of at most one stride of `a..b` in which [`first_at_least`]'s answer lies
+/// (its end included), by a binary search of the samples inside `a..b`.
+#[inline]
+fn bracket(skip: &[f32], a: usize, b: usize, t: f32) -> (usize, usize) {
     // The samples at SKIP * j inside a..b.
     let (ja, jb) = (a.div_ceil(SKIP), b.div_ceil(SKIP));
     let (mut from, mut to) = (a, b);
@@ -157,7 +286,7 @@ pub(super) fn first_at_least(xs: &[f32], skip: &[f32], a: usize, b: usize, t: f3
             to = SKIP * (ja + k);
         }
     }
-    from + xs[from..to].iter().take_while(|&&x| x < t).count()
+    (from, to)
 }
 
 impl BroadPhase {
@@ -187,6 +316,57 @@ impl BroadPhase {
 mod tests {
     use super::*;
     use crate::testing::lcg;
+
+    /// Looking many boxes up in the static rows together gives, box after box, what
+    /// looking each up alone gives: over batches of every size, with boxes of no extent,
+    /// long thin ones, and unbounded ones (scanned from their rows' starts).
+    #[test]
+    fn batched_static_lookups_equal_single_ones() {
+        let mut s = 17u64;
+        for round in 0..4 {
+            let n = 2000 + 600 * round;
+            let side = (n as f64 * 2.0).cbrt();
+            let mut bp = BroadPhase::new();
+            for i in 0..n as u32 {
+                let b = crate::broad::place::tests::random_box(&mut s, side);
+                bp.set(i, b, i % 5 == 0).unwrap();
+            }
+            let far = n as u32;
+            bp.set(
+                far,
+                Aabb::new([f32::NEG_INFINITY, 0.0, 0.0], [f32::INFINITY, 1.0, 1.0]),
+                true,
+            )
+            .unwrap();
+            bp.update();
+            assert!(bp.statics.count() > n / 2);
+            let ids: Vec<u32> = (0..=far).filter(|i| i % 5 == 0 || *i == far).collect();
+            let inv = 1.0 / bp.cell;
+            let aabb = |id: u32| bp.proxies[id as usize].aabb;
+            let mut want = Vec::new();
+            let mut compared = 0;
+            for &id in &ids {
+                compared += query_rows(&bp.statics, &aabb(id), inv, |st| want.push((id, st)));
+            }
+            let (mut got, mut probes) = (Vec::new(), Vec::new());
+            for len in [1, 7, BATCH, ids.len()] {
+                got.clear();
+                let mut c = 0;
+                for part in ids.chunks(len) {
+                    c += query_statics(&bp.statics, part, aabb, inv, &mut probes, |a, b| {
+                        got.push((a, b));
+                    });
+                }
+                assert_eq!(got, want, "round {round}, batches of {len}");
+                assert_eq!(c, compared);
+            }
+            assert!(
+                want.len() > n / 10,
+                "{} pairs: too few to compare",
+                want.len()
+            );
+        }
+    }
 
     /// The sampled search finds what a binary search of the row finds: rows of any length
     /// and alignment against the stride, with repeated values, thresholds below, inside

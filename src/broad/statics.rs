@@ -5,7 +5,7 @@
 //! Sleeping and static boxes so cost nothing while nothing near them moves. Pairs of large
 //! dynamic boxes are found anew each update (`large.rs`).
 
-use super::query::query_rows;
+use super::query::query_statics;
 use super::{BroadPhase, Place, bit, merge_sorted};
 
 impl BroadPhase {
@@ -18,6 +18,8 @@ impl BroadPhase {
         }
         let mut fresh = std::mem::take(&mut self.fresh);
         fresh.clear();
+        let mut near = std::mem::take(&mut self.near);
+        near.clear();
         let mut compared = 0;
         let inv = 1.0 / self.cell;
         if regridded {
@@ -25,11 +27,11 @@ impl BroadPhase {
             self.static_pairs.clear();
             let statics = self.statics.count() + self.large_static.len();
             if self.dynamic_counts().1 <= statics {
-                for id in 0..self.proxies.len() as u32 {
-                    if matches!(self.proxies[id as usize].placed, Place::Dynamic(..)) {
-                        compared += self.statics_near(id, &mut fresh);
-                    }
-                }
+                near.extend(
+                    (0..self.proxies.len() as u32).filter(|&id| {
+                        matches!(self.proxies[id as usize].placed, Place::Dynamic(..))
+                    }),
+                );
             } else {
                 let ids = (0..self.proxies.len() as u32)
                     .filter(|&id| self.proxies[id as usize].placed.is_static());
@@ -41,6 +43,7 @@ impl BroadPhase {
         } else {
             if self.moved.is_empty() {
                 self.fresh = fresh;
+                self.near = near;
                 return 0;
             }
             let bits = &self.moved_bits;
@@ -48,7 +51,7 @@ impl BroadPhase {
                 .retain(|&(d, s)| !bit(bits, d) && !bit(bits, s));
             for &id in &self.moved {
                 match self.proxies[id as usize].placed {
-                    Place::Dynamic(..) => compared += self.statics_near(id, &mut fresh),
+                    Place::Dynamic(..) => near.push(id),
                     Place::Static(..) | Place::LargeStatic => {
                         let b = self.proxies[id as usize].aabb;
                         compared += self.query_dynamic(&b, inv, |d| fresh.push((d, id)));
@@ -57,6 +60,8 @@ impl BroadPhase {
                 }
             }
         }
+        compared += self.statics_near(&near, &mut fresh);
+        self.near = near;
         // A pair of two changed boxes is found from both sides.
         fresh.sort_unstable();
         fresh.dedup();
@@ -65,17 +70,23 @@ impl BroadPhase {
         compared
     }
 
-    /// Pushes `(id, s)` for every static `s` whose box meets dynamic proxy `id`'s; returns
-    /// the boxes compared.
-    fn statics_near(&self, id: u32, out: &mut Vec<(u32, u32)>) -> u64 {
-        let b = self.proxies[id as usize].aabb;
-        let mut compared = query_rows(&self.statics, &b, 1.0 / self.cell, |s| {
-            out.push((id, s));
-        });
-        for &s in &self.large_static {
-            compared += 1;
-            if self.proxies[s as usize].aabb.overlaps(&b) {
+    /// Pushes `(id, s)` for every static `s` whose box meets the box of a dynamic proxy
+    /// `id` of `ids`, all looked up together; returns the boxes compared.
+    fn statics_near(&mut self, ids: &[u32], out: &mut Vec<(u32, u32)>) -> u64 {
+        let proxies = &self.proxies;
+        let aabb = |id: u32| proxies[id as usize].aabb;
+        let inv = 1.0 / self.cell;
+        let mut compared =
+            query_statics(&self.statics, ids, aabb, inv, &mut self.probes, |id, s| {
                 out.push((id, s));
+            });
+        for &id in ids {
+            let b = aabb(id);
+            for &s in &self.large_static {
+                compared += 1;
+                if proxies[s as usize].aabb.overlaps(&b) {
+                    out.push((id, s));
+                }
             }
         }
         compared
