@@ -70,6 +70,20 @@ fn axis_norm(d: [i8; 3]) -> f64 {
     NORMS[(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) as usize]
 }
 
+/// [`axis_norm`] of each direction of [`axes`]`(k)` rounded to `f32` (0 past `k / 2`):
+/// a table per k, so that padding a k-DOP reads one length per bound.
+const fn lengths_f32(k: usize) -> [f32; 13] {
+    let a = axes(k);
+    let mut out = [0.0f32; 13];
+    let mut i = 0;
+    while i < a.len() {
+        let d = a[i];
+        out[i] = NORMS[(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) as usize] as f32;
+        i += 1;
+    }
+    out
+}
+
 /// Per direction, the margin of [`Dop::enlarged`] for one distance, rounded up to `f32`:
 /// queries that enlarge every node they re-bound compute it once per pose.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -472,9 +486,10 @@ impl<const K: usize> Dop<K> {
         if margin.is_nan() || margin <= 0.0 || self.is_empty() {
             return *self;
         }
+        let lengths = const { lengths_f32(K) };
         let mut out = *self;
-        for (i, d) in axes(K).iter().enumerate() {
-            let m = margin * axis_norm(*d) as f32;
+        for i in 0..K / 2 {
+            let m = margin * lengths[i];
             out.b[i] = self.b[i] - m;
             out.b[K / 2 + i] = self.b[K / 2 + i] + m;
         }
