@@ -488,8 +488,8 @@ impl<const K: usize> Dop<K> {
         }
         let lengths = const { lengths_f32(K) };
         let mut out = *self;
-        for i in 0..K / 2 {
-            let m = margin * lengths[i];
+        for (i, &length) in lengths.iter().enumerate().take(K / 2) {
+            let m = margin * length;
             out.b[i] = self.b[i] - m;
             out.b[K / 2 + i] = self.b[K / 2 + i] + m;
         }
