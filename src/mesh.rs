@@ -218,7 +218,19 @@ pub(crate) fn validate(vertices: &[DVec3], triangles: &[[u32; 3]]) -> Result<()>
     Ok(())
 }
 
+/// Whether [`check_point`] accepts `v` (finite, no coordinate beyond [`MAX_COORDINATE`]),
+/// without making its error: for passes over many points that name the first bad one.
+#[inline]
+pub(crate) fn point_in_range(v: DVec3) -> bool {
+    // NaN fails every comparison, an infinity the bound.
+    let a = v.abs();
+    a.x <= MAX_COORDINATE && a.y <= MAX_COORDINATE && a.z <= MAX_COORDINATE
+}
+
 pub(crate) fn check_point(v: DVec3, i: usize) -> Result<()> {
+    if point_in_range(v) {
+        return Ok(());
+    }
     if !v.is_finite() {
         return Err(Error::NonFiniteCoordinate { vertex: i });
     }

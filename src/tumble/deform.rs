@@ -19,13 +19,12 @@ use super::{
     CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, inner_area, own_corners, slack_of,
     write_lanes, write_points,
 };
-use crate::MAX_COORDINATE;
 use crate::dop::Dop;
 use crate::env::tree::area;
 use crate::error::{Error, Result};
 use crate::hierarchy::{Bvh, END, LEAF, Node, leaf_span};
 use crate::hint::prefetch;
-use crate::mesh::check_point;
+use crate::mesh::{check_point, point_in_range};
 use glam::DVec3;
 use rayon::prelude::*;
 use smallvec::SmallVec;
@@ -315,13 +314,10 @@ impl<const K: usize> FlyingObject<K> {
             .map(|(w, ((bits, new), old))| {
                 let (mut moved, mut bad, mut magnitude) = (0u64, usize::MAX, 0.0f64);
                 for (k, (n, o)) in new.iter().zip(old).enumerate() {
-                    let a = n.abs();
-                    let fine =
-                        a.x <= MAX_COORDINATE && a.y <= MAX_COORDINATE && a.z <= MAX_COORDINATE;
-                    if !fine && bad == usize::MAX {
+                    if !point_in_range(*n) && bad == usize::MAX {
                         bad = w * 64 + k;
                     }
-                    magnitude = magnitude.max(a.max_element());
+                    magnitude = magnitude.max(n.abs().max_element());
                     let same = n.to_array().map(f64::to_bits) == o.to_array().map(f64::to_bits);
                     moved |= u64::from(!same) << k;
                 }
