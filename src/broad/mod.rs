@@ -11,13 +11,13 @@
 //! intersection, so once.
 //!
 //! The rows' entries sit in columns sorted by (row, lower x, id), cut into *chunks* of
-//! consecutive rows, and are kept sorted from frame to frame: boxes that stay in their
-//! rows are rewritten in place and put back in order by insertion sort (temporal
-//! coherence: they move little), boxes that change rows are taken out and merged back in.
-//! Each chunk where a box was set is streamed once per update, in parallel, and each of
-//! its rows swept as soon as the stream has completed it, while the row is still cached;
-//! a chunk nothing changed in keeps its pairs. Pairs come out in chunk and row order, an
-//! order that depends on the boxes and the sequence of calls alone.
+//! consecutive rows, and are kept sorted from frame to frame: every entry of a box set
+//! since the last update is taken out, and its new entries, few and sorted, are merged
+//! back in (temporal coherence: the rest stay in order). Each chunk where a box was set
+//! is streamed once per update, in parallel, and each of its rows swept right after the
+//! stream has completed it, while the row is still cached; a chunk nothing changed in
+//! keeps its pairs. Pairs come out in chunk and row order, an order that depends on the
+//! boxes and the sequence of calls alone.
 //!
 //! Static boxes sit in an array of their own, re-sorted only when one of them changes;
 //! their pairs with dynamic boxes are kept from update to update and looked for again only
@@ -26,9 +26,10 @@
 //! lists of their own and compared with the rows they cover (`large.rs`).
 //!
 //! One file per operation: `place.rs` keeps the arrays sorted, `sweep.rs` finds the pairs
-//! of dynamic boxes in a row (eight candidates at a time, AVX2 or scalar), `statics.rs` keeps their pairs with static ones, `large.rs` the pairs
-//! of large dynamic boxes, `query.rs` the boxes overlapping a given box, `brute.rs` holds
-//! the oracles (all pairs, and one plain sweep).
+//! of dynamic boxes in a row (eight candidates at a time, AVX2 or scalar), `statics.rs`
+//! keeps their pairs with static ones, `large.rs` the pairs of large dynamic boxes,
+//! `query.rs` the boxes overlapping a given box, `brute.rs` holds the oracles (all pairs,
+//! and one plain sweep).
 
 mod brute;
 mod large;
@@ -427,8 +428,9 @@ pub struct BroadStats {
 /// soon as it is complete, linear in the entries plus the pairs overlapping along x within
 /// a row. Chunks where nothing was set keep their pairs, so sleeping boxes cost nothing.
 /// Static boxes cost only when they or a dynamic box near them is set: their pairs with
-/// dynamic boxes are kept from update to update. The cell size follows the boxes: at the first update it is chosen from
-/// their extents, and the grid is rebuilt when too many of them outgrow it.
+/// dynamic boxes are kept from update to update. The cell size follows the boxes: at the
+/// first update it is chosen from their extents, and the grid is rebuilt when too many of
+/// them outgrow it.
 ///
 /// # Performance
 /// No allocation once the buffers have grown to the scene. `docs/benchmarks.md` ("Broad
@@ -464,7 +466,7 @@ pub struct BroadPhase {
     /// The changed dynamic boxes that look for statics near them, and their rows being
     /// looked up (scratch of [`query::query_statics`]).
     near: Vec<u32>,
-    probes: Vec<query::Probe>,
+    lookups: Vec<query::Lookup>,
     /// Cell edge length; 0 until the first update fixes it (or [`BroadPhase::with_cell_size`]).
     cell: f32,
     /// Whether the cell size came from the caller (never changed automatically).
@@ -657,7 +659,7 @@ impl BroadPhase {
             + (self.static_pairs.capacity() + self.fresh.capacity() + self.large_pairs.capacity())
                 * 8
             + self.near.capacity() * 4
-            + self.probes.capacity() * size_of::<query::Probe>()
+            + self.lookups.capacity() * size_of::<query::Lookup>()
     }
 }
 

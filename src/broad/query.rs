@@ -161,7 +161,7 @@ fn scan_row(
 /// box's place in the batch, the row, and the range of `xs` its search narrows to (then
 /// the entry its scan starts at).
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Probe {
+pub(super) struct Lookup {
     query: u32,
     row: u32,
     from: u32,
@@ -176,26 +176,26 @@ const BATCH: usize = 256;
 /// [`query_rows`] over the static rows for the boxes `aabb(id)` of many `ids`, calling
 /// `found(id, static)`: in batches, each looked up in stages (rows and their samples,
 /// the search in `xs`, the scan of the entries) so that the cache misses of different
-/// boxes overlap instead of following one another. `probes` is scratch. Returns the
+/// boxes overlap instead of following one another. `lookups` is scratch. Returns the
 /// entries compared.
 pub(super) fn query_statics(
     rows: &StaticRows,
     ids: &[u32],
     aabb: impl Fn(u32) -> Aabb,
     inv: f32,
-    probes: &mut Vec<Probe>,
+    lookups: &mut Vec<Lookup>,
     mut found: impl FnMut(u32, u32),
 ) -> u64 {
     let (dir, xs, skip) = (&rows.rows, &rows.xs, &rows.skip);
     let mut compared = 0;
     for batch in ids.chunks(BATCH) {
-        probes.clear();
+        lookups.clear();
         for (k, &id) in batch.iter().enumerate() {
             for_each_row(dir, &aabb(id), inv, |r| {
-                probes.push(Probe {
+                lookups.push(Lookup {
                     query: k as u32,
                     row: r as u32,
-                    ..Probe::default()
+                    ..Lookup::default()
                 });
                 let j = (dir[r].start as usize).div_ceil(SKIP);
                 if let Some(x) = skip.get(j) {
@@ -204,7 +204,7 @@ pub(super) fn query_statics(
             });
         }
         // The samples' search: a range of at most one stride of `xs`.
-        for p in probes.iter_mut() {
+        for p in lookups.iter_mut() {
             let r = p.row as usize;
             let (a, b) = (dir[r].start as usize, dir[r + 1].start as usize);
             let t = reach(&aabb(batch[p.query as usize]), dir[r].width);
@@ -219,7 +219,7 @@ pub(super) fn query_statics(
             }
         }
         // The search's end: the entry the scan starts at.
-        for p in probes.iter_mut() {
+        for p in lookups.iter_mut() {
             let r = p.row as usize;
             let t = reach(&aabb(batch[p.query as usize]), dir[r].width);
             let (from, to) = (p.from as usize, p.to as usize);
@@ -234,7 +234,7 @@ pub(super) fn query_statics(
                 prefetch(e);
             }
         }
-        for p in probes.iter() {
+        for p in lookups.iter() {
             let id = batch[p.query as usize];
             let q = aabb(id);
             let mut hit = |s| found(id, s);
@@ -348,12 +348,12 @@ mod tests {
             for &id in &ids {
                 compared += query_rows(&bp.statics, &aabb(id), inv, |st| want.push((id, st)));
             }
-            let (mut got, mut probes) = (Vec::new(), Vec::new());
+            let (mut got, mut lookups) = (Vec::new(), Vec::new());
             for len in [1, 7, BATCH, ids.len()] {
                 got.clear();
                 let mut c = 0;
                 for part in ids.chunks(len) {
-                    c += query_statics(&bp.statics, part, aabb, inv, &mut probes, |a, b| {
+                    c += query_statics(&bp.statics, part, aabb, inv, &mut lookups, |a, b| {
                         got.push((a, b));
                     });
                 }

@@ -77,7 +77,7 @@ impl BroadPhase {
         let aabb = |id: u32| proxies[id as usize].aabb;
         let inv = 1.0 / self.cell;
         let mut compared =
-            query_statics(&self.statics, ids, aabb, inv, &mut self.probes, |id, s| {
+            query_statics(&self.statics, ids, aabb, inv, &mut self.lookups, |id, s| {
                 out.push((id, s));
             });
         for &id in ids {
