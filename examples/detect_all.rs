@@ -1,0 +1,109 @@
+//! Every cell of `kdop bench matrix`, 18-DOP detect queries only, against the FCL times a
+//! full matrix run saved: an A/B of a change to the detect descent in seconds, not minutes.
+//! `cargo run --release --example detect_all -- RESULTS.json POSES SEED`, with the
+//! `results.json` that `kdop bench matrix --poses POSES --seed SEED --work DIR` left in
+//! `DIR` (its FCL means are read; the poses are made again from the same seed). Prints the
+//! total and geometric mean of the cells' mean detect times, how many cells are above FCL,
+//! the summed Nv of one pass, and the ten cells highest against FCL. Run from the
+//! repository root, with `../shared/data/meshes` beside it.
+use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState};
+use std::time::Instant;
+
+fn name_hash(name: &str, seed: u64) -> u64 {
+    name.bytes().fold(seed ^ 0xCBF2_9CE4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3)
+    })
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != 4 {
+        eprintln!("usage: detect_all RESULTS.json POSES SEED");
+        std::process::exit(2);
+    }
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&args[1]).unwrap()).unwrap();
+    let poses_n: usize = args[2].parse().unwrap();
+    let seed: u64 = args[3].parse().unwrap();
+    let dir = "../shared/data/meshes";
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| kdop::io::formats::MeshFormat::from_path(p).is_some())
+        .collect();
+    paths.sort();
+    let meshes: Vec<(String, kdop::Mesh)> = paths
+        .iter()
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                kdop::io::formats::load_mesh(p).unwrap(),
+            )
+        })
+        .collect();
+    let envs: Vec<Environment<18>> = meshes
+        .iter()
+        .map(|m| Environment::from_mesh(m.1.clone(), &BuildOptions::ENVIRONMENT).unwrap())
+        .collect();
+    let objs: Vec<FlyingObject<18>> = meshes
+        .iter()
+        .map(|m| FlyingObject::new(m.1.clone(), &BuildOptions::FLYING).unwrap())
+        .collect();
+    let cells = results.as_array().unwrap();
+    let (mut above, mut tot, mut logsum, mut nvsum, mut worst) = (0, 0.0, 0.0, 0u64, 0.0f64);
+    let mut list = Vec::new();
+    for (ci, cell) in cells.iter().enumerate() {
+        let (e, o) = (ci / meshes.len(), ci % meshes.len());
+        assert_eq!(cell["env"].as_str().unwrap(), meshes[e].0);
+        let fcl = cell["fcl detect"]["mean_us"].as_f64().unwrap();
+        let s = name_hash(&meshes[e].0, name_hash(&meshes[o].0, seed));
+        let poses = kdop::scene::near_poses(&meshes[e].1, &meshes[o].1, poses_n, s).unwrap();
+        let mut state = QueryState::new();
+        state.prepare(&envs[e], &objs[o]);
+        let (mut us, mut n, mut nv) = (0.0, 0, 0u64);
+        for pass in 0.. {
+            for p in &poses {
+                let t0 = Instant::now();
+                let r = envs[e]
+                    .collide(&objs[o], p, &QueryOptions::DETECT, &mut state)
+                    .unwrap();
+                us += t0.elapsed().as_secs_f64() * 1e6;
+                n += 1;
+                if pass == 0 {
+                    nv += r.stats.nv;
+                }
+            }
+            if us >= 2000.0 {
+                break;
+            }
+        }
+        let mean = us / n as f64;
+        let ratio = mean / fcl;
+        worst = worst.max(ratio);
+        tot += mean;
+        logsum += mean.ln();
+        nvsum += nv;
+        if ratio > 1.0 {
+            above += 1;
+        }
+        list.push((
+            ratio,
+            format!(
+                "{} x {}: {:.1} vs {:.1} ({:.2})",
+                meshes[e].0, meshes[o].0, mean, fcl, ratio
+            ),
+        ));
+    }
+    list.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap());
+    println!(
+        "total {:.0} us, geo {:.2}, above {}, worst {:.2}, nv {}",
+        tot,
+        (logsum / cells.len() as f64).exp(),
+        above,
+        worst,
+        nvsum
+    );
+    for l in list.iter().take(10) {
+        println!("  {}", l.1);
+    }
+}
