@@ -1,4 +1,5 @@
-//! Every cell of `kdop bench matrix`, 18-DOP detect queries only, against the FCL times a
+//! Every cell of `kdop bench matrix`, 18-DOP queries of one mode (`MODE=detect`, the
+//! default, or `report`), against the FCL times a
 //! full matrix run saved: an A/B of a change to the detect descent in seconds, not minutes.
 //! `cargo run --release --example detect_all -- RESULTS.json POSES SEED`, with the
 //! `results.json` that `kdop bench matrix --poses POSES --seed SEED --work DIR` left in
@@ -50,12 +51,18 @@ fn main() {
         .map(|m| FlyingObject::new(m.1.clone(), &BuildOptions::FLYING).unwrap())
         .collect();
     let cells = results.as_array().unwrap();
+    let mode = std::env::var("MODE").unwrap_or_else(|_| "detect".into());
+    let options = if mode == "report" {
+        QueryOptions::REPORT
+    } else {
+        QueryOptions::DETECT
+    };
     let (mut above, mut tot, mut logsum, mut nvsum, mut worst) = (0, 0.0, 0.0, 0u64, 0.0f64);
     let mut list = Vec::new();
     for (ci, cell) in cells.iter().enumerate() {
         let (e, o) = (ci / meshes.len(), ci % meshes.len());
         assert_eq!(cell["env"].as_str().unwrap(), meshes[e].0);
-        let fcl = cell["fcl detect"]["mean_us"].as_f64().unwrap();
+        let fcl = cell[format!("fcl {mode}")]["mean_us"].as_f64().unwrap();
         let s = name_hash(&meshes[e].0, name_hash(&meshes[o].0, seed));
         let poses = kdop::scene::near_poses(&meshes[e].1, &meshes[o].1, poses_n, s).unwrap();
         let mut state = QueryState::new();
@@ -64,9 +71,7 @@ fn main() {
         for pass in 0.. {
             for p in &poses {
                 let t0 = Instant::now();
-                let r = envs[e]
-                    .collide(&objs[o], p, &QueryOptions::DETECT, &mut state)
-                    .unwrap();
+                let r = envs[e].collide(&objs[o], p, &options, &mut state).unwrap();
                 us += t0.elapsed().as_secs_f64() * 1e6;
                 n += 1;
                 if pass == 0 {

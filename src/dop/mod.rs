@@ -496,6 +496,20 @@ impl<const K: usize> Dop<K> {
         out
     }
 
+    /// The middle one of its x, y and z extents: how wide a flat shape inside it can be
+    /// in its second direction.
+    #[must_use]
+    #[inline]
+    pub(crate) fn middle_extent(&self) -> f32 {
+        let e = [
+            self.hi(0) - self.lo(0),
+            self.hi(1) - self.lo(1),
+            self.hi(2) - self.lo(2),
+        ];
+        let (most, least) = (e[0].max(e[1]).max(e[2]), e[0].min(e[1]).min(e[2]));
+        e[0] + e[1] + e[2] - most - least
+    }
+
     /// [`Dop::enlarged`] by margins computed once ([`Growth`]) for many k-DOPs: each bound
     /// moved by its margin in `f32` and then at least one more `f32` step outward, so it
     /// contains what `enlarged` does without a rounding test per bound.
@@ -558,6 +572,21 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// The middle extent of boxes whose extents are known, in every order of the axes.
+    #[test]
+    fn middle_extent_is_the_second_largest() {
+        for (x, y, z, want) in [
+            (4.0, 1.0, 0.25, 1.0),
+            (1.0, 0.25, 4.0, 1.0),
+            (0.25, 4.0, 1.0, 1.0),
+            (2.0, 2.0, 0.0, 2.0),
+            (3.0, 0.0, 0.0, 0.0),
+        ] {
+            let d = Dop::<18>::from_points(&[DVec3::ZERO, DVec3::new(x, y, z)]);
+            assert_eq!(d.middle_extent(), want as f32, "{x} {y} {z}");
         }
     }
 

@@ -38,6 +38,13 @@ const LARGE: f32 = 4.0;
 /// below this the test costs more than it prunes. Both factors were chosen by measurement
 /// (`docs/benchmarks.md`, "Issue 18").
 pub(crate) const LARGE_ENV: f32 = 64.0;
+/// A refined leaf's triangle screens the children of a flying node it meets from this
+/// many times the node's size (sum of box extents), when it is also wider than the node
+/// (the middle of its box extents): a triangle wide in two directions leaves most of its
+/// k-DOP to nodes its plane and edges separate, where a long thin one (the Pipes' tubes)
+/// does not. Chosen with the cross-matrix's detect queries and the paper's flights
+/// (`docs/benchmarks.md`, "Issue 18").
+const WIDE_TRI: f32 = 4.0;
 
 /// The mutable state one query works with, each part from its owner: the flying object's
 /// pose cache, the thread's workspace, the pair's cache.
@@ -430,9 +437,9 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
             let c = fnode.first_child();
             let work = &mut *self.work;
             let stack = &mut work.stack;
-            if size(&dop) > LARGE_ENV * fsize {
-                // A triangle much larger than the flying node: its plane and edges prune
-                // what its k-DOP cannot.
+            if size(&dop) > WIDE_TRI * fsize && dop.middle_extent() > fsize {
+                // A triangle much larger and wider than the flying node: its plane and
+                // edges prune what its k-DOP cannot.
                 let bvh = &statics.parts[p as usize].bvh;
                 let cache = &mut work.screen;
                 let mut screen = |fd: &Dop<K>| cache.meets(p, pos, || bvh.tri_at(pos as usize), fd);
