@@ -1,20 +1,14 @@
 //! Every cell of `kdop bench matrix`, 18-DOP queries of one mode (`MODE=detect`, the
-//! default, or `report`), against the FCL times a
-//! full matrix run saved: an A/B of a change to the detect descent in seconds, not minutes.
+//! default, or `report`), against the FCL means of a saved matrix run: an A/B of a change
+//! to the descent in seconds, not minutes.
 //! `cargo run --release --example detect_all -- RESULTS.json POSES SEED`, with the
 //! `results.json` that `kdop bench matrix --poses POSES --seed SEED --work DIR` left in
 //! `DIR` (its FCL means are read; the poses are made again from the same seed). Prints the
-//! total and geometric mean of the cells' mean detect times, how many cells are above FCL,
+//! total and geometric mean of the cells' mean query times, how many cells are above FCL,
 //! the summed Nv of one pass, and the ten cells highest against FCL. Run from the
 //! repository root, with `../shared/data/meshes` beside it.
 use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState};
 use std::time::Instant;
-
-fn name_hash(name: &str, seed: u64) -> u64 {
-    name.bytes().fold(seed ^ 0xCBF2_9CE4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3)
-    })
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -63,7 +57,7 @@ fn main() {
         let (e, o) = (ci / meshes.len(), ci % meshes.len());
         assert_eq!(cell["env"].as_str().unwrap(), meshes[e].0);
         let fcl = cell[format!("fcl {mode}")]["mean_us"].as_f64().unwrap();
-        let s = name_hash(&meshes[e].0, name_hash(&meshes[o].0, seed));
+        let s = kdop::scene::cell_seed(&meshes[e].0, &meshes[o].0, seed);
         let poses = kdop::scene::near_poses(&meshes[e].1, &meshes[o].1, poses_n, s).unwrap();
         let mut state = QueryState::new();
         state.prepare(&envs[e], &objs[o]);

@@ -9,12 +9,6 @@
 use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState};
 use std::time::Instant;
 
-fn name_hash(name: &str, seed: u64) -> u64 {
-    name.bytes().fold(seed ^ 0xCBF2_9CE4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3)
-    })
-}
-
 fn file_name(p: &str) -> String {
     std::path::Path::new(p)
         .file_name()
@@ -29,7 +23,7 @@ fn run<const K: usize>(env_file: &str, obj_file: &str, poses: usize, passes: usi
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
-    let seed = name_hash(&file_name(env_file), name_hash(&file_name(obj_file), seed));
+    let seed = kdop::scene::cell_seed(&file_name(env_file), &file_name(obj_file), seed);
     let mut poses = kdop::scene::near_poses(&env_mesh, &obj_mesh, poses, seed).expect("poses");
     if let Some(i) = std::env::var("POSE")
         .ok()

@@ -66,7 +66,7 @@ const NORMS: [f64; 4] = [0.0, 1.0, std::f64::consts::SQRT_2, 1.732_050_807_568_8
 /// root of 1, 2 or 3: read from [`NORMS`] (the same correctly rounded values) rather than
 /// computed, since queries with a margin grow every node they re-bound.
 #[inline]
-fn axis_norm(d: [i8; 3]) -> f64 {
+const fn axis_norm(d: [i8; 3]) -> f64 {
     NORMS[(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) as usize]
 }
 
@@ -77,8 +77,7 @@ const fn lengths_f32(k: usize) -> [f32; 13] {
     let mut out = [0.0f32; 13];
     let mut i = 0;
     while i < a.len() {
-        let d = a[i];
-        out[i] = NORMS[(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) as usize] as f32;
+        out[i] = axis_norm(a[i]) as f32;
         i += 1;
     }
     out

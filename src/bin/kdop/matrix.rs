@@ -128,7 +128,7 @@ pub fn run(a: &MatrixArgs) -> kdop::Result<ExitCode> {
     for env in 0..n {
         for object in 0..n {
             // Seeded by the two names, so that `--only` keeps every cell's poses.
-            let seed = name_hash(&meshes[env].0, name_hash(&meshes[object].0, a.seed));
+            let seed = kdop::scene::cell_seed(&meshes[env].0, &meshes[object].0, a.seed);
             let poses =
                 kdop::scene::near_poses(&meshes[env].1, &meshes[object].1, a.poses as usize, seed)?;
             cells.push(Cell { env, object, poses });
@@ -285,13 +285,6 @@ pub fn run(a: &MatrixArgs) -> kdop::Result<ExitCode> {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
-}
-
-/// FNV-1a of `name`, continuing from `seed`.
-fn name_hash(name: &str, seed: u64) -> u64 {
-    name.bytes().fold(seed ^ 0xCBF2_9CE4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3)
     })
 }
 
