@@ -33,10 +33,11 @@ pub(crate) const FTRI: u32 = 1 << 31;
 /// larger than the environment node (sum of box extents): nearer in size its k-DOP prunes
 /// as well and the per-triangle tests cost more than they save.
 const LARGE: f32 = 4.0;
-/// An environment triangle screens flying nodes by `tri::node` only when it is this many
-/// times larger than them: long triangles of parts of similar size pass most screens, so
-/// below this the test costs more than it prunes. Both factors were chosen by measurement
-/// (`docs/benchmarks.md`, "Issue 18").
+/// An environment triangle screens a flying leaf before its triangle tests, and a
+/// one-triangle leaf screens a flying node's children, by `tri::node` only when it is this
+/// many times larger than the flying node: below this those tests cost more than they
+/// prune. (A refined leaf's triangle screens flying children from [`WIDE_TRI`].) Both
+/// factors were chosen by measurement (`docs/benchmarks.md`, "Issue 18").
 pub(crate) const LARGE_ENV: f32 = 64.0;
 /// A refined leaf's triangle screens the children of a flying node it meets from this
 /// many times the node's size (sum of box extents), when it is also wider than the node
