@@ -294,7 +294,7 @@ impl<const K: usize> Statics<'_, K> {
         dop: &Dop<K>,
         fd: &Dop<K>,
         fsize: f32,
-        cache: &mut ScreenCache<K>,
+        cache: &mut ScreenCache,
         stats: &mut QueryStats,
     ) -> bool {
         size(dop) > LARGE_ENV * fsize && self.screen_misses(p, pos, fd, cache, stats)
@@ -307,7 +307,7 @@ impl<const K: usize> Statics<'_, K> {
         p: u32,
         pos: usize,
         fd: &Dop<K>,
-        cache: &mut ScreenCache<K>,
+        cache: &mut ScreenCache,
         stats: &mut QueryStats,
     ) -> bool {
         stats.nv += 1;

@@ -5,7 +5,7 @@
 
 use super::{Contact, NodePair};
 use crate::dop::Dop;
-use crate::tri::{Screen, TriBox, Triangle};
+use crate::tri::{Screen, Triangle};
 
 /// The scratch one thread's queries share: give each thread one and reuse it.
 #[derive(Clone, Debug, Default)]
@@ -21,7 +21,7 @@ pub struct Workspace<const K: usize> {
     /// The contacts of the last object-against-object query.
     pub(crate) pair_contacts: Vec<crate::pair::ObjectContact>,
     /// The last large static triangle that screened flying nodes ([`ScreenCache`]).
-    pub(crate) screen: ScreenCache<K>,
+    pub(crate) screen: ScreenCache,
 }
 
 /// The last static triangle that screened flying nodes, by part and position, prepared
@@ -30,12 +30,12 @@ pub struct Workspace<const K: usize> {
 /// third use, and running the plain test before, which projects only the axes it
 /// reaches, was slower on the matrix's worst detect cell: `docs/benchmarks.md`.)
 #[derive(Clone, Debug, Default)]
-pub(crate) struct ScreenCache<const K: usize> {
+pub(crate) struct ScreenCache {
     key: u64,
-    screen: Option<Screen<K>>,
+    screen: Option<Screen>,
 }
 
-impl<const K: usize> ScreenCache<K> {
+impl ScreenCache {
     /// Forgets the triangle (a new query names other hierarchies).
     pub(crate) fn clear(&mut self) {
         self.screen = None;
@@ -43,9 +43,11 @@ impl<const K: usize> ScreenCache<K> {
 
     /// Whether the static triangle at position `pos` of part `p` (`tri` gives its
     /// corners) may meet flying k-DOP `d` (the test of `tri::triangle_meets_dop` with no
-    /// epsilon: flying k-DOPs are enlarged by it already).
+    /// epsilon: flying k-DOPs are enlarged by it already). Every caller has found `d` to
+    /// overlap the triangle's own k-DOP, so only the triangle's plane and edge axes are
+    /// tested ([`Screen::meets`]).
     #[inline]
-    pub(crate) fn meets(
+    pub(crate) fn meets<const K: usize>(
         &mut self,
         p: u32,
         pos: u32,
@@ -57,7 +59,7 @@ impl<const K: usize> ScreenCache<K> {
             Some(screen) if self.key == key => screen.meets(d, 0.0),
             _ => {
                 let t = tri();
-                let screen = Screen::new(&t, &TriBox::new(&t));
+                let screen = Screen::new(&t);
                 let meets = screen.meets(d, 0.0);
                 (self.key, self.screen) = (key, Some(screen));
                 meets

@@ -62,58 +62,71 @@ pub(crate) fn triangle_meets_dop<const K: usize>(
     true
 }
 
-/// A triangle prepared for [`Screen::meets`]: what the test needs of the triangle alone (its
-/// box, its projections on the k-DOP directions, its plane and edge axes and its
-/// projections on them), computed once for the many k-DOPs one large triangle screens.
+/// Lanes of a prepared screen: the plane normal and nine edge axes, and two zero axes
+/// that never separate, so that the test runs in whole vectors of two or four.
+const SCREEN_LANES: usize = 12;
+
+/// A triangle prepared for [`Screen::meets`]: its plane and edge axes and its projections on
+/// them, lane by lane, computed once for the many k-DOPs one large triangle screens.
 #[derive(Clone, Debug)]
-pub(crate) struct Screen<const K: usize> {
-    tb: TriBox,
+pub(crate) struct Screen {
     /// The largest coordinate magnitude of the triangle's corners.
     mag_t: f64,
-    /// Per direction of `K` past the coordinate axes (at most 10), the triangle's extremes.
-    dir: [(f64, f64); 10],
-    /// The plane normal, then each edge crossed with x, y and z.
-    axes: [SatAxis; 10],
+    /// Per coordinate, each axis' component (the plane normal, then each edge crossed
+    /// with x, y and z, then the zero pads), and its absolute value.
+    a: [[f64; SCREEN_LANES]; 3],
+    abs: [[f64; SCREEN_LANES]; 3],
+    /// Per axis, its 1-norm and the triangle's extremes on it.
+    norm1: [f64; SCREEN_LANES],
+    lo: [f64; SCREEN_LANES],
+    hi: [f64; SCREEN_LANES],
 }
 
-impl<const K: usize> Screen<K> {
-    /// Prepares triangle `t` with its box `tb`.
+impl Screen {
+    /// Prepares triangle `t`.
     #[inline]
-    pub(crate) fn new(t: &Triangle, tb: &TriBox) -> Self {
-        let mut dir = [(0.0, 0.0); 10];
-        for (i, a) in axes(K).iter().enumerate().skip(3) {
-            dir[i - 3] = extremes(t, direction(*a));
-        }
+    pub(crate) fn new(t: &Triangle) -> Self {
         let e = edges(t);
-        let mut axes = [SatAxis::new(t, e[0].cross(e[1])); 10];
-        for (k, e) in e.iter().enumerate() {
-            for (m, a) in edge_axes(*e).into_iter().enumerate() {
-                axes[1 + 3 * k + m] = SatAxis::new(t, a);
-            }
-        }
-        Screen {
-            tb: *tb,
+        let mut screen = Screen {
             mag_t: magnitude(t),
-            dir,
-            axes,
+            a: [[0.0; SCREEN_LANES]; 3],
+            abs: [[0.0; SCREEN_LANES]; 3],
+            norm1: [0.0; SCREEN_LANES],
+            lo: [0.0; SCREEN_LANES],
+            hi: [0.0; SCREEN_LANES],
+        };
+        let normal = e[0].cross(e[1]);
+        let all = std::iter::once(normal).chain(e.iter().flat_map(|&e| edge_axes(e)));
+        for (i, a) in all.enumerate() {
+            let ax = SatAxis::new(t, a);
+            for c in 0..3 {
+                screen.a[c][i] = ax.a[c];
+                screen.abs[c][i] = ax.abs[c];
+            }
+            (screen.norm1[i], screen.lo[i], screen.hi[i]) = (ax.norm1, ax.lo, ax.hi);
         }
+        screen
     }
 
-    /// Whether the triangle may meet the k-DOP `d`, or come within `eps` of it: the tests
-    /// of [`triangle_meets_dop`], on the prepared projections.
+    /// Whether the triangle may meet the k-DOP `d`, or come within `eps` of it, on the
+    /// triangle's plane and edge axes: the last tests of [`triangle_meets_dop`]. For a
+    /// `d` already known to overlap the triangle's k-DOP, on whose directions the first
+    /// tests could separate them only by that k-DOP's rounding.
     #[inline]
-    pub(crate) fn meets(&self, d: &Dop<K>, eps: f64) -> bool {
+    pub(crate) fn meets<const K: usize>(&self, d: &Dop<K>, eps: f64) -> bool {
         let grow = eps * (1.0 + 4.0 * EPS);
-        if box_apart(&self.tb, d, grow) {
-            return false;
-        }
-        for (i, a) in axes(K).iter().enumerate().skip(3) {
-            if dir_apart(d, i, norm1(*a), self.dir[i - 3], self.mag_t, grow) {
-                return false;
-            }
-        }
         let node = NodeBox::new(d, self.mag_t, grow);
-        !self.axes.iter().any(|a| node.apart(a))
+        let (c, h) = (node.c, node.h);
+        // Every lane at once, no early exit: branch-free lanes beat skipping the rest.
+        let mut apart = false;
+        for i in 0..SCREEN_LANES {
+            let centre = self.a[0][i] * c.x + self.a[1][i] * c.y + self.a[2][i] * c.z;
+            let radius = h.x * self.abs[0][i] + h.y * self.abs[1][i] + h.z * self.abs[2][i];
+            let margin = self.norm1[i] * node.slack;
+            apart |= (self.lo[i] - (centre + radius) > margin)
+                | ((centre - radius) - self.hi[i] > margin);
+        }
+        !apart
     }
 }
 
@@ -291,7 +304,8 @@ mod tests {
                 _ => inside * 3.0 - a - b,
             };
             let t = [a, b, c];
-            if !triangle_meets_dop(&t, &TriBox::new(&t), &d, 0.0) {
+            if !triangle_meets_dop(&t, &TriBox::new(&t), &d, 0.0) || !Screen::new(&t).meets(&d, 0.0)
+            {
                 cut += 1;
             }
         }
@@ -304,6 +318,39 @@ mod tests {
         never_cuts::<14>();
         never_cuts::<18>();
         never_cuts::<26>();
+    }
+
+    /// The prepared screen cuts only what the full test cuts, and on k-DOPs that overlap
+    /// the triangle's own k-DOP (where it is used) it still separates by plane and edges.
+    #[test]
+    fn screen_separates_as_the_full_test() {
+        let mut s = 5u64;
+        let (mut overlapping, mut separated) = (0, 0);
+        for i in 0..20_000 {
+            let d = Dop::<18>::from_points(&[point(&mut s, 1.0), point(&mut s, 1.0)]);
+            let scale = [0.5, 4.0, 40.0][i % 3];
+            let c = point(&mut s, 1.5);
+            let t = [
+                c + point(&mut s, scale),
+                c + point(&mut s, scale),
+                c + point(&mut s, scale),
+            ];
+            let full = triangle_meets_dop(&t, &TriBox::new(&t), &d, 0.0);
+            let screen = Screen::new(&t).meets(&d, 0.0);
+            assert!(
+                !full || screen,
+                "case {i}: the screen cut a pair the full test keeps"
+            );
+            if Dop::<18>::from_points(&t).overlaps(&d) {
+                overlapping += 1;
+                separated += usize::from(!screen);
+            }
+        }
+        // The plane and edges of large tilted triangles miss many boxes their k-DOPs meet.
+        assert!(
+            separated * 10 > overlapping,
+            "{separated} of {overlapping} separated"
+        );
     }
 
     /// Within `eps` counts: a triangle moved `0.99 eps` away from the k-DOP along any of
