@@ -102,7 +102,8 @@ fn main() {
         worst,
         nvsum
     );
-    for l in list.iter().take(10) {
+    let all = if std::env::var("ALL").is_ok() { list.len() } else { 10 };
+    for l in list.iter().take(all) {
         println!("  {}", l.1);
     }
 }
