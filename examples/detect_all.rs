@@ -102,7 +102,11 @@ fn main() {
         worst,
         nvsum
     );
-    let all = if std::env::var("ALL").is_ok() { list.len() } else { 10 };
+    let all = if std::env::var("ALL").is_ok() {
+        list.len()
+    } else {
+        10
+    };
     for l in list.iter().take(all) {
         println!("  {}", l.1);
     }

@@ -41,9 +41,9 @@ pub use tri::{
 };
 pub use tumble::{DeformStats, FlyingObject, Rebound, Renewal};
 pub use world::{
-    Body, ContactPair, EndedPair, LoadedWorld, ObjectDesc, ObjectId, PairEvent, PartDesc, PartEdit,
-    PartHandle, PreparedEdits, PreparedShape, ProbeHit, ProbeScratch, ShapeId, StepStats, World,
-    WorldOptions,
+    Body, ContactPair, EndedPair, LoadedWorld, ObjectDesc, ObjectId, ObjectMemory, PairEvent,
+    PartDesc, PartEdit, PartHandle, PreparedEdits, PreparedShape, ProbeHit, ProbeScratch, ShapeId,
+    StepStats, World, WorldOptions,
 };
 
 /// Largest coordinate magnitude accepted in a mesh (2^40, about 1.1e12).

@@ -881,17 +881,48 @@ impl<const K: usize> World<K> {
     }
 
     /// Bytes the world holds per object beyond shapes and parts: its record, its broad-phase
-    /// share and its share of the step's buffers (the per-thread workspaces excluded).
+    /// share and its share of the step's buffers (the per-thread workspaces excluded); the
+    /// sum of [`World::memory_per_object`].
     #[must_use]
     pub fn bytes_per_object(&self) -> usize {
+        self.memory_per_object().total()
+    }
+
+    /// [`World::bytes_per_object`] split by what holds it (capacities, over the objects).
+    #[must_use]
+    pub fn memory_per_object(&self) -> ObjectMemory {
         let n = self.objects.len().max(1);
-        (self.objects.capacity() * (std::mem::size_of::<Object<K>>() + 8)
-            + self.broad.memory_bytes()
-            + self.proxy_object.capacity() * std::mem::size_of::<ObjectKey>()
-            + self.part_pairs.capacity() * std::mem::size_of::<(ObjectKey, PartKey)>()
-            + self.moved.capacity() * 8
-            + self.frame.memory_bytes())
-            / n
+        ObjectMemory {
+            record: (self.objects.capacity() * (std::mem::size_of::<Object<K>>() + 8)
+                + self.proxy_object.capacity() * std::mem::size_of::<ObjectKey>()
+                + self.moved.capacity() * 8)
+                / n,
+            broad_phase: (self.broad.memory_bytes()
+                + self.part_pairs.capacity() * std::mem::size_of::<(ObjectKey, PartKey)>())
+                / n,
+            step: self.frame.memory_bytes() / n,
+        }
+    }
+}
+
+/// Bytes a world holds per object, by what holds them ([`World::memory_per_object`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ObjectMemory {
+    /// The object's record, its slot of the broad-phase proxy map and of the moved list.
+    pub record: usize,
+    /// Its share of the broad phase: the sweep's proxies, row entries, kept pairs and
+    /// scratch, and the kept object–part pairs of the part tree.
+    pub broad_phase: usize,
+    /// Its share of the step's buffers: root bounds, jobs, contact pairs, contacts and
+    /// events (what its queries touch in a frame).
+    pub step: usize,
+}
+
+impl ObjectMemory {
+    /// The sum of the three.
+    #[must_use]
+    pub fn total(&self) -> usize {
+        self.record + self.broad_phase + self.step
     }
 }
 

@@ -299,7 +299,8 @@ fn summary<const K: usize>(
     let s = &t.step;
     let n = s.count().max(1) as f64;
     let (mean, p50, p99, max) = (s.mean(), s.percentile(0.5), s.percentile(0.99), s.max());
-    let bytes_per_object = world.bytes_per_object();
+    let memory = world.memory_per_object();
+    let bytes_per_object = memory.total();
     if a.json {
         let v = serde_json::json!({
             "objects": a.objects,
@@ -322,6 +323,9 @@ fn summary<const K: usize>(
             "ends": t.ends,
             "refattened_mean": t.refattened as f64 / n,
             "bytes_per_object": bytes_per_object,
+            "bytes_per_object_record": memory.record,
+            "bytes_per_object_broad": memory.broad_phase,
+            "bytes_per_object_step": memory.step,
             "build_ms": build_ms,
         });
         let mut v = v;
@@ -368,7 +372,8 @@ fn summary<const K: usize>(
     println!("contacts            {} ({contacts})", t.contacts);
     println!("events              {} begin, {} end", t.begins, t.ends);
     println!(
-        "memory              {bytes_per_object} bytes per object (shapes, parts and per-thread workspaces apart)"
+        "memory              {bytes_per_object} bytes per object: record {}, broad phase {}, step buffers {} (shapes, parts and per-thread workspaces apart)",
+        memory.record, memory.broad_phase, memory.step
     );
     println!("build time          {build_ms:.0} ms");
     if a.edits > 0 {
