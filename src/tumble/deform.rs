@@ -27,7 +27,6 @@ use crate::hint::prefetch;
 use crate::mesh::{check_point, point_in_range};
 use glam::DVec3;
 use rayon::prelude::*;
-use smallvec::SmallVec;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 /// What one [`FlyingObject::deform`] did.
@@ -258,6 +257,41 @@ struct Span<'a, const K: usize> {
     verts: &'a mut [[[f32; LANES]; 3]],
     obase: usize,
     own_pts: &'a mut [[f32; 3]],
+}
+
+/// The corners of one node, gathered from the vertices by index: at most
+/// [`super::MAX_VERTS`] (a node's listed corners never exceed it), in a plain array
+/// rather than a growable vector that checks its room on every push.
+struct Gathered {
+    pts: [DVec3; super::MAX_VERTS],
+    len: usize,
+}
+
+impl Gathered {
+    fn new() -> Self {
+        Gathered {
+            pts: [DVec3::ZERO; super::MAX_VERTS],
+            len: 0,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// The vertices `ids` names, in place of what it held.
+    #[inline(always)]
+    fn gather(&mut self, ids: &[u32], vertices: &[DVec3]) {
+        let room = &mut self.pts[..ids.len()];
+        for (slot, &v) in room.iter_mut().zip(ids) {
+            *slot = vertices[v as usize];
+        }
+        self.len = ids.len();
+    }
+
+    fn as_slice(&self) -> &[DVec3] {
+        &self.pts[..self.len]
+    }
 }
 
 impl<const K: usize> FlyingObject<K> {
@@ -575,7 +609,7 @@ impl<'a, const K: usize> Span<'a, K> {
                 self.flags[i - self.base] = if moved { TOUCHED } else { 0 };
             }
         }
-        let mut pts: SmallVec<[DVec3; 48]> = SmallVec::new();
+        let mut pts = Gathered::new();
         for i in order {
             // The corners of a moved leaf a few nodes on: gathered by index, they are the
             // wait.
@@ -607,7 +641,7 @@ impl<'a, const K: usize> Span<'a, K> {
         s: &Shared<K>,
     ) -> Tally {
         let mut tally = Tally::default();
-        let mut pts: SmallVec<[DVec3; 48]> = SmallVec::new();
+        let mut pts = Gathered::new();
         seen.clear();
         if lo == hi {
             return tally;
@@ -634,13 +668,7 @@ impl<'a, const K: usize> Span<'a, K> {
     /// bound, an inner node its children's if one was [`REFIT`], each re-made only when the
     /// stored bound does not contain it; then its flags and corners.
     #[inline]
-    fn visit(
-        &mut self,
-        i: usize,
-        pts: &mut SmallVec<[DVec3; 48]>,
-        tally: &mut Tally,
-        s: &Shared<K>,
-    ) {
+    fn visit(&mut self, i: usize, pts: &mut Gathered, tally: &mut Tally, s: &Shared<K>) {
         let link = s.links[i];
         let at = i - self.base;
         let mut refit = false;
@@ -672,13 +700,13 @@ impl<'a, const K: usize> Span<'a, K> {
             // Its vertices are its children's: one moved if one of theirs did.
             let touched = both & TOUCHED != 0;
             if touched && matches!(self.sets[at], CornerSet::Own | CornerSet::OwnLanes) {
-                pts.extend(s.own(i).iter().map(|&v| s.vertices[v as usize]));
+                pts.gather(s.own(i), s.vertices);
             }
             touched
         };
         self.flags[at] = if refit { REFIT } else { 0 } | if touched { TOUCHED } else { 0 };
         tally.refit += u32::from(refit);
-        self.recorner(i, pts, s);
+        self.recorner(i, pts.as_slice(), s);
     }
 
     /// The bound of leaf `i`, whose triangles start at position `first`, if one of its
@@ -687,7 +715,7 @@ impl<'a, const K: usize> Span<'a, K> {
         &self,
         i: usize,
         first: usize,
-        pts: &mut SmallVec<[DVec3; 48]>,
+        pts: &mut Gathered,
         s: &Shared<K>,
     ) -> Option<Dop<K>> {
         let own = s.own(i);
@@ -704,8 +732,8 @@ impl<'a, const K: usize> Span<'a, K> {
         if self.flags[i - self.base] & TOUCHED == 0 {
             return None;
         }
-        pts.extend(own.iter().map(|&v| s.vertices[v as usize]));
-        Some(Dop::from_points_quick(pts.iter().copied()))
+        pts.gather(own, s.vertices);
+        Some(Dop::from_points_quick(pts.as_slice().iter().copied()))
     }
 
     /// Node `i`'s corners after its refit: its own corners `pts` (when one moved) written
