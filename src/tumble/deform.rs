@@ -16,8 +16,8 @@
 //! identity, so no query state reuses a bound or a placed triangle of the old geometry.
 
 use super::{
-    CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, inner_area, own_corners, slack_of,
-    write_lanes, write_points,
+    CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, inner_area, own_corners, write_lanes,
+    write_points,
 };
 use crate::dop::Dop;
 use crate::env::tree::area;
@@ -746,16 +746,14 @@ impl<'a, const K: usize> Span<'a, K> {
             CornerSet::Dop | CornerSet::Slabs => {}
             _ if pts.is_empty() => {}
             CornerSet::OwnLanes => {
-                self.slack[at] = slack_of(pts);
                 let o =
                     s.own_start[i] as usize - self.obase..s.own_start[i + 1] as usize - self.obase;
                 // A renewed leaf may have fewer corners than its slot has room for.
-                write_points(&mut self.own_pts[o], pts);
+                self.slack[at] = write_points(&mut self.own_pts[o], pts);
             }
             CornerSet::Own => {
-                self.slack[at] = slack_of(pts);
                 let v = s.vstart[i] as usize - self.vbase..s.vstart[i + 1] as usize - self.vbase;
-                write_lanes(&mut self.verts[v], pts);
+                self.slack[at] = write_lanes(&mut self.verts[v], pts);
             }
         }
     }
@@ -965,6 +963,7 @@ pub(super) mod tests {
     use crate::pose::Pose;
     use crate::query::{QueryOptions, QueryState};
     use crate::testing::{for_each_k, lcg, soup};
+    use crate::tumble::slack_of;
 
     /// A closed latitude–longitude sphere of radius 2 about the origin (the built-in
     /// shape): shared vertices, so a moved vertex moves several triangles of different

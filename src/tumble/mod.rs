@@ -668,35 +668,57 @@ fn hull_of<const K: usize>(bvh: &Bvh<K>) -> (Hull, Vec<DVec3>, f64) {
 /// A node's `(s, m)` for its stored vertices `verts`: how far rounding them to `f32` moved
 /// them (∞-norm, never 0) and their largest `f32` coordinate magnitude.
 pub(crate) fn slack_of(verts: &[DVec3]) -> (f64, f64) {
-    let mut s: f64 = 0.0;
-    let mut m: f64 = 0.0;
+    let mut sm = (0.0, 0.0);
     for v in verts {
-        let back = v.as_vec3().as_dvec3();
-        s = s.max((back - *v).abs().max_element());
-        m = m.max(back.abs().max_element());
+        rounded(*v, &mut sm);
     }
-    (s + f64::MIN_POSITIVE, m)
+    (sm.0 + f64::MIN_POSITIVE, sm.1)
+}
+
+/// `v` rounded to `f32`, its rounding and magnitude taken into `sm` as [`slack_of`] takes
+/// them.
+#[inline(always)]
+fn rounded(v: DVec3, sm: &mut (f64, f64)) -> glam::Vec3 {
+    let f = v.as_vec3();
+    let back = f.as_dvec3();
+    sm.0 = sm.0.max((back - v).abs().max_element());
+    sm.1 = sm.1.max(back.abs().max_element());
+    f
 }
 
 /// `pts` rounded to `f32` into `room`, which may hold more: the rest are copies of the
-/// first (harmless for minima and maxima), as [`write_lanes`] pads.
-pub(crate) fn write_points(room: &mut [[f32; 3]], pts: &[DVec3]) {
-    for (k, slot) in room.iter_mut().enumerate() {
-        *slot = pts.get(k).unwrap_or(&pts[0]).as_vec3().to_array();
+/// first (harmless for minima and maxima), as [`write_lanes`] pads. Returns
+/// [`slack_of`]`(pts)`, taken on the way.
+pub(crate) fn write_points(room: &mut [[f32; 3]], pts: &[DVec3]) -> (f64, f64) {
+    debug_assert!(pts.len() <= room.len(), "room for every point");
+    let mut sm = (0.0, 0.0);
+    let (head, rest) = room.split_at_mut(pts.len().min(room.len()));
+    for (slot, p) in head.iter_mut().zip(pts) {
+        *slot = rounded(*p, &mut sm).to_array();
     }
+    if let Some(first) = pts.first() {
+        rest.fill(first.as_vec3().to_array());
+    }
+    (sm.0 + f64::MIN_POSITIVE, sm.1)
 }
 
 /// `verts` into `chunks` of [`LANES`] vertices as x, y and z rows, padded with copies of
 /// the first vertex (harmless for minima and maxima) so re-bounding loops have no tail.
-pub(crate) fn write_lanes(chunks: &mut [[[f32; LANES]; 3]], verts: &[DVec3]) {
-    for (c, chunk) in chunks.iter_mut().enumerate() {
-        let at = |l: usize| verts.get(c * LANES + l).unwrap_or(&verts[0]).as_vec3();
-        *chunk = [
-            std::array::from_fn(|l| at(l).x),
-            std::array::from_fn(|l| at(l).y),
-            std::array::from_fn(|l| at(l).z),
-        ];
+/// Returns [`slack_of`] of the vertices written (all of `verts` where the chunks have room
+/// for them; a node stored in points, not lanes, is given no chunks).
+pub(crate) fn write_lanes(chunks: &mut [[[f32; LANES]; 3]], verts: &[DVec3]) -> (f64, f64) {
+    let mut sm = (0.0, 0.0);
+    let first = verts.first().map_or(glam::Vec3::ZERO, |v| v.as_vec3());
+    for (c, [xs, ys, zs]) in chunks.iter_mut().enumerate() {
+        let lanes = xs.iter_mut().zip(ys.iter_mut()).zip(zs.iter_mut());
+        for (l, ((x, y), z)) in lanes.enumerate() {
+            let v = verts
+                .get(c * LANES + l)
+                .map_or(first, |v| rounded(*v, &mut sm));
+            (*x, *y, *z) = (v.x, v.y, v.z);
+        }
     }
+    (sm.0 + f64::MIN_POSITIVE, sm.1)
 }
 
 /// The distinct vertices of node `i`'s triangles, sorted, into `own`; `false` (and `own`
