@@ -44,8 +44,9 @@ impl ScreenCache {
     /// Whether the static triangle at position `pos` of part `p` (`tri` gives its
     /// corners) may meet flying k-DOP `d` (the test of `tri::triangle_meets_dop` with no
     /// epsilon: flying k-DOPs are enlarged by it already). Every caller has found `d` to
-    /// overlap the triangle's own k-DOP, so only the triangle's plane and edge axes are
-    /// tested ([`Screen::meets`]).
+    /// overlap the triangle's own k-DOP (or its one-triangle leaf's, which contains it), so
+    /// only the triangle's plane and edge axes are tested ([`Screen::meets`]); dropping
+    /// the k-DOP's own directions can only keep more.
     #[inline]
     pub(crate) fn meets<const K: usize>(
         &mut self,
