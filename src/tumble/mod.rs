@@ -665,18 +665,9 @@ fn hull_of<const K: usize>(bvh: &Bvh<K>) -> (Hull, Vec<DVec3>, f64) {
     (hull, hull_pts, magnitude)
 }
 
-/// A node's `(s, m)` for its stored vertices `verts`: how far rounding them to `f32` moved
-/// them (∞-norm, never 0) and their largest `f32` coordinate magnitude.
-pub(crate) fn slack_of(verts: &[DVec3]) -> (f64, f64) {
-    let mut sm = (0.0, 0.0);
-    for v in verts {
-        rounded(*v, &mut sm);
-    }
-    (sm.0 + f64::MIN_POSITIVE, sm.1)
-}
-
-/// `v` rounded to `f32`, its rounding and magnitude taken into `sm` as [`slack_of`] takes
-/// them.
+/// `v` rounded to `f32`, taken into a node's `(s, m)` for its stored vertices: how far
+/// rounding them to `f32` moved them (∞-norm) and their largest `f32` coordinate
+/// magnitude. [`slack_done`] makes `s` never 0.
 #[inline(always)]
 fn rounded(v: DVec3, sm: &mut (f64, f64)) -> glam::Vec3 {
     let f = v.as_vec3();
@@ -686,9 +677,15 @@ fn rounded(v: DVec3, sm: &mut (f64, f64)) -> glam::Vec3 {
     f
 }
 
+/// A node's `(s, m)` once [`rounded`] has taken its vertices: `s` never 0.
+#[inline(always)]
+fn slack_done(sm: (f64, f64)) -> (f64, f64) {
+    (sm.0 + f64::MIN_POSITIVE, sm.1)
+}
+
 /// `pts` rounded to `f32` into `room`, which may hold more: the rest are copies of the
-/// first (harmless for minima and maxima), as [`write_lanes`] pads. Returns
-/// [`slack_of`]`(pts)`, taken on the way.
+/// first (harmless for minima and maxima), as [`write_lanes`] pads. Returns the node's
+/// slack `(s, m)` ([`rounded`]) over `pts`, taken on the way.
 pub(crate) fn write_points(room: &mut [[f32; 3]], pts: &[DVec3]) -> (f64, f64) {
     debug_assert!(pts.len() <= room.len(), "room for every point");
     let mut sm = (0.0, 0.0);
@@ -699,13 +696,13 @@ pub(crate) fn write_points(room: &mut [[f32; 3]], pts: &[DVec3]) -> (f64, f64) {
     if let Some(first) = pts.first() {
         rest.fill(first.as_vec3().to_array());
     }
-    (sm.0 + f64::MIN_POSITIVE, sm.1)
+    slack_done(sm)
 }
 
 /// `verts` into `chunks` of [`LANES`] vertices as x, y and z rows, padded with copies of
 /// the first vertex (harmless for minima and maxima) so re-bounding loops have no tail.
-/// Returns [`slack_of`] of the vertices written (all of `verts` where the chunks have room
-/// for them; a node stored in points, not lanes, is given no chunks).
+/// Returns the node's slack `(s, m)` ([`rounded`]) over the vertices written: all of
+/// `verts` where the chunks have room for them.
 pub(crate) fn write_lanes(chunks: &mut [[[f32; LANES]; 3]], verts: &[DVec3]) -> (f64, f64) {
     let mut sm = (0.0, 0.0);
     let first = verts.first().map_or(glam::Vec3::ZERO, |v| v.as_vec3());
@@ -718,7 +715,7 @@ pub(crate) fn write_lanes(chunks: &mut [[[f32; LANES]; 3]], verts: &[DVec3]) -> 
             (*x, *y, *z) = (v.x, v.y, v.z);
         }
     }
-    (sm.0 + f64::MIN_POSITIVE, sm.1)
+    slack_done(sm)
 }
 
 /// The distinct vertices of node `i`'s triangles, sorted, into `own`; `false` (and `own`
@@ -794,28 +791,30 @@ impl CornerArrays {
             return;
         }
         let exact = set != CornerSet::Dop;
-        let (mut s, m) = slack_of(verts);
+        let few = exact && own_in_lanes(K);
+        // Rounded to `f32` once, in points or in lanes, the slack taken on the way.
+        let (mut s, m) = if few {
+            let at = self.own_pts.len();
+            self.own_pts.resize(at + verts.len(), [0.0; 3]);
+            write_points(&mut self.own_pts[at..], verts)
+        } else {
+            let at = self.verts.len();
+            let chunked = verts.len().div_ceil(LANES);
+            self.verts.resize(at + chunked, [[0.0; LANES]; 3]);
+            write_lanes(&mut self.verts[at..], verts)
+        };
         if !exact {
             // The enumeration finds every true vertex to within its merge tolerance
             // (1024 EPS scale, see dop::brep) plus a few ulps; double it for margin.
             s += 2048.0 * EPS * scale;
         }
         self.slack.push((s, m));
-        let few = exact && own_in_lanes(K);
         self.corners.push(match (exact, few) {
             (false, _) => CornerSet::Dop,
             (true, false) => CornerSet::Own,
             (true, true) => CornerSet::OwnLanes,
         });
-        if few {
-            self.own_pts
-                .extend(verts.iter().map(|v| v.as_vec3().to_array()));
-        }
         self.own_start.push(self.own_pts.len() as u32);
-        let chunked = if few { 0 } else { verts.len().div_ceil(LANES) };
-        let at = self.verts.len();
-        self.verts.resize(at + chunked, [[0.0; LANES]; 3]);
-        write_lanes(&mut self.verts[at..], verts);
         self.vstart.push(self.verts.len() as u32);
     }
 }

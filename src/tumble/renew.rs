@@ -19,7 +19,7 @@
 use super::deform::{DeformScratch, grown};
 use super::{
     CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, distinct_corners, inner_area,
-    own_in_lanes, slack_of, triangle_span, write_lanes, write_points,
+    own_in_lanes, triangle_span, write_lanes, write_points,
 };
 use crate::dop::Dop;
 use crate::env::tree::area;
@@ -552,7 +552,7 @@ impl<const K: usize> FlyingObject<K> {
             scratch.own_at[j] = cursor;
             let (start, len) = r.runs[j - lo];
             let (start, len) = (start as usize, len as usize);
-            let mut set = CornerSet::Slabs;
+            let (mut set, mut slack) = (CornerSet::Slabs, (0.0, 0.0));
             if len > 0 {
                 let own = &r.corners[start..start + len];
                 let at = cursor as usize;
@@ -565,21 +565,17 @@ impl<const K: usize> FlyingObject<K> {
                 let lanes = !(own_in_lanes(K) && len <= own_room) && len <= lane_room;
                 if lanes {
                     let v = stored.vstart[j] as usize..stored.vstart[j + 1] as usize;
-                    write_lanes(&mut stored.verts[v], &r.pts);
+                    slack = write_lanes(&mut stored.verts[v], &r.pts);
                     set = CornerSet::Own;
                 } else if len <= own_room {
                     let o = stored.own_start[j] as usize..stored.own_start[j + 1] as usize;
-                    write_points(&mut stored.own_pts[o], &r.pts);
+                    slack = write_points(&mut stored.own_pts[o], &r.pts);
                     set = CornerSet::OwnLanes;
                 }
             } else if Some(j) == gap_at {
                 cursor += room;
             }
-            stored.slack[j] = if set == CornerSet::Slabs {
-                (0.0, 0.0)
-            } else {
-                slack_of(&r.pts)
-            };
+            stored.slack[j] = slack;
             stored.corners[j] = set;
         }
         debug_assert_eq!(cursor, room_hi, "the renewed lists fill the old room");
