@@ -117,7 +117,7 @@ impl Screen {
         let grow = eps * (1.0 + 4.0 * EPS);
         let node = NodeBox::new(d, self.mag_t, grow);
         let (c, h) = (node.c, node.h);
-        // Every lane at once, no early exit: branch-free lanes beat skipping the rest.
+        // Every lane, without an early exit, so that the loop runs in vectors.
         let mut apart = false;
         for i in 0..SCREEN_LANES {
             let centre = self.a[0][i] * c.x + self.a[1][i] * c.y + self.a[2][i] * c.z;
@@ -348,7 +348,7 @@ mod tests {
         }
         // The plane and edges of large tilted triangles miss many boxes their k-DOPs meet.
         assert!(
-            separated * 10 > overlapping,
+            separated * 2 > overlapping,
             "{separated} of {overlapping} separated"
         );
     }
