@@ -92,7 +92,7 @@ pub(crate) struct Walk<'a, const K: usize> {
 impl<const K: usize> Walk<'_, K> {
     /// Static triangle `epos` of `bvh` where its pairs are decided: placed into the world
     /// frame for object pairs ([`Twin`]), else as stored.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn static_triangle(&self, bvh: &Bvh<K>, epos: usize) -> [DVec3; 3] {
         match self.twin {
             Some(twin) => bvh.tri_at(epos).map(|v| twin.fixed.transform_point(v)),
@@ -316,6 +316,21 @@ impl<const K: usize> Statics<'_, K> {
     }
 }
 
+impl<const K: usize> RefinedTri<K> {
+    /// The bound `dop` of the triangle at leaf position `pos`, with its size gates.
+    fn new(dop: Dop<K>, pos: u32) -> Self {
+        let size = size(&dop);
+        // `size > WIDE_TRI * fsize && middle > fsize`, as one comparison with `fsize`.
+        let screens_below = (size / WIDE_TRI).min(dop.middle_extent());
+        RefinedTri {
+            dop,
+            pos,
+            size,
+            screens_below,
+        }
+    }
+}
+
 /// [`control::descend`] over the k-DOP side compiled with AVX: the k-DOP tests inlined into
 /// it take eight intervals per comparison (k = 18 and 26). `Wide` proves AVX is there, but
 /// a function compiled for a CPU feature is still `unsafe` to call from code that is not.
@@ -426,33 +441,34 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
             // triangle's bound copies it (104 bytes at k = 26); the common one reads the
             // position alone.
             let slot = (e & !TRI) as usize;
+            let work = &mut *self.work;
+            let tri = &work.tri_dops[slot];
+            let (dop, pos) = (&tri.dop, tri.pos);
             if fnode.is_leaf() {
-                let RefinedTri { dop, pos, .. } = self.work.tri_dops[slot];
-                let cache = &mut self.work.screen;
-                if statics.misses_leaf(p, pos as usize, &dop, fd, fsize, cache, &mut self.stats) {
+                let cache = &mut work.screen;
+                if tri.size > LARGE_ENV * fsize
+                    && statics.screen_misses(p, pos as usize, fd, cache, &mut self.stats)
+                {
                     return false;
                 }
                 return self.test_pairs(p, pos as usize, fnode.first_triangle() as usize);
             }
-            let RefinedTri { dop, pos, .. } = self.work.tri_dops[slot];
             let c = fnode.first_child();
-            let work = &mut *self.work;
             let stack = &mut work.stack;
-            if size(&dop) > WIDE_TRI * fsize && dop.middle_extent() > fsize {
+            if fsize < tri.screens_below {
                 // A triangle much larger and wider than the flying node: its plane and
                 // edges prune what its k-DOP cannot.
                 let bvh = &statics.parts[p as usize].bvh;
                 let cache = &mut work.screen;
-                let mut screen = |fd: &Dop<K>| cache.meets(p, pos, || bvh.tri_at(pos as usize), fd);
-                self.object.descend_fly(
+                let screen = |fd: &Dop<K>| cache.meets(p, pos, || bvh.tri_at(pos as usize), fd);
+                self.object.descend_fly_screened(
                     stack,
                     form,
                     object,
                     c,
                     [p, e],
-                    &dop,
-                    Some(&mut screen),
-                    false,
+                    dop,
+                    screen,
                     &mut self.stats,
                 );
             } else {
@@ -462,8 +478,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                     object,
                     c,
                     [p, e],
-                    &dop,
-                    None,
+                    dop,
                     self.walk.detect,
                     &mut self.stats,
                 );
@@ -521,7 +536,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                         loop {
                             let dop = part.refined_bound(&env.dop, pos);
                             let at = pos as u32;
-                            work.tri_dops.push(RefinedTri { dop, pos: at });
+                            work.tri_dops.push(RefinedTri::new(dop, at));
                             if bvh.ids[pos] & END != 0 {
                                 break;
                             }
@@ -550,25 +565,36 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
             // A one-triangle leaf much larger than the flying node screens its children by
             // the triangle's plane and edges, as a refined leaf's triangle does.
             // (Only then is the entry a part's leaf: the part tree's nodes name no triangle.)
-            let large = env.is_leaf() && size(&env.dop) > LARGE_ENV * fsize;
             let work = &mut *self.work;
-            let cache = &mut work.screen;
-            let mut screen = |fd: &Dop<K>| {
-                let pos = env.first_triangle();
-                let tri = || statics.parts[p as usize].bvh.tri_at(pos as usize);
-                cache.meets(p, pos, tri, fd)
-            };
-            self.object.descend_fly(
-                &mut work.stack,
-                form,
-                object,
-                c,
-                [p, e],
-                &env.dop,
-                large.then_some(&mut screen as &mut dyn FnMut(&Dop<K>) -> bool),
-                self.walk.detect,
-                &mut self.stats,
-            );
+            if env.is_leaf() && size(&env.dop) > LARGE_ENV * fsize {
+                let cache = &mut work.screen;
+                let screen = |fd: &Dop<K>| {
+                    let pos = env.first_triangle();
+                    let tri = || statics.parts[p as usize].bvh.tri_at(pos as usize);
+                    cache.meets(p, pos, tri, fd)
+                };
+                self.object.descend_fly_screened(
+                    &mut work.stack,
+                    form,
+                    object,
+                    c,
+                    [p, e],
+                    &env.dop,
+                    screen,
+                    &mut self.stats,
+                );
+            } else {
+                self.object.descend_fly(
+                    &mut work.stack,
+                    form,
+                    object,
+                    c,
+                    [p, e],
+                    &env.dop,
+                    self.walk.detect,
+                    &mut self.stats,
+                );
+            }
             return false;
         }
         // A flying leaf against a one-triangle environment leaf: the triangle pairs.

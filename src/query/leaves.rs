@@ -66,6 +66,41 @@ impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
         pair_hit(&et, &TriBox::new(&et), self.flying_triangle(fpos), walk.eps)
     }
 
+    /// The pairs of static triangle `et` (box `ebox`, leaf position `epos` of `part`) with
+    /// the flying leaf starting at `fpos`, one at a time, the flying triangles placed by
+    /// the world pose (`TWIN`) or the query's. Returns true when a detect query can stop.
+    #[inline(always)]
+    fn test_each<const TWIN: bool>(
+        &mut self,
+        part: u32,
+        bvh: &Bvh<K>,
+        epos: usize,
+        et: &[DVec3; 3],
+        ebox: &TriBox,
+        mut fpos: usize,
+    ) -> bool {
+        let walk: &Walk<'_, K> = self.walk;
+        let (object, pose, eps) = (walk.object, walk.pose, walk.eps);
+        loop {
+            self.stats.np += 1;
+            let ft = if TWIN {
+                self.object.twin_placed(object, fpos)
+            } else {
+                self.object.placed(object, pose, fpos)
+            };
+            if pair_hit(et, ebox, ft, eps) {
+                self.record(part, bvh, epos, fpos);
+                if walk.detect {
+                    return true;
+                }
+            }
+            if object.part.bvh.ids[fpos] & END != 0 {
+                return false;
+            }
+            fpos += 1;
+        }
+    }
+
     /// Tests the static triangle at leaf position `epos` against the flying leaf starting
     /// at `fpos0`. Returns true when a detect query can stop.
     #[inline]
@@ -77,22 +112,13 @@ impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
         // The static triangle and its box serve every flying triangle of the leaf.
         let et = walk.static_triangle(bvh, epos);
         let ebox = TriBox::new(&et);
-        let mut fpos = fpos0;
-        if walk.twin.is_some() || eps != 0.0 || !object.wide_leaves {
-            loop {
-                self.stats.np += 1;
-                if pair_hit(&et, &ebox, self.flying_triangle(fpos), eps) {
-                    self.record(part, bvh, epos, fpos);
-                    if detect {
-                        return true;
-                    }
-                }
-                if object.part.bvh.ids[fpos] & END != 0 {
-                    return false;
-                }
-                fpos += 1;
-            }
+        if walk.twin.is_some() {
+            return self.test_each::<true>(part, bvh, epos, &et, &ebox, fpos0);
         }
+        if eps != 0.0 || !object.wide_leaves {
+            return self.test_each::<false>(part, bvh, epos, &et, &ebox, fpos0);
+        }
+        let mut fpos = fpos0;
         // Exact contacts against wide leaves: the leaf's triangles whose boxes meet the
         // static triangle's are listed (no branch per pair) and decided together, up to
         // `BATCH` at a time (`tri::intersect_batch`). In detect mode the whole batch is

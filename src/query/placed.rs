@@ -224,9 +224,8 @@ impl<const K: usize> PlacedObject<K> {
     }
 
     /// Pushes the children `c`, `c + 1` of a flying node paired with static entry `(p, e)`
-    /// whose bound is `env`, each if its (re-bounded) k-DOP overlaps `env` and, when the
-    /// entry is one large triangle given as `screen`, may meet that triangle (`tri::node`;
-    /// flying k-DOPs are enlarged by eps already).
+    /// whose bound is `env`, each if its (re-bounded) k-DOP overlaps `env`; in detect mode
+    /// (`deep_first`) the child that overlaps deeper is popped first.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(crate) fn descend_fly(
@@ -237,17 +236,12 @@ impl<const K: usize> PlacedObject<K> {
         c: u32,
         [p, e]: [u32; 2],
         env: &Dop<K>,
-        mut screen: Option<&mut dyn FnMut(&Dop<K>) -> bool>,
         deep_first: bool,
         stats: &mut QueryStats,
     ) {
         stats.nv += 2;
-        let mut keep = |this: &mut Self, f: u32| {
-            let fd = this.fly_dop(obj, f, stats);
-            form.overlaps(fd, env) && screen.as_mut().is_none_or(|meets| meets(fd))
-        };
-        let right = keep(self, c + 1);
-        let left = keep(self, c);
+        let right = form.overlaps(self.fly_dop(obj, c + 1, stats), env);
+        let left = form.overlaps(self.fly_dop(obj, c, stats), env);
         if deep_first && right && left {
             let (r, l) = (
                 self.fly[c as usize + 1].dop.depth(env),
@@ -258,6 +252,31 @@ impl<const K: usize> PlacedObject<K> {
                 return;
             }
         }
+        stack.push_two([c + 1, p, e], right, [c, p, e], left);
+    }
+
+    /// [`PlacedObject::descend_fly`] where the entry is one large triangle, given as
+    /// `meets`: a child is kept only if it may also meet that triangle (`tri::node`;
+    /// flying k-DOPs are enlarged by eps already). Out of line: the plain descent's pairs
+    /// are the many.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    pub(crate) fn descend_fly_screened(
+        &mut self,
+        stack: &mut PairStack,
+        form: impl OverlapForm,
+        obj: &FlyingObject<K>,
+        c: u32,
+        [p, e]: [u32; 2],
+        env: &Dop<K>,
+        mut meets: impl FnMut(&Dop<K>) -> bool,
+        stats: &mut QueryStats,
+    ) {
+        stats.nv += 2;
+        let fd = self.fly_dop(obj, c + 1, stats);
+        let right = form.overlaps(fd, env) && meets(fd);
+        let fd = self.fly_dop(obj, c, stats);
+        let left = form.overlaps(fd, env) && meets(fd);
         stack.push_two([c + 1, p, e], right, [c, p, e], left);
     }
 

@@ -139,6 +139,12 @@ pub(crate) struct RefinedTri<const K: usize> {
     pub(crate) dop: Dop<K>,
     /// The triangle's leaf position in its part.
     pub(crate) pos: u32,
+    /// The bound's size (sum of box extents), for the size gates of the descent.
+    pub(crate) size: f32,
+    /// Flying nodes smaller than this are screened by the triangle's plane and edges
+    /// (`descent::WIDE_TRI`): both gates folded into one number when the leaf is refined,
+    /// since every pair under it compares against them.
+    pub(crate) screens_below: f32,
 }
 
 /// Which environment leaves the current query refined into per-triangle bounds: an
