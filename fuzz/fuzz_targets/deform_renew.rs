@@ -1,5 +1,6 @@
 //! A deforming sheet renewed within fuzzed budgets: fuzzed deformations (swirls, positions
-//! dealt out, noise of any amplitude, collapses, non-finite vertices) and thresholds. A
+//! dealt out, noise of any amplitude, collapses, non-finite vertices) and thresholds, given
+//! whole or as the changed vertices alone (`deform_some`, with decoys and bad indices). A
 //! refused deformation changes nothing; after every call the hierarchy is valid, and every
 //! answer against a small environment equals brute force on a fresh build of the current
 //! vertices. Built with `--cfg fuzzing`, the library cuts small trees into pieces, so
@@ -110,7 +111,32 @@ fuzz_target!(|data: &[u8]| {
         let verts = deformed(&mut b, rest.vertices(), &now);
         let margin = f64::from(b.byte()) / 255.0;
         let before = obj.bvh().clone();
-        match obj.deform(&verts, margin) {
+        let how = b.byte();
+        let done = if how % 2 == 0 {
+            obj.deform(&verts, margin)
+        } else {
+            // Only the changed vertices, by the sparse call: perhaps after a decoy position
+            // for vertex 0 that a later entry overrides, perhaps with an index past the end
+            // (refused).
+            let (mut indices, mut positions) = (Vec::new(), Vec::new());
+            if how & 2 != 0 {
+                indices.extend([0, 0]);
+                positions.extend([b.point(), verts[0]]);
+            }
+            let bits = |p: &DVec3| p.to_array().map(f64::to_bits);
+            for (i, (v, was)) in verts.iter().zip(&now).enumerate() {
+                if bits(v) != bits(was) {
+                    indices.push(i as u32);
+                    positions.push(*v);
+                }
+            }
+            if how & 4 != 0 {
+                indices.push(now.len() as u32 + u32::from(b.byte()));
+                positions.push(DVec3::ZERO);
+            }
+            obj.deform_some(&indices, &positions, margin)
+        };
+        match done {
             Ok(_) => now = verts,
             Err(_) => assert!(
                 obj.bvh() == &before,

@@ -29,9 +29,12 @@ use glam::DVec3;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
-/// What one [`FlyingObject::deform`] did.
+/// What one [`FlyingObject::deform`] (or [`FlyingObject::deform_some`]) did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DeformStats {
+    /// Vertices whose position changed (bit for bit); every vertex when a rebuilt
+    /// hierarchy took over.
+    pub moved_vertices: u32,
     /// Nodes of the hierarchy.
     pub nodes: u32,
     /// Nodes whose bound was re-made because their geometry left it.
@@ -71,6 +74,9 @@ pub struct DeformStats {
 pub(crate) struct DeformScratch<const K: usize> {
     /// Per vertex, a bit: whether this deformation moved it.
     pub(super) moved: Vec<u64>,
+    /// Per vertex, a bit: whether `deform_some` has met it in its list (all clear
+    /// between calls).
+    listed: Vec<u64>,
     /// Vertex `v`'s triangles, by original index, are `tris_of[tris_at[v]..tris_at[v + 1]]`:
     /// with `leaf_of`, the leaves a moved vertex touches.
     tris_at: Vec<u32>,
@@ -384,6 +390,137 @@ impl<const K: usize> FlyingObject<K> {
                     to[k] = from[k];
                 }
             });
+        Ok(self.refit_moved(scratch, count, magnitude, margin))
+    }
+
+    /// Moves some of the object's vertices: vertex `indices[i]` to `positions[i]`, the
+    /// others kept; then refits as [`FlyingObject::deform`] does. For a body whose
+    /// deformation is local (a dent, a pressed cushion, a cut): the call costs what the
+    /// listed vertices and their leaves do, where `deform` first reads every vertex. A
+    /// vertex listed twice takes its last position.
+    ///
+    /// The object's largest coordinate (which sizes the rounding margins of queries) is
+    /// kept as an upper bound, the largest of the old one and the new positions', not
+    /// recomputed over every vertex: queries stay exact, and may prune a hair less than
+    /// after a full `deform` to the same vertices.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] when the two lists differ in length, for an index that
+    /// names no vertex (it names its place in `indices`), or a negative or non-finite
+    /// margin; [`Error::NonFiniteCoordinate`] and [`Error::CoordinateOutOfRange`] name
+    /// the first bad vertex. The object is unchanged then.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::DVec3;
+    /// use kdop::{FlyingObject, Mesh};
+    ///
+    /// let mesh = Mesh::new(
+    ///     vec![DVec3::ZERO, DVec3::X, DVec3::Y, DVec3::Z],
+    ///     vec![[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]],
+    /// )?;
+    /// let mut tet = FlyingObject::<18>::new(mesh, &Default::default())?;
+    /// let stats = tet.deform_some(&[3], &[DVec3::new(0.0, 0.0, 2.0)], 0.05)?;
+    /// assert_eq!(stats.moved_vertices, 1);
+    /// # Ok::<(), kdop::Error>(())
+    /// ```
+    pub fn deform_some(
+        &mut self,
+        indices: &[u32],
+        positions: &[DVec3],
+        margin: f64,
+    ) -> Result<DeformStats> {
+        let n = self.part.bvh.vertices.len();
+        if indices.len() != positions.len() {
+            return Err(Error::InvalidParameter {
+                name: "positions",
+                reason: format!(
+                    "{} positions for {} indices (one each)",
+                    positions.len(),
+                    indices.len()
+                ),
+            });
+        }
+        if !(margin.is_finite() && margin >= 0.0) {
+            return Err(Error::InvalidParameter {
+                name: "margin",
+                reason: format!("{margin} is not a finite share ≥ 0"),
+            });
+        }
+        // One pass checks the lists and learns whether the indices increase (then no
+        // vertex is listed twice, and none needs the listed bits).
+        let mut increasing = true;
+        let mut last = None;
+        for (at, (&v, &p)) in indices.iter().zip(positions).enumerate() {
+            if v as usize >= n {
+                return Err(Error::InvalidParameter {
+                    name: "indices",
+                    reason: format!("indices[{at}] is {v}, and the shape has {n} vertices"),
+                });
+            }
+            if !point_in_range(p) {
+                check_point(p, v as usize)?;
+            }
+            increasing &= last < Some(v);
+            last = Some(v);
+        }
+        let mut scratch = self
+            .deform
+            .take()
+            .unwrap_or_else(|| DeformScratch::new(self));
+        scratch.moved.clear();
+        scratch.moved.resize(n.div_ceil(64), 0);
+        let vertices = &mut self.part.bvh.vertices;
+        let (mut count, mut magnitude) = (0, self.magnitude);
+        let moves =
+            |p: DVec3, v: DVec3| p.to_array().map(f64::to_bits) != v.to_array().map(f64::to_bits);
+        if increasing {
+            for (&v, &p) in indices.iter().zip(positions) {
+                let v = v as usize;
+                magnitude = magnitude.max(p.abs().max_element());
+                if moves(p, vertices[v]) {
+                    vertices[v] = p;
+                    scratch.moved[v / 64] |= 1 << (v % 64);
+                    count += 1;
+                }
+            }
+            return Ok(self.refit_moved(scratch, count, magnitude, margin));
+        }
+        scratch.listed.resize(n.div_ceil(64), 0);
+        // From the back, so that a vertex listed twice is decided by its last position
+        // alone (one put back where it was has not moved).
+        for (&v, &p) in indices.iter().zip(positions).rev() {
+            let v = v as usize;
+            let (word, bit) = (v / 64, 1u64 << (v % 64));
+            if scratch.listed[word] & bit != 0 {
+                continue;
+            }
+            scratch.listed[word] |= bit;
+            magnitude = magnitude.max(p.abs().max_element());
+            if moves(p, vertices[v]) {
+                vertices[v] = p;
+                scratch.moved[word] |= bit;
+                count += 1;
+            }
+        }
+        for &v in indices {
+            scratch.listed[v as usize / 64] = 0;
+        }
+        Ok(self.refit_moved(scratch, count, magnitude, margin))
+    }
+
+    /// What [`FlyingObject::deform`] and [`FlyingObject::deform_some`] share once the
+    /// vertices are stored: `count` of them moved, marked in `scratch.moved`, and the
+    /// object's largest coordinate is now `magnitude`. Refits, takes over a finished
+    /// renewal, and keeps the scratch.
+    fn refit_moved(
+        &mut self,
+        mut scratch: DeformScratch<K>,
+        count: usize,
+        magnitude: f64,
+        margin: f64,
+    ) -> DeformStats {
+        let expected = self.part.bvh.vertices.len();
         // Queries bound a refined leaf's triangles from their corners from now on.
         self.part.codes = Vec::new();
         // A whole tree rebuilt by `renew` takes over here, every node re-made.
@@ -408,11 +545,12 @@ impl<const K: usize> FlyingObject<K> {
             (stats.cost_ratio, stats.top_cost_ratio) = self.cost_ratios_with(&scratch);
             stats.rebuilt = true;
         }
+        stats.moved_vertices = if took_over { expected } else { count } as u32;
         self.top[0].dop = self.part.bvh.root_dop();
         self.magnitude = magnitude;
         self.id = NEXT_ID.fetch_add(1, AtomicOrdering::Relaxed);
         self.deform = Some(scratch);
-        Ok(stats)
+        stats
     }
 
     /// Lists what the topology gives once for deformations ([`DeformScratch`]) ahead of
@@ -1425,6 +1563,112 @@ pub(super) mod tests {
         for id in [0, 17, rest.triangle_count() as u32 - 1] {
             assert_eq!(fresh.bvh().triangle(id), obj.bvh().triangle(id));
         }
+    }
+
+    /// Moving the listed vertices leaves the object as a full deformation to the same
+    /// vertices does (bounds, corners, counts), and its answers equal brute force on the
+    /// deformed mesh, through a sequence of local, partial and far deformations.
+    #[test]
+    fn deforming_some_vertices_is_deforming_to_all() {
+        let mut s = 31;
+        let env = Environment::<18>::from_mesh(soup(300, 2.0, &mut s), &BuildOptions::ENVIRONMENT)
+            .unwrap();
+        let rest = sphere(30, 40);
+        let tris = rest.triangles().to_vec();
+        let mut some = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
+        let mut all = some.clone();
+        let pose = Pose::new(
+            glam::DMat3::from_quat(glam::DQuat::from_axis_angle(
+                DVec3::new(1.0, 2.0, 3.0).normalize(),
+                0.7,
+            )),
+            DVec3::splat(0.5),
+        )
+        .unwrap();
+        let mut state = QueryState::new();
+        let mut now = rest.vertices().to_vec();
+        let mut contacts = 0;
+        for round in 0..12 {
+            let next: Vec<DVec3> = match round % 4 {
+                0 => {
+                    let mut v = now.clone();
+                    let k = (lcg(&mut s) * v.len() as f64) as usize;
+                    v[k] += DVec3::new(0.5, -3.0, 1.0);
+                    v
+                }
+                1 => deformed(rest.vertices(), &now, false, true, &mut s),
+                2 => now.clone(),
+                _ => deformed(rest.vertices(), &now, round == 11, false, &mut s),
+            };
+            // The moved vertices and an unmoved one, in increasing order; on odd rounds
+            // vertex 0 is listed twice, first wrongly (the order then does not increase).
+            let (mut indices, mut positions) = (vec![], vec![]);
+            if round % 2 == 1 {
+                indices.push(0u32);
+                positions.push(now[0] + DVec3::splat(9.0));
+            }
+            for (i, (a, b)) in now.iter().zip(&next).enumerate() {
+                if a != b || i == 0 || i == 5 {
+                    indices.push(i as u32);
+                    positions.push(*b);
+                }
+            }
+            now = next;
+            let a = some.deform_some(&indices, &positions, 0.05).unwrap();
+            let b = all.deform(&now, 0.05).unwrap();
+            assert_eq!(a, b, "round {round}");
+            assert_eq!(some.part.bvh.vertices, now, "round {round}");
+            assert!(some.part.bvh.nodes == all.part.bvh.nodes, "round {round}");
+            let (x, y) = (&some.stored, &all.stored);
+            assert!(
+                x.corners == y.corners && x.own_pts == y.own_pts && x.verts == y.verts,
+                "round {round}: corners"
+            );
+            valid(&some);
+            contacts += matches_fresh_build(
+                &env,
+                &some,
+                (now.clone(), tris.clone()),
+                &pose,
+                &mut state,
+                &format!("round {round}"),
+            );
+        }
+        assert!(contacts > 0, "no round had a contact to compare");
+    }
+
+    /// Bad lists are refused by name and change nothing.
+    #[test]
+    fn deforming_some_refuses_bad_lists() {
+        let rest = sphere(5, 6);
+        let mut obj = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
+        let (id, nodes) = (obj.id, obj.part.bvh.nodes.clone());
+        let n = rest.vertices().len() as u32;
+        let p = DVec3::splat(0.25);
+        for (indices, positions, what) in [
+            (vec![1, 2], vec![p], "positions"),
+            (vec![1, n], vec![p, p], "indices"),
+        ] {
+            match obj.deform_some(&indices, &positions, 0.1) {
+                Err(Error::InvalidParameter { name, .. }) => assert_eq!(name, what),
+                other => panic!("{what}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            obj.deform_some(&[1, 4], &[p, DVec3::new(0.0, f64::NAN, 0.0)], 0.1),
+            Err(Error::NonFiniteCoordinate { vertex: 4 })
+        ));
+        assert!(matches!(
+            obj.deform_some(&[7], &[DVec3::new(1e300, 0.0, 0.0)], 0.1),
+            Err(Error::CoordinateOutOfRange { vertex: 7, .. })
+        ));
+        assert!(matches!(
+            obj.deform_some(&[1], &[p], -1.0),
+            Err(Error::InvalidParameter { name: "margin", .. })
+        ));
+        assert_eq!((obj.id, &obj.part.bvh.nodes), (id, &nodes));
+        assert!(obj.deform.is_none());
+        assert_eq!(obj.part.bvh.vertices, rest.vertices());
     }
 
     #[test]

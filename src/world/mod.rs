@@ -712,9 +712,38 @@ impl<const K: usize> World<K> {
     /// ([`WorldOptions::rebuild_frames`]); the call where it takes over waits for it if it
     /// has not finished, and refits it to the call's vertices.
     pub fn deform_shape(&mut self, id: ShapeId, vertices: &[DVec3]) -> Result<DeformStats> {
+        self.deform_shape_by(id, |object, margin| object.deform(vertices, margin))
+    }
+
+    /// Moves some of a shape's vertices, vertex `indices[i]` to `positions[i]`, the
+    /// others kept ([`FlyingObject::deform_some`]); otherwise as
+    /// [`World::deform_shape`]. For local deformations: the call costs what the listed
+    /// vertices and their leaves do, not a pass over every vertex.
+    ///
+    /// # Errors
+    /// A stale or foreign handle; as [`FlyingObject::deform_some`] for bad indices or
+    /// positions. Nothing changes then.
+    pub fn deform_shape_some(
+        &mut self,
+        id: ShapeId,
+        indices: &[u32],
+        positions: &[DVec3],
+    ) -> Result<DeformStats> {
+        self.deform_shape_by(id, |object, margin| {
+            object.deform_some(indices, positions, margin)
+        })
+    }
+
+    /// The work of [`World::deform_shape`] and [`World::deform_shape_some`] around the
+    /// shape's own deformation, `deform` (given the margin).
+    fn deform_shape_by(
+        &mut self,
+        id: ShapeId,
+        deform: impl FnOnce(&mut FlyingObject<K>, f64) -> Result<DeformStats>,
+    ) -> Result<DeformStats> {
         self.shape(id)?;
         let margin = self.options.deform_margin;
-        let mut stats = self.shapes[id.key].object.deform(vertices, margin)?;
+        let mut stats = deform(&mut self.shapes[id.key].object, margin)?;
         let (at, frames) = (self.options.rebuild_at, self.options.rebuild_frames);
         let build = self.options.shape_build;
         let shape = &mut self.shapes[id.key];
@@ -727,9 +756,10 @@ impl<const K: usize> World<K> {
                     .built
                     .and_then(|t| t.join().ok())
                     .unwrap_or_else(|| FlyingObject::new_deforming(shape.object.mesh(), &build));
-                // Built from the vertices of some frames ago: refit to these (which the
-                // shape has just taken, so they pass; were they refused, the refit shape
+                // Built from the vertices of some frames ago: refit to the shape's (which
+                // it has just taken, so they pass; were they refused, the refit shape
                 // stays).
+                let vertices = &shape.object.part.bvh.vertices;
                 if let Some((fresh, now)) = fresh
                     .ok()
                     .and_then(|mut f| f.deform(vertices, margin).ok().map(|now| (f, now)))

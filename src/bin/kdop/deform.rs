@@ -5,7 +5,10 @@
 //! Three motions (`--motion`): `wave`, a travelling wave over the whole sheet (every vertex
 //! moves more than the margin, so nearly every leaf escapes); `poke`, a bump rising and
 //! falling in a disc of a fifth of the sheet's area (the rest still); and `still`, the
-//! bump held (the same vertices given every frame). The default runs `wave` and `poke`.
+//! bump held (the same vertices given every frame); and `dent`, a bump of radius 0.1 (a
+//! local edit of a few hundred vertices). The default runs `wave` and `poke`. With
+//! `--some`, kdop is given only the vertices the motion may move
+//! ([`FlyingObject::deform_some`]) instead of all of them.
 //!
 //! `--worn`: the sheet as a world's shape, waving, its positions dealt out to other
 //! vertices from frame 1 on (a tree worn past any refit or renewal of subtrees); each
@@ -40,9 +43,14 @@ pub struct DeformArgs {
     #[arg(long, default_value_t = 0.05)]
     margin: f64,
     /// Motions to run, comma-separated: `wave` (every leaf escapes), `poke` (a fifth
-    /// does), `still` (none: the vertices given again).
+    /// does), `still` (none: the vertices given again), `dent` (a few hundred vertices).
     #[arg(long, value_delimiter = ',', default_value = "wave,poke")]
     motion: Vec<Motion>,
+    /// kdop is given only the vertices the motion may move (`FlyingObject::deform_some`:
+    /// the bump's disc for `poke`, `still` and `dent`, all of them for `wave`), not all
+    /// of them.
+    #[arg(long)]
+    some: bool,
     /// One JSON line per size and motion.
     #[arg(long)]
     json: bool,
@@ -67,6 +75,20 @@ pub enum Motion {
     /// The bump of the first frame, held: nothing moves after it (what a resting
     /// deformable costs).
     Still,
+    /// A dent of radius 0.1 (a few hundred vertices of a million-triangle sheet) pressed
+    /// in and out: a local edit.
+    Dent,
+}
+
+impl Motion {
+    /// The radius of its bump around the sheet's centre (none for the wave).
+    fn radius(self) -> f64 {
+        match self {
+            Motion::Wave => 0.0,
+            Motion::Poke | Motion::Still => 2.5,
+            Motion::Dent => 0.1,
+        }
+    }
 }
 
 /// The sheet: `m` × `m` cells of two triangles over the unit square, scaled to 10.
@@ -88,15 +110,20 @@ fn sheet(m: usize) -> Mesh {
     Mesh::new(v, t).expect("a valid grid")
 }
 
-/// The sheet's vertices at frame `f` of a motion.
-fn frame(rest: &[DVec3], poke: bool, f: usize, out: &mut Vec<DVec3>) {
+/// The distance of rest point `p` from the sheet's centre, where bumps rise.
+fn from_centre(p: DVec3) -> f64 {
+    ((p.x - 5.0).powi(2) + (p.y - 5.0).powi(2)).sqrt()
+}
+
+/// The sheet's vertices at frame `f` of a motion: a bump of radius `bump` (`poke`'s 2.5
+/// is a fifth of the sheet) rising and falling, or the wave where `bump` is 0.
+fn frame(rest: &[DVec3], bump: f64, f: usize, out: &mut Vec<DVec3>) {
     out.clear();
     let t = f as f64 * 0.3;
     out.extend(rest.iter().map(|&p| {
-        let z = if poke {
-            // A bump of radius 2.5 (a fifth of the sheet), rising and falling.
-            let d = ((p.x - 5.0).powi(2) + (p.y - 5.0).powi(2)).sqrt();
-            if d < 2.5 { (2.5 - d) * t.sin() } else { 0.0 }
+        let z = if bump > 0.0 {
+            let d = from_centre(p);
+            if d < bump { (bump - d) * t.sin() } else { 0.0 }
         } else {
             0.5 * (p.x * 1.3 + t).sin() * (p.y * 0.9 - t).cos()
         };
@@ -121,10 +148,18 @@ pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
                 Motion::Wave => "wave",
                 Motion::Poke => "poke",
                 Motion::Still => "still",
+                Motion::Dent => "dent",
             };
             let mut obj = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING)?;
             let nodes = obj.bvh().node_count();
             let mut verts = Vec::new();
+            // With `--some`, the vertices the motion may move, and their positions.
+            let listed: Vec<u32> = (0..rest.vertices().len() as u32)
+                .filter(|&i| {
+                    m == Motion::Wave || from_centre(rest.vertices()[i as usize]) < m.radius()
+                })
+                .collect();
+            let mut positions = Vec::with_capacity(listed.len());
             let mut kdop_t = TimeStats::default();
             let (mut escaped, mut leaves) = (0u64, 0u64);
             #[cfg(feature = "peers")]
@@ -133,9 +168,17 @@ pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
             let mut parry_t = TimeStats::default();
             for f in 0..=a.frames {
                 let at = if m == Motion::Still { 1 } else { f + 1 };
-                frame(rest.vertices(), m != Motion::Wave, at, &mut verts);
+                frame(rest.vertices(), m.radius(), at, &mut verts);
+                positions.clear();
+                if a.some {
+                    positions.extend(listed.iter().map(|&i| verts[i as usize]));
+                }
                 let t0 = Instant::now();
-                let stats = pool.install(|| obj.deform(&verts, a.margin))?;
+                let stats = if a.some {
+                    pool.install(|| obj.deform_some(&listed, &positions, a.margin))?
+                } else {
+                    pool.install(|| obj.deform(&verts, a.margin))?
+                };
                 let us = t0.elapsed().as_secs_f64() * 1e6;
                 #[cfg(feature = "peers")]
                 let parry_us = parry.deform(&verts);
@@ -158,6 +201,7 @@ pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
                     "{}",
                     serde_json::json!({
                         "triangles": tris, "motion": motion, "threads": a.threads,
+                        "some": a.some,
                         "nodes": nodes, "escaped_share": share,
                         "kdop_ms_p50": p50 / 1e3, "kdop_ms_max": kdop_t.max() / 1e3,
                         "mnodes_per_s": nodes as f64 / p50,
@@ -170,9 +214,10 @@ pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
                     |p| format!("parry3d set_vertices {p:.2} ms ({:.2}x)", p * 1e3 / p50),
                 );
                 println!(
-                    "{tris} triangles, {motion}: {:.0} % of leaves escaped; kdop deform p50 \
+                    "{tris} triangles, {motion}: {:.0} % of leaves escaped; kdop {} p50 \
                      {:.2} ms, max {:.2} ms ({:.0} M nodes/s, {} threads); {peer}",
                     share * 100.0,
+                    if a.some { "deform_some" } else { "deform" },
                     p50 / 1e3,
                     kdop_t.max() / 1e3,
                     nodes as f64 / p50,
@@ -228,7 +273,7 @@ fn worn(a: &DeformArgs) -> kdop::Result<ExitCode> {
             let mut times = TimeStats::default();
             let (mut taken, mut taken_ms, mut slices) = (None, 0.0, 0);
             for f in 0..=a.frames.max(frames as usize + 2) {
-                frame(rest.vertices(), false, f + 1, &mut verts);
+                frame(rest.vertices(), 0.0, f + 1, &mut verts);
                 if f >= 1 {
                     // From frame 1 on, the positions dealt out to other vertices: every
                     // triangle spans the sheet, and no refit or subtree can keep this tree.
