@@ -300,6 +300,10 @@ impl Gathered {
     }
 }
 
+/// From this many listed vertices, an increasing list of [`FlyingObject::deform_some`] is
+/// applied on rayon's pool, a word of moved bits at a time.
+const PARALLEL_LIST: usize = 4096;
+
 impl<const K: usize> FlyingObject<K> {
     /// Replaces the object's vertex positions (same count, same triangles) and refits its
     /// hierarchy: a node whose geometry left its bound gets the new exact bound enlarged
@@ -474,6 +478,33 @@ impl<const K: usize> FlyingObject<K> {
         let (mut count, mut magnitude) = (0, self.magnitude);
         let moves =
             |p: DVec3, v: DVec3| p.to_array().map(f64::to_bits) != v.to_array().map(f64::to_bits);
+        if increasing && indices.len() >= PARALLEL_LIST {
+            // Each word of moved bits, and its 64 vertices, takes the run of the list that
+            // falls in it: the words are disjoint, so they go in parallel.
+            let (count, magnitude) = vertices
+                .par_chunks_mut(64)
+                .zip(scratch.moved.par_iter_mut())
+                .enumerate()
+                .with_min_len(64)
+                .map(|(w, (verts, bits))| {
+                    let lo = indices.partition_point(|&v| (v as usize) < w * 64);
+                    let hi = lo + indices[lo..].partition_point(|&v| (v as usize) < (w + 1) * 64);
+                    let (mut count, mut magnitude) = (0, 0.0f64);
+                    for (&v, &p) in indices[lo..hi].iter().zip(&positions[lo..hi]) {
+                        let k = v as usize % 64;
+                        magnitude = magnitude.max(p.abs().max_element());
+                        if moves(p, verts[k]) {
+                            verts[k] = p;
+                            *bits |= 1 << k;
+                            count += 1;
+                        }
+                    }
+                    (count, magnitude)
+                })
+                .reduce(|| (0, 0.0), |a, b| (a.0 + b.0, a.1.max(b.1)));
+            let magnitude = magnitude.max(self.magnitude);
+            return Ok(self.refit_moved(scratch, count, magnitude, margin));
+        }
         if increasing {
             for (&v, &p) in indices.iter().zip(positions) {
                 let v = v as usize;
@@ -1573,7 +1604,9 @@ pub(super) mod tests {
         let mut s = 31;
         let env = Environment::<18>::from_mesh(soup(300, 2.0, &mut s), &BuildOptions::ENVIRONMENT)
             .unwrap();
-        let rest = sphere(30, 40);
+        // Over `PARALLEL_LIST` vertices, so that whole lists go in parallel.
+        let rest = sphere(70, 100);
+        assert!(rest.vertices().len() > PARALLEL_LIST);
         let tris = rest.triangles().to_vec();
         let mut some = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
         let mut all = some.clone();
@@ -1600,10 +1633,11 @@ pub(super) mod tests {
                 2 => now.clone(),
                 _ => deformed(rest.vertices(), &now, round == 11, false, &mut s),
             };
-            // The moved vertices and an unmoved one, in increasing order; on odd rounds
-            // vertex 0 is listed twice, first wrongly (the order then does not increase).
+            // The moved vertices and an unmoved one, in increasing order; on every third
+            // round vertex 0 is listed twice, first wrongly (the order then does not
+            // increase).
             let (mut indices, mut positions) = (vec![], vec![]);
-            if round % 2 == 1 {
+            if round % 3 == 1 {
                 indices.push(0u32);
                 positions.push(now[0] + DVec3::splat(9.0));
             }
