@@ -1,10 +1,11 @@
 //! Random sequences of world edits — shapes, objects and parts added and removed, poses and
-//! part placements set (bad ones too), filters changed, shapes swapped, shapes deformed (bad
-//! vertices too), stale handles used, batches of part edits prepared and finalized (some
-//! gone stale by an edit in between), probes of a shape at a pose (each against brute force
-//! over the objects and parts as they stand) — with a step after each few: every
-//! step's colliding pairs and contacts equal brute force over all object and part pairs, and
-//! every pair that collided and stops is reported ended exactly once.
+//! part placements set (bad ones too), filters changed, shapes swapped, shapes deformed,
+//! whole or by listed vertices (bad vertices too), stale handles used, batches of part
+//! edits prepared and finalized (some gone stale by an edit in between), probes of a shape
+//! at a pose (each against brute force over the objects and parts as they stand) — with a
+//! step after each few: every step's colliding pairs and contacts equal brute force over
+//! all object and part pairs, and every pair that collided and stops is reported ended
+//! exactly once.
 #![no_main]
 
 mod decode;
@@ -99,10 +100,22 @@ fuzz_target!(|data: &[u8]| {
             }
             9 if !shapes.is_empty() => {
                 let i = usize::from(b.byte()) % shapes.len();
-                let n = counts[i] + usize::from(b.byte() % 8 == 0);
-                let v: Vec<_> = (0..n).map(|_| b.point()).collect();
                 let before = w.shape_object(shapes[i]).unwrap().bvh().clone();
-                if w.deform_shape(shapes[i], &v).is_err() {
+                let done = if b.byte() % 2 == 0 {
+                    let n = counts[i] + usize::from(b.byte() % 8 == 0);
+                    let v: Vec<_> = (0..n).map(|_| b.point()).collect();
+                    w.deform_shape(shapes[i], &v)
+                } else {
+                    // A few listed vertices, some past the end or listed twice.
+                    let n = usize::from(b.byte() % 6);
+                    let top = counts[i] as u32 + u32::from(b.byte() % 8 == 0);
+                    let indices: Vec<u32> = (0..n).map(|_| u32::from(b.byte()) % top).collect();
+                    let positions: Vec<_> = (0..n + usize::from(b.byte() % 8 == 0))
+                        .map(|_| b.point())
+                        .collect();
+                    w.deform_shape_some(shapes[i], &indices, &positions)
+                };
+                if done.is_err() {
                     let after = w.shape_object(shapes[i]).unwrap().bvh();
                     assert!(
                         before.bounds().eq(after.bounds()),
