@@ -46,10 +46,10 @@ fn run<const K: usize>(b: &mut Bytes) {
     };
     // One or two parts; the second one placed by a fuzzed pose (placement errors are fine).
     let mut parts = vec![(e.clone(), Pose::IDENTITY)];
-    if b.byte() % 2 == 1 {
-        if let Ok(p) = b.pose() {
-            parts.push((e.clone(), p));
-        }
+    if b.byte() % 2 == 1
+        && let Ok(p) = b.pose()
+    {
+        parts.push((e.clone(), p));
     }
     // The OBB back-end on the same meshes, when the environment is that one mesh.
     let obb = if parts.len() == 1 {

@@ -62,11 +62,11 @@ fuzz_target!(|data: &[u8]| {
         }
         match b.byte() % 13 {
             0 => {
-                if let Some(m) = mesh(&mut b) {
-                    if let Ok(s) = w.add_shape(m.clone()) {
-                        shapes.push(s);
-                        counts.push(m.vertices().len());
-                    }
+                if let Some(m) = mesh(&mut b)
+                    && let Ok(s) = w.add_shape(m.clone())
+                {
+                    shapes.push(s);
+                    counts.push(m.vertices().len());
                 }
             }
             7 if !parts.is_empty() => {
@@ -74,10 +74,10 @@ fuzz_target!(|data: &[u8]| {
                     .keys()
                     .nth(usize::from(b.byte()) % parts.len())
                     .unwrap();
-                if let Ok(p) = b.pose() {
-                    if w.set_part_placement(id, p).is_ok() {
-                        parts.get_mut(&id).unwrap().pose = p;
-                    }
+                if let Ok(p) = b.pose()
+                    && w.set_part_placement(id, p).is_ok()
+                {
+                    parts.get_mut(&id).unwrap().pose = p;
                 }
                 assert_eq!(
                     w.part_placement(id).unwrap(),
@@ -85,7 +85,7 @@ fuzz_target!(|data: &[u8]| {
                     "a refused placement changed it"
                 );
             }
-            8 if !shapes.is_empty() && !(objects.is_empty() && parts.is_empty()) => {
+            8 if !shapes.is_empty() && (!objects.is_empty() || !parts.is_empty()) => {
                 let shape = shapes[usize::from(b.byte()) % shapes.len()];
                 let i = usize::from(b.byte());
                 if i % 2 == 0 && !parts.is_empty() {
@@ -163,10 +163,10 @@ fuzz_target!(|data: &[u8]| {
                     .keys()
                     .nth(usize::from(b.byte()) % objects.len())
                     .unwrap();
-                if let Ok(p) = b.pose() {
-                    if w.set_pose(id, p).is_ok() {
-                        objects.get_mut(&id).unwrap().pose = p;
-                    }
+                if let Ok(p) = b.pose()
+                    && w.set_pose(id, p).is_ok()
+                {
+                    objects.get_mut(&id).unwrap().pose = p;
                 }
                 assert_eq!(
                     w.pose(id).unwrap(),
