@@ -446,6 +446,10 @@ pub struct BroadPhase {
     /// and each chunk's first key, for finding a key's chunk in a small array.
     dynamic: Vec<Chunk>,
     firsts: Vec<u32>,
+    /// Where a search of `firsts` starts for a key of z-slab `slab_base + j`: the chunk
+    /// holding that slab's first key ([`BroadPhase::chunk_of`]).
+    slab_chunk: Vec<u32>,
+    slab_base: i32,
     /// New static entries of this update (scratch), sorted before they are merged in.
     incoming: Vec<Entry>,
     /// Static boxes in rows, the buffer they are re-sorted into, and whether a static box
@@ -647,7 +651,7 @@ impl BroadPhase {
             + (self.moved.capacity() + self.large_dynamic.capacity() + self.large_static.capacity())
                 * 4
             + self.moved_bits.capacity() * 8
-            + self.firsts.capacity() * 4
+            + (self.firsts.capacity() + self.slab_chunk.capacity()) * 4
             + self
                 .dynamic
                 .iter()
