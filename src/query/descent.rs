@@ -461,7 +461,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                 let bvh = &statics.parts[p as usize].bvh;
                 let cache = &mut work.screen;
                 let screen = |fd: &Dop<K>| cache.meets(p, pos, || bvh.tri_at(pos as usize), fd);
-                self.object.descend_fly_screened(
+                self.object.descend_fly(
                     stack,
                     form,
                     object,
@@ -469,6 +469,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                     [p, e],
                     dop,
                     screen,
+                    false,
                     &mut self.stats,
                 );
             } else {
@@ -479,6 +480,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                     c,
                     [p, e],
                     dop,
+                    |_| true,
                     self.walk.detect,
                     &mut self.stats,
                 );
@@ -573,7 +575,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                     let tri = || statics.parts[p as usize].bvh.tri_at(pos as usize);
                     cache.meets(p, pos, tri, fd)
                 };
-                self.object.descend_fly_screened(
+                self.object.descend_fly(
                     &mut work.stack,
                     form,
                     object,
@@ -581,6 +583,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                     [p, e],
                     &env.dop,
                     screen,
+                    false,
                     &mut self.stats,
                 );
             } else {
@@ -591,6 +594,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                     c,
                     [p, e],
                     &env.dop,
+                    |_| true,
                     self.walk.detect,
                     &mut self.stats,
                 );

@@ -224,8 +224,11 @@ impl<const K: usize> PlacedObject<K> {
     }
 
     /// Pushes the children `c`, `c + 1` of a flying node paired with static entry `(p, e)`
-    /// whose bound is `env`, each if its (re-bounded) k-DOP overlaps `env`; in detect mode
-    /// (`deep_first`) the child that overlaps deeper is popped first.
+    /// whose bound is `env`, each if its (re-bounded) k-DOP overlaps `env` and `meets` it:
+    /// `|_| true`, or where the entry is one large triangle, whether the child may meet
+    /// that triangle (`tri::node`; flying k-DOPs are enlarged by eps already). In detect
+    /// mode (`deep_first`) the child that overlaps deeper is popped first. Generic, so
+    /// that the plain split inlines to the two overlap tests alone.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(crate) fn descend_fly(
@@ -236,12 +239,15 @@ impl<const K: usize> PlacedObject<K> {
         c: u32,
         [p, e]: [u32; 2],
         env: &Dop<K>,
+        mut meets: impl FnMut(&Dop<K>) -> bool,
         deep_first: bool,
         stats: &mut QueryStats,
     ) {
         stats.nv += 2;
-        let right = form.overlaps(self.fly_dop(obj, c + 1, stats), env);
-        let left = form.overlaps(self.fly_dop(obj, c, stats), env);
+        let fd = self.fly_dop(obj, c + 1, stats);
+        let right = form.overlaps(fd, env) && meets(fd);
+        let fd = self.fly_dop(obj, c, stats);
+        let left = form.overlaps(fd, env) && meets(fd);
         if deep_first && right && left {
             let (r, l) = (
                 self.fly[c as usize + 1].dop.depth(env),
@@ -252,31 +258,6 @@ impl<const K: usize> PlacedObject<K> {
                 return;
             }
         }
-        stack.push_two([c + 1, p, e], right, [c, p, e], left);
-    }
-
-    /// [`PlacedObject::descend_fly`] where the entry is one large triangle, given as
-    /// `meets`: a child is kept only if it may also meet that triangle (`tri::node`;
-    /// flying k-DOPs are enlarged by eps already). Out of line: the plain descent's pairs
-    /// are the many.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(never)]
-    pub(crate) fn descend_fly_screened(
-        &mut self,
-        stack: &mut PairStack,
-        form: impl OverlapForm,
-        obj: &FlyingObject<K>,
-        c: u32,
-        [p, e]: [u32; 2],
-        env: &Dop<K>,
-        mut meets: impl FnMut(&Dop<K>) -> bool,
-        stats: &mut QueryStats,
-    ) {
-        stats.nv += 2;
-        let fd = self.fly_dop(obj, c + 1, stats);
-        let right = form.overlaps(fd, env) && meets(fd);
-        let fd = self.fly_dop(obj, c, stats);
-        let left = form.overlaps(fd, env) && meets(fd);
         stack.push_two([c + 1, p, e], right, [c, p, e], left);
     }
 
