@@ -452,7 +452,7 @@ impl<const K: usize> FlyingObject<K> {
             });
         }
         // One pass checks the lists and learns whether the indices increase (then no
-        // vertex is listed twice, and none needs the listed bits).
+        // vertex is listed twice, and a long list can go in parallel).
         let mut increasing = true;
         let mut last = None;
         for (at, (&v, &p)) in indices.iter().zip(positions).enumerate() {
@@ -475,13 +475,20 @@ impl<const K: usize> FlyingObject<K> {
         scratch.moved.clear();
         scratch.moved.resize(n.div_ceil(64), 0);
         let vertices = &mut self.part.bvh.vertices;
-        let (mut count, mut magnitude) = (0, self.magnitude);
-        let moves =
-            |p: DVec3, v: DVec3| p.to_array().map(f64::to_bits) != v.to_array().map(f64::to_bits);
-        if increasing && indices.len() >= PARALLEL_LIST {
+        // Stores `p` in `slot` and sets `bit` of `bits` if it moves the vertex (bit for
+        // bit); says whether it did.
+        let put = |slot: &mut DVec3, p: DVec3, bits: &mut u64, bit: u64| {
+            let moved = p.to_array().map(f64::to_bits) != slot.to_array().map(f64::to_bits);
+            if moved {
+                *slot = p;
+                *bits |= bit;
+            }
+            moved
+        };
+        let (count, magnitude) = if increasing && indices.len() >= PARALLEL_LIST {
             // Each word of moved bits, and its 64 vertices, takes the run of the list that
             // falls in it: the words are disjoint, so they go in parallel.
-            let (count, magnitude) = vertices
+            vertices
                 .par_chunks_mut(64)
                 .zip(scratch.moved.par_iter_mut())
                 .enumerate()
@@ -493,50 +500,32 @@ impl<const K: usize> FlyingObject<K> {
                     for (&v, &p) in indices[lo..hi].iter().zip(&positions[lo..hi]) {
                         let k = v as usize % 64;
                         magnitude = magnitude.max(p.abs().max_element());
-                        if moves(p, verts[k]) {
-                            verts[k] = p;
-                            *bits |= 1 << k;
-                            count += 1;
-                        }
+                        count += usize::from(put(&mut verts[k], p, bits, 1 << k));
                     }
                     (count, magnitude)
                 })
-                .reduce(|| (0, 0.0), |a, b| (a.0 + b.0, a.1.max(b.1)));
-            let magnitude = magnitude.max(self.magnitude);
-            return Ok(self.refit_moved(scratch, count, magnitude, margin));
-        }
-        if increasing {
-            for (&v, &p) in indices.iter().zip(positions) {
+                .reduce(|| (0, 0.0), |a, b| (a.0 + b.0, a.1.max(b.1)))
+        } else {
+            scratch.listed.resize(n.div_ceil(64), 0);
+            let (mut count, mut magnitude) = (0, 0.0f64);
+            // From the back, so that a vertex listed twice is decided by its last position
+            // alone (one put back where it was has not moved).
+            for (&v, &p) in indices.iter().zip(positions).rev() {
                 let v = v as usize;
-                magnitude = magnitude.max(p.abs().max_element());
-                if moves(p, vertices[v]) {
-                    vertices[v] = p;
-                    scratch.moved[v / 64] |= 1 << (v % 64);
-                    count += 1;
+                let (word, bit) = (v / 64, 1u64 << (v % 64));
+                if scratch.listed[word] & bit != 0 {
+                    continue;
                 }
+                scratch.listed[word] |= bit;
+                magnitude = magnitude.max(p.abs().max_element());
+                count += usize::from(put(&mut vertices[v], p, &mut scratch.moved[word], bit));
             }
-            return Ok(self.refit_moved(scratch, count, magnitude, margin));
-        }
-        scratch.listed.resize(n.div_ceil(64), 0);
-        // From the back, so that a vertex listed twice is decided by its last position
-        // alone (one put back where it was has not moved).
-        for (&v, &p) in indices.iter().zip(positions).rev() {
-            let v = v as usize;
-            let (word, bit) = (v / 64, 1u64 << (v % 64));
-            if scratch.listed[word] & bit != 0 {
-                continue;
+            for &v in indices {
+                scratch.listed[v as usize / 64] = 0;
             }
-            scratch.listed[word] |= bit;
-            magnitude = magnitude.max(p.abs().max_element());
-            if moves(p, vertices[v]) {
-                vertices[v] = p;
-                scratch.moved[word] |= bit;
-                count += 1;
-            }
-        }
-        for &v in indices {
-            scratch.listed[v as usize / 64] = 0;
-        }
+            (count, magnitude)
+        };
+        let magnitude = magnitude.max(self.magnitude);
         Ok(self.refit_moved(scratch, count, magnitude, margin))
     }
 
@@ -1386,12 +1375,9 @@ pub(super) mod tests {
         for round in 0..12 {
             let next: Vec<DVec3> = match round % 4 {
                 // One vertex far out, then back.
-                0 => {
-                    let mut v = now.clone();
-                    let k = (lcg(&mut s) * v.len() as f64) as usize;
-                    v[k] += DVec3::new(0.5, -3.0, 1.0) * (lcg(&mut s) + 0.5);
-                    v
-                }
+                0 => one_moved(&now, &mut s, |s| {
+                    DVec3::new(0.5, -3.0, 1.0) * (lcg(s) + 0.5)
+                }),
                 // A cap: the vertices near a random point pushed out.
                 1 => {
                     let c = now[(lcg(&mut s) * now.len() as f64) as usize];
@@ -1596,6 +1582,14 @@ pub(super) mod tests {
         }
     }
 
+    /// `now` with one vertex, picked at random, moved by what `by` gives.
+    fn one_moved(now: &[DVec3], s: &mut u64, by: impl FnOnce(&mut u64) -> DVec3) -> Vec<DVec3> {
+        let mut v = now.to_vec();
+        let k = (lcg(s) * v.len() as f64) as usize;
+        v[k] += by(s);
+        v
+    }
+
     /// Moving the listed vertices leaves the object as a full deformation to the same
     /// vertices does (bounds, corners, counts), and its answers equal brute force on the
     /// deformed mesh, through a sequence of local, partial and far deformations.
@@ -1623,12 +1617,7 @@ pub(super) mod tests {
         let mut contacts = 0;
         for round in 0..12 {
             let next: Vec<DVec3> = match round % 4 {
-                0 => {
-                    let mut v = now.clone();
-                    let k = (lcg(&mut s) * v.len() as f64) as usize;
-                    v[k] += DVec3::new(0.5, -3.0, 1.0);
-                    v
-                }
+                0 => one_moved(&now, &mut s, |_| DVec3::new(0.5, -3.0, 1.0)),
                 1 => deformed(rest.vertices(), &now, false, true, &mut s),
                 2 => now.clone(),
                 _ => deformed(rest.vertices(), &now, round == 11, false, &mut s),
