@@ -121,10 +121,10 @@ impl BroadPhase {
             .fold((0, 0), |(r, e), c| (r + c.rows.len(), e + c.rows.count()))
     }
 
-    /// The chunk holding row key `k`: from the chunk of the first key of `k`'s z-slab
-    /// (a table lookup), a few steps forward, then a binary search if the slab holds many
-    /// chunks. A binary search over all the chunks alone was the most of placing a
-    /// changed box (nine dependent reads per key, six keys per box).
+    /// The chunk holding row key `k`, among the chunks of `k`'s z-slab (a table lookup
+    /// gives them): step by step when they are few, by a binary search when many (a flat
+    /// scene). Not a binary search over every chunk: that is a chain of dependent reads
+    /// per key, and placing a changed box asks for up to six keys.
     #[inline]
     pub(super) fn chunk_of(&self, k: u32) -> usize {
         let (firsts, table) = (&self.firsts, &self.slab_chunk);
@@ -703,10 +703,6 @@ pub(super) mod tests {
         )
     }
 
-    /// With chunks of a few dozen entries (the tests' [`CHUNK`]), chunks are made, split,
-    /// skipped while nothing in them changes and streamed when something does; every
-    /// update's pairs equal all pairs compared, each once, and two broad phases given the
-    /// same calls list them in the same order whatever the thread count.
     /// The table-led chunk search on chunk layouts the random scenes do not make: many
     /// chunks in one z-slab (a flat scene), slabs without a chunk of their own, keys
     /// beyond the first and last chunks.
@@ -758,6 +754,12 @@ pub(super) mod tests {
         }
     }
 
+    /// With chunks of a few dozen entries (the tests' [`CHUNK`]), chunks are made, split,
+    /// skipped while nothing in them changes and streamed when something does; every
+    /// update's pairs equal all pairs compared, each once, and two broad phases given the
+    /// same calls list them in the same order whatever the thread count.
+    /// The table-led chunk search is checked against a search of every chunk after each
+    /// update.
     #[test]
     fn chunks_keep_every_pair_over_random_edits() {
         for seed in 0..6u64 {
