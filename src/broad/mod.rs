@@ -450,6 +450,8 @@ pub struct BroadPhase {
     /// holding that slab's first key ([`BroadPhase::chunk_of`]).
     slab_chunk: Vec<u32>,
     slab_base: i32,
+    /// The changed proxies' slices as placed in parallel (scratch of `place.rs`).
+    placing: Vec<place::Slice>,
     /// New static entries of this update (scratch), sorted before they are merged in.
     incoming: Vec<Entry>,
     /// Static boxes in rows, the buffer they are re-sorted into, and whether a static box
@@ -660,6 +662,7 @@ impl BroadPhase {
             + self.statics.bytes()
             + self.static_spare.capacity() * size_of::<Entry>()
             + self.incoming.capacity() * size_of::<Entry>()
+            + self.placing.iter().map(place::Slice::bytes).sum::<usize>()
             + (self.static_pairs.capacity() + self.fresh.capacity() + self.large_pairs.capacity())
                 * 8
             + self.near.capacity() * 4

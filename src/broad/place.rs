@@ -258,6 +258,13 @@ impl BroadPhase {
     /// Places every proxy set or removed since the last update: the large lists, then the
     /// dynamic chunks where a dynamic entry changed (re-sorted and swept), the static array
     /// where a static one did. Leaves the changed proxies' bits set for the static pairs.
+    ///
+    /// With more than one thread and many changed proxies, they are placed in slices on
+    /// rayon's pool (reading a proxy is a cache miss at scale, and was the serial part of
+    /// an update): each slice sorts its new entries into buckets by chunk, which the
+    /// chunks' streams gather. The large lists and the proxies' records are then brought
+    /// up to date on one thread in the order the proxies were changed, so the result does
+    /// not depend on the slices.
     pub(super) fn place_moved(&mut self) {
         let words = self.proxies.len().div_ceil(64);
         if self.moved_bits.len() < words {
@@ -267,6 +274,49 @@ impl BroadPhase {
             self.dynamic.push(Chunk::default());
             self.index_chunks();
         }
+        let n = self.moved.len();
+        let threads = rayon::current_num_threads();
+        let slices = n.div_ceil(SLICE).min(2 * threads);
+        if threads == 1 || slices < 2 {
+            self.place_serially();
+            self.resort_dynamic(&mut []);
+        } else {
+            // As many slices as `par_chunks` makes: each one is filled anew.
+            let per = n.div_ceil(slices);
+            let slices = n.div_ceil(per);
+            let mut placing = std::mem::take(&mut self.placing);
+            if placing.len() < slices {
+                placing.resize_with(slices, Slice::default);
+            }
+            let chunks = self.dynamic.len();
+            let this = &*self;
+            placing[..slices]
+                .par_iter_mut()
+                .zip(this.moved.par_chunks(per))
+                .for_each(|(slice, ids)| this.place_slice(ids, chunks, slice));
+            for (slice, j) in placing[..slices].iter().zip((0..n).step_by(per)) {
+                for (i, &new) in slice.placed.iter().enumerate() {
+                    if let Some(&ahead) = self.moved.get(j + i + AHEAD) {
+                        prefetch(&self.proxies[ahead as usize]);
+                    }
+                    self.settle(self.moved[j + i], new);
+                }
+                for (i, c) in self.dynamic.iter_mut().enumerate() {
+                    c.dirty |= bit(&slice.left, i as u32) || !slice.buckets[i].is_empty();
+                }
+            }
+            self.resort_dynamic(&mut placing[..slices]);
+            self.placing = placing;
+        }
+        if self.statics_changed {
+            self.resort_statics();
+        }
+    }
+
+    /// [`BroadPhase::place_moved`]'s placing on one thread: each changed proxy's old
+    /// entries' chunks marked, its new entries put straight into their chunks' incoming
+    /// lists.
+    fn place_serially(&mut self) {
         for i in 0..self.moved.len() {
             // Changed boxes come in the caller's order, at random in memory: asked for
             // ahead, a proxy arrives while the ones before it are placed.
@@ -274,65 +324,121 @@ impl BroadPhase {
                 prefetch(&self.proxies[ahead as usize]);
             }
             let id = self.moved[i];
-            set_bit(&mut self.moved_bits, id);
-            // No longer listed once this update is done (nothing sets a box during it).
-            self.proxies[id as usize].moved = false;
             let p = self.proxies[id as usize];
-            let (old, new) = (p.placed, self.placement(&p));
-            match old {
-                Place::Dynamic(lo, hi) => {
-                    // Its entries lie in the chunks of the keys from `lo` to `hi`.
-                    let (a, b) = (self.chunk_of(lo), self.chunk_of(hi));
-                    for c in &mut self.dynamic[a..=b] {
-                        c.dirty = true;
-                    }
+            let new = self.placement(&p);
+            if let Place::Dynamic(lo, hi) = p.placed {
+                // Its entries lie in the chunks of the keys from `lo` to `hi`.
+                let (a, b) = (self.chunk_of(lo), self.chunk_of(hi));
+                for c in &mut self.dynamic[a..=b] {
+                    c.dirty = true;
                 }
-                Place::LargeDynamic => remove_sorted(&mut self.large_dynamic, id),
-                Place::LargeStatic => remove_sorted(&mut self.large_static, id),
-                Place::Static(..) | Place::None => {}
             }
-            match new {
+            if let Place::Dynamic(lo, hi) = new {
                 // Every entry of a changed box is taken out and merged back in, so that the
                 // stream reads no box but those of its own columns.
-                Place::Dynamic(lo, hi) => self.enter(id, &p.aabb, lo, hi),
-                Place::LargeDynamic => insert_sorted(&mut self.large_dynamic, id),
-                Place::LargeStatic => insert_sorted(&mut self.large_static, id),
-                _ => {}
+                for row in rows_of(lo, hi) {
+                    let c = self.chunk_of(row & KEY);
+                    let c = &mut self.dynamic[c];
+                    c.incoming.push(Entry::new(id, &p.aabb, row));
+                    c.dirty = true;
+                }
             }
-            if old.is_static() || new.is_static() {
-                self.statics_changed = true;
-            }
-            self.proxies[id as usize].placed = new;
-        }
-        self.resort_dynamic();
-        if self.statics_changed {
-            self.resort_statics();
+            self.settle(id, new);
         }
     }
 
-    /// Adds proxy `id`'s entries (rows from key `lo` to key `hi`) to the incoming lists of
-    /// their chunks.
-    fn enter(&mut self, id: u32, b: &super::Aabb, lo: u32, hi: u32) {
-        for row in rows_of(lo, hi) {
-            let i = self.chunk_of(row & KEY);
-            let c = &mut self.dynamic[i];
-            c.incoming.push(Entry::new(id, b, row));
-            c.dirty = true;
+    /// Records changed proxy `id`'s new placement `new`: its bit, its record, the large
+    /// lists, and whether the static array must be re-sorted.
+    #[inline]
+    fn settle(&mut self, id: u32, new: Place) {
+        set_bit(&mut self.moved_bits, id);
+        let p = &mut self.proxies[id as usize];
+        // No longer listed once this update is done (nothing sets a box during it).
+        p.moved = false;
+        let old = std::mem::replace(&mut p.placed, new);
+        match old {
+            Place::LargeDynamic => remove_sorted(&mut self.large_dynamic, id),
+            Place::LargeStatic => remove_sorted(&mut self.large_static, id),
+            _ => {}
+        }
+        match new {
+            Place::LargeDynamic => insert_sorted(&mut self.large_dynamic, id),
+            Place::LargeStatic => insert_sorted(&mut self.large_static, id),
+            _ => {}
+        }
+        if old.is_static() || new.is_static() {
+            self.statics_changed = true;
+        }
+    }
+
+    /// Places the changed proxies `ids` into `out` (one slice of [`BroadPhase::place_moved`],
+    /// for `chunks` chunks): each one's new placement, the chunks its old entries leave, and
+    /// its new dynamic entries in the buckets of their chunks.
+    fn place_slice(&self, ids: &[u32], chunks: usize, out: &mut Slice) {
+        out.placed.clear();
+        out.left.clear();
+        out.left.resize(chunks.div_ceil(64), 0);
+        if out.buckets.len() != chunks {
+            out.buckets.resize_with(chunks, Vec::new);
+        }
+        for (i, &id) in ids.iter().enumerate() {
+            // Changed boxes come in the caller's order, at random in memory: asked for
+            // ahead, a proxy arrives while the ones before it are placed.
+            if let Some(&ahead) = ids.get(i + AHEAD) {
+                prefetch(&self.proxies[ahead as usize]);
+            }
+            let p = &self.proxies[id as usize];
+            let new = self.placement(p);
+            out.placed.push(new);
+            if let Place::Dynamic(lo, hi) = p.placed {
+                // Its entries lie in the chunks of the keys from `lo` to `hi`.
+                for c in self.chunk_of(lo)..=self.chunk_of(hi) {
+                    set_bit(&mut out.left, c as u32);
+                }
+            }
+            if let Place::Dynamic(lo, hi) = new {
+                // Every entry of a changed box is taken out and merged back in, so that the
+                // stream reads no box but those of its own columns.
+                for row in rows_of(lo, hi) {
+                    let c = self.chunk_of(row & KEY);
+                    out.buckets[c].push(Entry::new(id, &p.aabb, row));
+                }
+            }
         }
     }
 
     /// Streams every chunk something changed in into its spare columns, in parallel:
-    /// changed entries drop out, their new ones merge in from the chunk's incoming list
-    /// (sorted first), and each row is swept as it is completed. Chunks grown too large are
-    /// split.
-    fn resort_dynamic(&mut self) {
+    /// changed entries drop out, their new ones (in its incoming list, or gathered from
+    /// the slices' buckets of `placing`; then sorted) merge in, and each row is swept as it is completed. Chunks grown too large
+    /// are split.
+    fn resort_dynamic(&mut self, placing: &mut [Slice]) {
         let moved = &self.moved_bits;
         let kernel = Kernel::best();
-        let (compared, rows) = self
-            .dynamic
-            .par_iter_mut()
-            .filter_map(|c| c.dirty.then(|| stream(c, moved, kernel)))
-            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        let (compared, rows) = if placing.is_empty() {
+            self.dynamic
+                .par_iter_mut()
+                .filter_map(|c| c.dirty.then(|| stream(c, moved, kernel)))
+                .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+        } else {
+            let shared = &*placing;
+            let totals = self
+                .dynamic
+                .par_iter_mut()
+                .enumerate()
+                .filter_map(|(i, c)| {
+                    c.dirty.then(|| {
+                        for slice in shared {
+                            c.incoming.extend_from_slice(&slice.buckets[i]);
+                        }
+                        stream(c, moved, kernel)
+                    })
+                })
+                .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            for slice in placing.iter_mut() {
+                slice.buckets.par_iter_mut().for_each(Vec::clear);
+            }
+            totals
+        };
         self.stats.compared += compared;
         self.stats.rows_swept += rows;
         let (mut i, mut split) = (0, false);
@@ -659,6 +765,37 @@ fn directory(r: &mut StaticRows) {
 
 /// How many changed boxes ahead their proxies are asked for.
 const AHEAD: usize = 8;
+/// Changed proxies per slice placed on one task: fewer than twice this are placed on one
+/// thread, where the tasks and the buckets' gathering would cost more than they save.
+#[cfg(not(any(test, fuzzing)))]
+const SLICE: usize = 16_384;
+#[cfg(any(test, fuzzing))]
+const SLICE: usize = 16;
+
+/// One slice of the changed proxies as placed on one task ([`BroadPhase::place_moved`]).
+/// Kept between updates, so that its buffers are not allocated anew.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Slice {
+    /// Each proxy's new placement, in the slice's order.
+    placed: Vec<Place>,
+    /// One bit per chunk: an old entry of one of the slice's proxies leaves it.
+    left: Vec<u64>,
+    /// Per chunk, the slice's new entries that go to it.
+    buckets: Vec<Vec<Entry>>,
+}
+
+impl Slice {
+    /// Bytes held (capacities).
+    pub(super) fn bytes(&self) -> usize {
+        self.placed.capacity() * size_of::<Place>()
+            + self.left.capacity() * 8
+            + self
+                .buckets
+                .iter()
+                .map(|b| size_of::<Vec<Entry>>() + b.capacity() * size_of::<Entry>())
+                .sum::<usize>()
+    }
+}
 
 /// Closes a directory: a last row (key `u32::MAX`) holding the end.
 fn end(dir: &mut Vec<Row>, len: usize) {
@@ -769,6 +906,12 @@ pub(super) mod tests {
             let mut boxes: Vec<Option<(Aabb, bool)>> = Vec::new();
             let mut bp = BroadPhase::new();
             let mut twin = BroadPhase::new();
+            // One thread places serially, three in slices (`SLICE` is small in tests):
+            // both give the same pairs in the same order.
+            let serial = rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap();
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(3)
                 .build()
@@ -827,7 +970,7 @@ pub(super) mod tests {
                     }
                     boxes[i] = new;
                 }
-                bp.update();
+                serial.install(|| bp.update());
                 pool.install(|| twin.update());
                 let order: Vec<_> = bp.pairs().collect();
                 assert_eq!(
