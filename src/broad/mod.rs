@@ -364,8 +364,6 @@ struct Chunk {
     /// The smallest row key this chunk holds (the first chunk's is 0).
     first: u32,
     rows: Rows,
-    /// What the next update streams the chunk into.
-    spare: Rows,
     /// The pairs whose home row is in this chunk, in row order.
     found: Vec<(u32, u32)>,
     /// The entries of boxes set since the last update that go to this chunk (scratch).
@@ -377,9 +375,42 @@ struct Chunk {
 impl Chunk {
     fn bytes(&self) -> usize {
         self.rows.bytes()
-            + self.spare.bytes()
             + self.found.capacity() * 8
             + self.incoming.capacity() * size_of::<Entry>()
+    }
+}
+
+/// Columns to stream a chunk into, one per thread: a chunk is streamed into its thread's
+/// columns, which it then takes in exchange for its old ones. So the dynamic entries are
+/// held once and not twice (scratch belongs to threads), and the next chunk on that thread
+/// writes into lines it has just read.
+#[derive(Debug, Default)]
+struct Spares(Vec<parking_lot::Mutex<Rows>>);
+
+impl Clone for Spares {
+    /// Scratch is not copied: a clone starts with none.
+    fn clone(&self) -> Self {
+        Spares::default()
+    }
+}
+
+impl Spares {
+    /// At least `threads` columns.
+    fn ensure(&mut self, threads: usize) {
+        if self.0.len() < threads {
+            self.0.resize_with(threads, Default::default);
+        }
+    }
+
+    /// The columns of the calling thread of the pool (all of one thread's tasks run one
+    /// after another, so the lock is never contended).
+    fn mine(&self) -> parking_lot::MutexGuard<'_, Rows> {
+        let i = rayon::current_thread_index().unwrap_or(0) % self.0.len();
+        self.0[i].lock()
+    }
+
+    fn bytes(&self) -> usize {
+        self.0.iter().map(|r| r.lock().bytes()).sum()
     }
 }
 
@@ -445,6 +476,9 @@ pub struct BroadPhase {
     /// Dynamic boxes in rows, in chunks of consecutive rows (never empty once placed),
     /// and each chunk's first key, for finding a key's chunk in a small array.
     dynamic: Vec<Chunk>,
+    /// The columns a chunk is streamed into, one per thread of the pool (scratch of
+    /// `place.rs`).
+    spares: Spares,
     firsts: Vec<u32>,
     /// Where a search of `firsts` starts for a key of z-slab `slab_base + j`: the chunk
     /// holding that slab's first key ([`BroadPhase::chunk_of`]).
@@ -659,6 +693,7 @@ impl BroadPhase {
                 .iter()
                 .map(|c| size_of::<Chunk>() + c.bytes())
                 .sum::<usize>()
+            + self.spares.bytes()
             + self.statics.bytes()
             + self.static_spare.capacity() * size_of::<Entry>()
             + self.incoming.capacity() * size_of::<Entry>()

@@ -407,17 +407,22 @@ impl BroadPhase {
         }
     }
 
-    /// Streams every chunk something changed in into its spare columns, in parallel:
+    /// Streams every chunk something changed in into its thread's spare columns, in parallel:
     /// changed entries drop out, their new ones (in its incoming list, or gathered from
     /// the slices' buckets of `placing`; then sorted) merge in, and each row is swept as it is completed. Chunks grown too large
     /// are split.
     fn resort_dynamic(&mut self, placing: &mut [Slice]) {
         let moved = &self.moved_bits;
         let kernel = Kernel::best();
+        self.spares.ensure(rayon::current_num_threads());
+        let spares = &self.spares;
         let (compared, rows) = if placing.is_empty() {
             self.dynamic
                 .par_iter_mut()
-                .filter_map(|c| c.dirty.then(|| stream(c, moved, kernel)))
+                .filter_map(|c| {
+                    c.dirty
+                        .then(|| stream(c, moved, kernel, &mut spares.mine()))
+                })
                 .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
         } else {
             let shared = &*placing;
@@ -430,7 +435,7 @@ impl BroadPhase {
                         for slice in shared {
                             c.incoming.extend_from_slice(&slice.buckets[i]);
                         }
-                        stream(c, moved, kernel)
+                        stream(c, moved, kernel, &mut spares.mine())
                     })
                 })
                 .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
@@ -625,14 +630,14 @@ fn build(
     out.truncate(n);
 }
 
-/// Streams `c` into its spare columns with its incoming entries merged in (sorted first)
-/// and the entries of changed boxes (`moved`) left out, and swaps them in, its pairs found
+/// Streams `c` into `spare` with its incoming entries merged in (sorted first) and the
+/// entries of changed boxes (`moved`) left out, and exchanges the two, its pairs found
 /// anew; returns (compared, rows swept).
-fn stream(c: &mut Chunk, moved: &[u64], kernel: Kernel) -> (u64, u64) {
+fn stream(c: &mut Chunk, moved: &[u64], kernel: Kernel, spare: &mut Rows) -> (u64, u64) {
     c.incoming.sort_unstable_by_key(rank);
     let (old, inc) = (c.rows.view(), &c.incoming);
     let cap = old.len() + inc.len();
-    let mut b = Builder::new(&mut c.spare, cap, &mut c.found, kernel);
+    let mut b = Builder::new(spare, cap, &mut c.found, kernel);
     let rank_inc = |j: usize| inc.get(j).map_or((u64::MAX, u32::MAX), rank);
     let (mut j, mut next) = (0, rank_inc(0));
     for i in 0..old.len() {
@@ -652,9 +657,9 @@ fn stream(c: &mut Chunk, moved: &[u64], kernel: Kernel) -> (u64, u64) {
         b.push(e, rank(e));
     }
     let (n, compared, rows) = b.finish();
-    c.spare.truncate(n);
+    spare.truncate(n);
     c.incoming.clear();
-    std::mem::swap(&mut c.rows, &mut c.spare);
+    std::mem::swap(&mut c.rows, spare);
     (compared, rows)
 }
 
@@ -693,7 +698,7 @@ fn chunks(entries: &[Entry]) -> Vec<Chunk> {
 /// the returned chunk takes the rest, and both are swept anew (their pairs and their
 /// order are those of the rows either way).
 fn split_chunk(c: &mut Chunk, kernel: Kernel) -> Chunk {
-    let old = std::mem::replace(&mut c.rows, std::mem::take(&mut c.spare));
+    let old = std::mem::take(&mut c.rows);
     let n = old.count();
     let m = old.rows[..old.len()]
         .partition_point(|r| (r.start as usize) < n / 2)
@@ -716,7 +721,6 @@ fn split_chunk(c: &mut Chunk, kernel: Kernel) -> Chunk {
         (at..n).map(|i| view.get(i)),
         kernel,
     );
-    c.spare = old;
     tail
 }
 
