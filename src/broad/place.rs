@@ -416,34 +416,23 @@ impl BroadPhase {
         let kernel = Kernel::best();
         self.spares.ensure(rayon::current_num_threads());
         let spares = &self.spares;
-        let (compared, rows) = if placing.is_empty() {
-            self.dynamic
-                .par_iter_mut()
-                .filter_map(|c| {
-                    c.dirty
-                        .then(|| stream(c, moved, kernel, &mut spares.mine()))
+        let slices = &*placing;
+        let (compared, rows) = self
+            .dynamic
+            .par_iter_mut()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                c.dirty.then(|| {
+                    for slice in slices {
+                        c.incoming.extend_from_slice(&slice.buckets[i]);
+                    }
+                    stream(c, moved, kernel, &mut spares.mine())
                 })
-                .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
-        } else {
-            let shared = &*placing;
-            let totals = self
-                .dynamic
-                .par_iter_mut()
-                .enumerate()
-                .filter_map(|(i, c)| {
-                    c.dirty.then(|| {
-                        for slice in shared {
-                            c.incoming.extend_from_slice(&slice.buckets[i]);
-                        }
-                        stream(c, moved, kernel, &mut spares.mine())
-                    })
-                })
-                .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-            for slice in placing.iter_mut() {
-                slice.buckets.par_iter_mut().for_each(Vec::clear);
-            }
-            totals
-        };
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        for slice in placing.iter_mut() {
+            slice.buckets.par_iter_mut().for_each(Vec::clear);
+        }
         self.stats.compared += compared;
         self.stats.rows_swept += rows;
         let (mut i, mut split) = (0, false);
