@@ -407,10 +407,10 @@ impl BroadPhase {
         }
     }
 
-    /// Streams every chunk something changed in into its thread's spare columns, in parallel:
-    /// changed entries drop out, their new ones (in its incoming list, or gathered from
-    /// the slices' buckets of `placing`; then sorted) merge in, and each row is swept as it is completed. Chunks grown too large
-    /// are split.
+    /// Streams every chunk something changed in into its thread's spare columns, in
+    /// parallel: changed entries drop out, their new ones (in its incoming list, or
+    /// gathered from the slices' buckets of `placing`; then sorted) merge in, and each row
+    /// is swept as it is completed. Chunks grown too large are split.
     fn resort_dynamic(&mut self, placing: &mut [Slice]) {
         let moved = &self.moved_bits;
         let kernel = Kernel::best();
