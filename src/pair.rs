@@ -16,7 +16,10 @@
 //! covers the difference between the frames (`Pose::twin_margin`), so no contact is lost.
 
 use crate::dop::Wide;
-use crate::error::{Error, Result};
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::Result;
+use crate::hierarchy::BuildOptions;
 use crate::pose::Pose;
 use crate::query::{Full, QueryOptions, QueryState, QueryStats, Twin, size};
 use crate::tumble::FlyingObject;
@@ -37,6 +40,11 @@ pub enum Reference {
     A,
     /// The second object: the first is placed into its frame.
     B,
+    /// Neither: no pose had an inverse good enough to compare the two in (both objects
+    /// flattened, say). Bounds were compared in the world frame, the second object's
+    /// triangles placed there for the query (a hierarchy built for it, so such a query
+    /// allocates in proportion to that object).
+    World,
 }
 
 impl Reference {
@@ -55,7 +63,7 @@ impl Reference {
     fn other(self) -> Reference {
         match self {
             Reference::A => Reference::B,
-            Reference::B => Reference::A,
+            Reference::B | Reference::World => Reference::A,
         }
     }
 }
@@ -69,7 +77,8 @@ pub struct PairOutcome<'a> {
     /// mode at most one.
     pub contacts: &'a [ObjectContact],
     /// The object in whose frame bounds were compared: [`Reference::of`], or the other one
-    /// when the reference's pose has no usable inverse.
+    /// when the reference's pose has no usable inverse, or [`Reference::World`] when
+    /// neither has.
     pub reference: Reference,
     /// Work done (the re-bounded nodes are the non-reference object's).
     pub stats: QueryStats,
@@ -83,9 +92,11 @@ impl<const K: usize> FlyingObject<K> {
     /// the next.
     ///
     /// # Errors
-    /// [`Error::InvalidParameter`] for a bad epsilon; [`Error::InvalidPose`] when neither
-    /// pose has an inverse (both objects flattened), or the relative pose leaves the pose
-    /// limits.
+    /// [`Error::InvalidParameter`] for a bad epsilon. Where neither pose has an inverse
+    /// good enough to compare the two in (both objects flattened, say), the second object
+    /// is placed into the world frame ([`Reference::World`]), and
+    /// [`Error::CoordinateOutOfRange`] is possible there, for a placed vertex beyond the
+    /// coordinate limit.
     ///
     /// # Example
     /// ```
@@ -116,31 +127,50 @@ impl<const K: usize> FlyingObject<K> {
         state: &'s mut QueryState<K>,
     ) -> Result<PairOutcome<'s>> {
         zone!("FlyingObject::collide_with");
-        // The reference's frame unless its pose has no usable inverse; then the other's.
+        // The reference's frame unless its pose has no usable inverse; then the other's;
+        // then the world's.
         let first = Reference::of(self, other);
         let frames = |r| match r {
             Reference::A => Twin::new(pose, other_pose, self.magnitude, other),
-            Reference::B => Twin::new(other_pose, pose, other.magnitude, self),
+            _ => Twin::new(other_pose, pose, other.magnitude, self),
         };
-        let (reference, (twin, relative)) = [first, first.other()]
+        let framed = [first, first.other()]
             .into_iter()
-            .find_map(|r| frames(r).map(|f| (r, f)))
-            .ok_or(Error::InvalidPose {
-                reason: "neither object's pose has an inverse to compare the two in",
-            })?;
-        let (fixed, flying) = match reference {
-            Reference::A => (self, other),
-            Reference::B => (other, self),
+            .find_map(|r| frames(r).map(|f| (r, f)));
+        let (reference, stats) = match framed {
+            Some((reference, (twin, relative))) => {
+                let (fixed, flying) = match reference {
+                    Reference::A => (self, other),
+                    _ => (other, self),
+                };
+                let (stats, _) = fixed.statics().run(
+                    flying,
+                    &relative,
+                    options,
+                    state.parts(),
+                    Wide::detect(),
+                    Some(&twin),
+                    &mut Full,
+                )?;
+                (reference, stats)
+            }
+            None => {
+                // The second object's triangles placed by its pose exactly as the
+                // contract places them, so answers stay exact in the world frame.
+                let placed = other.mesh().transformed(other_pose)?;
+                let world = FlyingObject::<K>::new(placed, &BuildOptions::ENVIRONMENT)?;
+                let (stats, _) = world.statics().run(
+                    self,
+                    pose,
+                    options,
+                    state.parts(),
+                    Wide::detect(),
+                    None,
+                    &mut Full,
+                )?;
+                (Reference::World, stats)
+            }
         };
-        let (stats, _) = fixed.statics().run(
-            flying,
-            &relative,
-            options,
-            state.parts(),
-            Wide::detect(),
-            Some(&twin),
-            &mut Full,
-        )?;
         let work = &mut state.work;
         let (contacts, raw) = (&mut work.pair_contacts, &work.raw);
         contacts.clear();
@@ -148,7 +178,7 @@ impl<const K: usize> FlyingObject<K> {
         contacts.extend(raw.iter().map(|&[_, r, o]| {
             let (a_triangle, b_triangle) = match reference {
                 Reference::A => (r, o),
-                Reference::B => (o, r),
+                Reference::B | Reference::World => (o, r),
             };
             ObjectContact {
                 a_triangle,

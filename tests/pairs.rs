@@ -9,8 +9,7 @@ use common::{CONFIGS, Rng, cluster, meshes_dir, random_pose, report_and_detect};
 use glam::DVec3;
 use kdop::oracle::brute_force_object_contacts;
 use kdop::{
-    BuildOptions, Error, FlyingObject, Mesh, ObjectContact, Pose, QueryOptions, QueryState,
-    Reference,
+    BuildOptions, FlyingObject, Mesh, ObjectContact, Pose, QueryOptions, QueryState, Reference,
 };
 
 /// Checks report and detect for `a` at `pa` against `b` at `pb` with a fresh state and with
@@ -117,7 +116,7 @@ fn either_order_gives_the_same_pairs() {
 }
 
 #[test]
-fn flattening_poses_compare_in_the_other_frame() {
+fn flattening_poses_compare_in_the_other_frame_or_the_world() {
     let tri = Mesh::new(vec![DVec3::ZERO, DVec3::X, DVec3::Y], vec![[0, 1, 2]]).unwrap();
     let big = Mesh::new(
         vec![
@@ -143,9 +142,34 @@ fn flattening_poses_compare_in_the_other_frame() {
             .unwrap();
         assert_eq!(got.contacts, &want[..]);
     }
-    // Neither pose can be inverted: no frame to compare in.
-    let r = a.collide_with(&flat, &b, &flat, &QueryOptions::REPORT, &mut state);
-    assert!(matches!(r, Err(Error::InvalidPose { .. })), "{r:?}");
+    // Neither pose can be inverted: bounds are compared in the world frame, with the same
+    // answers as brute force, in report and in detect mode. Flattened onto the plane
+    // x = t, `a` becomes the segment x = t, z = 0, 0 <= y <= 1, and `b` (already in x =
+    // 0.2) keeps its triangle, which crosses z = 0 along x = 0.2, 0.2 <= y <= 9.
+    let onto_x = |t: f64| {
+        Pose::from_rows([0.0, 0.0, 0.0, t, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]).unwrap()
+    };
+    let cases = [
+        (flat, flat, 1),
+        (onto_x(0.2), flat, 1),
+        (flat, onto_x(0.2), 1),
+        (flat, onto_x(5.0), 0),
+        (onto_x(0.2), onto_x(0.2), 1),
+        (onto_x(0.2), onto_x(0.3), 0),
+    ];
+    for (pa, pb, hits) in cases {
+        let want = brute_force_object_contacts(&a, &pa, &b, &pb, 0.0);
+        assert_eq!(want.len(), hits, "the oracle on the flattened pair");
+        let got = a
+            .collide_with(&pa, &b, &pb, &QueryOptions::REPORT, &mut state)
+            .unwrap();
+        assert_eq!(got.reference, Reference::World);
+        assert_eq!(got.contacts, &want[..]);
+        let found = a
+            .collide_with(&pa, &b, &pb, &QueryOptions::DETECT, &mut state)
+            .unwrap();
+        assert_eq!(found.collides, hits > 0);
+    }
 }
 
 /// Each of the smaller real meshes against each, at near poses, with both objects turned.

@@ -886,3 +886,58 @@ fn memory_per_object_is_split_by_holder() {
     assert!(m.record >= 96 + 72, "{m:?}");
     assert!(m.broad_phase > 0 && m.step > 0, "{m:?}");
 }
+
+/// An object and a part whose poses are affine (not rigid) and neither of whose inverses
+/// can be trusted to compare the pair in (the linear parts of a case `world_edits` found):
+/// the step compares them in the world frame and reports what the oracle does. These poses
+/// put `FlyingObject::collide_with` of the pair in the world frame (checked first), and
+/// both take the triangle's point (0, -0.5, 0) to (1.6875, -2.03125, 2.375), exactly (the
+/// products and sums are exact in `f64`), so the two placed triangles meet there.
+#[test]
+fn pairs_without_a_usable_inverse_step_in_the_world_frame() {
+    let object = Pose::from_rows([
+        3.375, 3.375, 3.375, 3.375, 3.375, 0.0625, -2.0, -2.0, -2.0, 2.0, 3.375, 3.375,
+    ])
+    .unwrap();
+    let placement = Pose::from_rows([
+        3.375,
+        -1.75,
+        3.375,
+        0.8125,
+        3.375,
+        3.375,
+        3.375,
+        -0.34375,
+        -0.0625,
+        728_576.0,
+        -2.0,
+        364_290.375,
+    ])
+    .unwrap();
+    let mut w = World::<18>::new();
+    let s = w.add_shape(triangle()).unwrap();
+    let obj = w.shape_object(s).unwrap().clone();
+    let mut state = kdop::QueryState::new();
+    let alone = obj
+        .collide_with(
+            &object,
+            &obj,
+            &placement,
+            &kdop::QueryOptions::REPORT,
+            &mut state,
+        )
+        .unwrap();
+    assert_eq!(alone.reference, kdop::Reference::World);
+    let want: Vec<[u32; 2]> =
+        kdop::oracle::brute_force_object_contacts(&obj, &object, &obj, &placement, 0.0)
+            .into_iter()
+            .map(|c| [c.a_triangle, c.b_triangle])
+            .collect();
+    let part = w.add_part(s, placement, PartDesc::default()).unwrap();
+    let a = w.add_object(s, object, ObjectDesc::default()).unwrap();
+    w.step().unwrap();
+    assert_eq!(want, [[0, 0]], "the oracle: the triangles share a point");
+    let p = w.pairs().first().expect("the pair collides");
+    assert_eq!((p.a, p.b), (Body::Object(a), Body::Part(part)));
+    assert_eq!(w.contacts(p).unwrap(), &want[..]);
+}

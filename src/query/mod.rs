@@ -189,9 +189,10 @@ impl<const K: usize> QueryState<K> {
     /// [`QueryState::prepare`] for object-against-object queries between `a` and `b`
     /// ([`FlyingObject::collide_with`]), in either order.
     pub fn prepare_objects(&mut self, a: &FlyingObject<K>, b: &FlyingObject<K>) {
-        match crate::pair::Reference::of(a, b) {
-            crate::pair::Reference::A => self.prepare_for(a.statics(), b),
-            crate::pair::Reference::B => self.prepare_for(b.statics(), a),
+        if crate::pair::Reference::of(a, b) == crate::pair::Reference::A {
+            self.prepare_for(a.statics(), b);
+        } else {
+            self.prepare_for(b.statics(), a);
         }
     }
 

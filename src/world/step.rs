@@ -184,7 +184,9 @@ impl<const K: usize> World<K> {
     /// pairs that stopped colliding.
     ///
     /// # Errors
-    /// None in practice: poses are checked when set. A query error would name the pair.
+    /// None in practice: poses are checked when set, and a pair neither of whose poses has
+    /// an inverse good enough to compare the two in is compared in the world frame
+    /// ([`crate::Reference::World`]). A query error would name the pair.
     ///
     /// # Performance
     /// Objects that did not move cost nothing in the broad phase; pairs run in parallel
