@@ -11,6 +11,7 @@
 
 mod brep;
 mod overlap;
+mod quick;
 
 use crate::exact::{EPS, sum_sign};
 use glam::DVec3;
@@ -326,6 +327,15 @@ impl<const K: usize> Dop<K> {
             let s = p.x.abs() + p.y.abs() + p.z.abs();
             l1 = if s > l1 { s } else { l1 };
         }
+        Self::from_extremes(&lo, &hi, l1)
+    }
+
+    /// The k-DOP of points whose projections range over `lo[i]..=hi[i]` (in `f64`, as
+    /// [`project_sums`] computes them) and whose largest 1-norm is `l1`: the extremes
+    /// rounded out once with the error bound of that point. Empty when `lo[0] > hi[0]`.
+    #[inline(always)]
+    fn from_extremes(lo: &[f64; 13], hi: &[f64; 13], l1: f64) -> Self {
+        let n = K / 2;
         if lo[0] > hi[0] {
             return Self::EMPTY;
         }

@@ -891,7 +891,7 @@ impl<'a, const K: usize> Span<'a, K> {
             return None;
         }
         pts.gather(own, s.vertices);
-        Some(Dop::from_points_quick(pts.as_slice().iter().copied()))
+        Some(Dop::from_slice_quick(pts.as_slice()))
     }
 
     /// Node `i`'s corners after its refit: its own corners `pts` (when one moved) written
