@@ -430,8 +430,8 @@ impl BroadPhase {
                 })
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        for slice in placing.iter_mut() {
-            slice.buckets.par_iter_mut().for_each(Vec::clear);
+        for bucket in placing.iter_mut().flat_map(|s| &mut s.buckets) {
+            bucket.clear();
         }
         self.stats.compared += compared;
         self.stats.rows_swept += rows;
