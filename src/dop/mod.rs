@@ -13,6 +13,9 @@ mod brep;
 mod overlap;
 mod quick;
 
+#[cfg(target_arch = "x86_64")]
+pub(crate) use quick::xyz0;
+
 use crate::exact::{EPS, sum_sign};
 use glam::DVec3;
 

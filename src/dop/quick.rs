@@ -46,10 +46,8 @@ unsafe fn extremes_18_avx2(points: &[DVec3]) -> ([f64; 13], [f64; 13], f64) {
     // Negates lanes 2 and 3: x - y is x + (-y) in IEEE arithmetic, signed zeros included.
     let negate_hi = _mm256_set_pd(-0.0, -0.0, 0.0, 0.0);
     for p in points {
-        // SAFETY: `DVec3` is three `f64` in a row (`repr(C)`): x and y, then z.
-        let (xy, z) = unsafe { (_mm_loadu_pd(&raw const p.x), _mm_load_sd(&raw const p.z)) };
-        // [x, y, z, 0]
-        let v = _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(xy), z);
+        // SAFETY: this kernel runs with AVX2.
+        let v = unsafe { xyz0(p) };
         // a = [x, y, z, x + y]: the sum in lane 3 only, so the coordinates stay as given.
         let xyzx = _mm256_permute4x64_pd::<0b00_10_01_00>(v);
         let zeros_y = _mm256_permute4x64_pd::<0b01_11_11_11>(v);
@@ -77,6 +75,23 @@ unsafe fn extremes_18_avx2(points: &[DVec3]) -> ([f64; 13], [f64; 13], f64) {
         _mm256_storeu_pd(hi_ab.add(4), hi_b);
     }
     (lo, hi, l1)
+}
+
+/// `p` as the vector `[x, y, z, 0]`, read without touching memory past it; inlined into
+/// the AVX kernels that call it.
+///
+/// # Safety
+/// The CPU must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) unsafe fn xyz0(p: &DVec3) -> std::arch::x86_64::__m256d {
+    use std::arch::x86_64::*;
+    // SAFETY: `DVec3` is three `f64` in a row (`repr(C)`): x and y, then z; the caller
+    // vouches for AVX.
+    unsafe {
+        let (xy, z) = (_mm_loadu_pd(&raw const p.x), _mm_load_sd(&raw const p.z));
+        _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(xy), z)
+    }
 }
 
 #[cfg(test)]

@@ -727,9 +727,8 @@ unsafe fn round_points_avx(room: &mut [[f32; 3]], pts: &[DVec3]) -> (f64, f64) {
     let abs = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
     let (mut s, mut m) = (_mm256_setzero_pd(), _mm256_setzero_pd());
     for (slot, p) in room.iter_mut().zip(pts) {
-        // SAFETY: `DVec3` is three `f64` in a row (`repr(C)`): x and y, then z.
-        let (xy, z) = unsafe { (_mm_loadu_pd(&raw const p.x), _mm_load_sd(&raw const p.z)) };
-        let v = _mm256_insertf128_pd::<1>(_mm256_castpd128_pd256(xy), z);
+        // SAFETY: this kernel runs with AVX.
+        let v = unsafe { crate::dop::xyz0(p) };
         let f = _mm256_cvtpd_ps(v);
         let back = _mm256_cvtps_pd(f);
         s = _mm256_max_pd(_mm256_and_pd(_mm256_sub_pd(back, v), abs), s);
