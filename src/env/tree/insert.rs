@@ -2,11 +2,11 @@
 //! `b2FindBestSibling`): the sibling is the node whose union with the new leaf adds the
 //! least area to the tree. A node's cost is the area of its union with the leaf plus what its
 //! ancestors grow by; its children cost at least the leaf's own area plus what it and its
-//! ancestors grow by, so the search takes nodes best bound first and stops when no bound
-//! can beat the best found (best-first branch and bound, because Box2D v3's single
-//! greedy path leaves trees markedly costlier than a fresh build's; `docs/benchmarks.md`,
-//! "Editable part tree"). Then a new parent joins the two, and the path to the root is
-//! refitted and rotated (`rotate.rs`).
+//! ancestors grow by, so a depth-first branch and bound, the child of least growth first,
+//! skips every subtree whose bound cannot beat the best found (an exhaustive search,
+//! because Box2D v3's single greedy path leaves trees markedly costlier than a fresh
+//! build's; `docs/benchmarks.md`, "Editable part tree"). Then a new parent joins the two,
+//! and the path to the root is refitted and rotated (`rotate.rs`).
 
 use super::{DynamicTree, NULL, TreeLeaf, area, check_bound, union_area};
 use crate::dop::Dop;
@@ -93,6 +93,17 @@ impl<const K: usize> DynamicTree<K> {
         self.nodes[sibling as usize].parent = parent;
         self.nodes[leaf as usize].parent = parent;
         self.replace_child(old_parent, sibling, parent);
+        // The rotations on the way up read the grandchildren beside the path, which the
+        // search did not: asked for all at once, their misses overlap.
+        let mut at = old_parent;
+        while at != NULL {
+            for c in self.nodes[at as usize].child {
+                if !self.nodes[c as usize].is_leaf() {
+                    self.prefetch_children(c);
+                }
+            }
+            at = self.nodes[at as usize].parent;
+        }
         let mut at = old_parent;
         while at != NULL {
             self.refit(at);
@@ -102,33 +113,30 @@ impl<const K: usize> DynamicTree<K> {
     }
 
     /// The node whose union with `dop` costs the tree least. Each node's own cost is
-    /// reckoned when its parent is expanded, so leaves never enter the queue and an inner
-    /// node enters it only when the bound below it can still beat the best.
-    fn best_sibling(&mut self, dop: &Dop<K>) -> u32 {
-        use std::cmp::Reverse;
-        // Bounds and costs are kept non-negative (rounding could take a growth below zero,
-        // huge bounds make it NaN), so their bits order as the numbers do.
+    /// reckoned when its parent is expanded, so leaves never enter the stack and an inner
+    /// node enters it only when the bound below it can still beat the best. Depth first
+    /// rather than best first: the search mostly follows one path, and a stack costs less
+    /// than a heap's ordering (`docs/benchmarks.md`, "Editable part tree").
+    pub(super) fn best_sibling(&mut self, dop: &Dop<K>) -> u32 {
+        // Growths are kept non-negative (rounding could take one below zero, and huge
+        // bounds make it NaN, which `max` turns into zero), so a node's bound stays at least
+        // the leaf's own area.
         let leaf_area = area(dop);
         let mut best = self.root;
         let mut best_cost = union_area(&self.nodes[self.root as usize].dop, dop);
-        let mut heap = std::mem::take(&mut self.heap);
-        heap.clear();
-        // An entry: (a lower bound on any cost below the node, the node, what its
-        // ancestors grow by).
+        let mut stack = std::mem::take(&mut self.search);
+        stack.clear();
         let below_root = (best_cost - area(&self.nodes[self.root as usize].dop)).max(0.0);
         if !self.nodes[self.root as usize].is_leaf() && leaf_area + below_root < best_cost {
-            heap.push((
-                Reverse((leaf_area + below_root).to_bits()),
-                self.root,
-                below_root.to_bits(),
-            ));
+            self.prefetch_children(self.root);
+            stack.push((below_root, self.root));
         }
-        while let Some((Reverse(lb), i, inherited)) = heap.pop() {
-            if f64::from_bits(lb) >= best_cost {
-                break;
+        while let Some((inherited, i)) = stack.pop() {
+            if leaf_area + inherited >= best_cost {
+                continue;
             }
-            let inherited = f64::from_bits(inherited);
-            for c in self.nodes[i as usize].child {
+            let mut open = [(f64::INFINITY, NULL); 2];
+            for (slot, c) in self.nodes[i as usize].child.into_iter().enumerate() {
                 let node = &self.nodes[c as usize];
                 let direct = union_area(&node.dop, dop);
                 let cost = direct + inherited;
@@ -138,14 +146,23 @@ impl<const K: usize> DynamicTree<K> {
                 }
                 if !node.is_leaf() {
                     let below = (inherited + direct - area(&node.dop)).max(0.0);
-                    let lower = leaf_area + below;
-                    if lower < best_cost {
-                        heap.push((Reverse(lower.to_bits()), c, below.to_bits()));
+                    if leaf_area + below < best_cost {
+                        self.prefetch_children(c);
+                        open[slot] = (below, c);
                     }
                 }
             }
+            // The child of least growth is taken next; the other waits.
+            if open[1].0 < open[0].0 {
+                open.swap(0, 1);
+            }
+            for &(below, c) in open.iter().rev() {
+                if c != NULL {
+                    stack.push((below, c));
+                }
+            }
         }
-        self.heap = heap;
+        self.search = stack;
         best
     }
 }

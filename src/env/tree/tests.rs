@@ -271,3 +271,77 @@ fn a_bulk_load_of_one_leaf_is_the_root() {
     assert_eq!(tree.remove(leaves[0]).unwrap(), 7);
     tree.validate().unwrap();
 }
+
+/// What inserting `dop` as node `i`'s sibling adds to the tree, reckoned from the root
+/// for every node (no pruning): the union's area plus what each ancestor grows by.
+fn every_cost<const K: usize>(tree: &DynamicTree<K>, dop: &Dop<K>) -> Vec<(u32, f64)> {
+    let mut out = Vec::new();
+    let mut todo = vec![(tree.root, 0.0f64)];
+    while let Some((i, inherited)) = todo.pop() {
+        let node = &tree.nodes[i as usize];
+        let direct = union_area(&node.dop, dop);
+        out.push((i, direct + inherited));
+        if !node.is_leaf() {
+            let below = inherited + (direct - area(&node.dop));
+            for c in node.child {
+                todo.push((c, below));
+            }
+        }
+    }
+    out
+}
+
+/// The sibling search's branch and bound finds the least cost of all nodes, checked
+/// against every node's cost on trees grown by insertions and edited by removals (only
+/// rounding may separate the two: 1e-9 relative).
+#[test]
+fn the_sibling_search_finds_the_least_cost() {
+    let mut s = 31u64;
+    for round in 0..6 {
+        let mut tree = DynamicTree::<18>::new(0.1).unwrap();
+        let side = [5.0, 40.0, 200.0][round % 3];
+        let mut leaves = Vec::new();
+        for i in 0..600u32 {
+            let size = if i % 50 == 0 { 30.0 } else { 1.0 };
+            leaves.push(
+                tree.insert(&cube(point(&mut s, side), size, &mut s), i)
+                    .unwrap(),
+            );
+            if i % 7 == 3 {
+                let j = (lcg(&mut s) * leaves.len() as f64) as usize % leaves.len();
+                tree.remove(leaves.swap_remove(j)).unwrap();
+            }
+        }
+        for _ in 0..200 {
+            let probe = tree.fattened(&cube(point(&mut s, side * 1.2), 2.0, &mut s));
+            let found = tree.best_sibling(&probe);
+            let costs = every_cost(&tree, &probe);
+            let least = costs.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
+            let at = costs.iter().find(|c| c.0 == found).unwrap().1;
+            assert!(
+                at <= least * (1.0 + 1e-9),
+                "round {round}: the search chose cost {at}, the least is {least}"
+            );
+        }
+    }
+}
+
+/// The box union's area by SSE is the one-coordinate-at-a-time form's, bit for bit, for
+/// every k whose bounds leave room for four-lane loads.
+#[test]
+fn the_union_area_is_the_portable_one() {
+    fn check<const K: usize>(s: &mut u64) {
+        for _ in 0..5000 {
+            let scale = 10f64.powi((lcg(s) * 16.0) as i32 - 8);
+            let a: Dop<K> = cube(point(s, scale) - DVec3::splat(scale / 2.0), scale, s);
+            let b: Dop<K> = cube(point(s, scale) - DVec3::splat(scale / 2.0), scale, s);
+            let (fast, slow) = (union_area(&a, &b), union_area_portable(&a, &b));
+            assert_eq!(fast.to_bits(), slow.to_bits(), "{a:?} {b:?}");
+        }
+    }
+    let mut s = 5u64;
+    check::<6>(&mut s);
+    check::<14>(&mut s);
+    check::<18>(&mut s);
+    check::<26>(&mut s);
+}
