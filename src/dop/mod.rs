@@ -508,6 +508,15 @@ impl<const K: usize> Dop<K> {
         out
     }
 
+    /// [`Dop::padded`] by `share` times its largest box extent: a *fat* bound, which small
+    /// motions and deformations of what it holds leave alone (a deformable node's, a
+    /// part-tree leaf's).
+    #[must_use]
+    #[inline]
+    pub(crate) fn padded_by_extent(&self, share: f64) -> Self {
+        self.padded((share * self.box_extent().max_element()) as f32)
+    }
+
     /// The middle one of its x, y and z extents: how wide a flat shape inside it can be
     /// in its second direction.
     #[must_use]

@@ -837,7 +837,7 @@ impl<'a, const K: usize> Span<'a, K> {
                 let node = &mut self.nodes[at];
                 refit = !node.dop.contains(&exact);
                 if refit {
-                    node.dop = grown(exact, s.margin);
+                    node.dop = exact.padded_by_extent(s.margin);
                 }
             }
             tally.escaped += u32::from(refit);
@@ -850,7 +850,7 @@ impl<'a, const K: usize> Span<'a, K> {
                 let node = &mut self.nodes[at];
                 if !node.dop.contains(&exact) {
                     let old = area(&node.dop);
-                    node.dop = grown(exact, s.margin);
+                    node.dop = exact.padded_by_extent(s.margin);
                     tally.area += area(&node.dop) - old;
                     refit = true;
                 }
@@ -1086,13 +1086,6 @@ impl<const K: usize> DeformScratch<K> {
         }
         self.top_built = self.overlap(nodes);
     }
-}
-
-/// A re-made node's bound: `exact` enlarged by `margin` times its largest box extent, so
-/// that the next small deformations leave it alone.
-#[inline]
-pub(super) fn grown<const K: usize>(exact: Dop<K>, margin: f64) -> Dop<K> {
-    exact.padded((margin * exact.box_extent().max_element()) as f32)
 }
 
 /// A node's flag: its bound was re-made by this deformation.

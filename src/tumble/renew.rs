@@ -16,7 +16,7 @@
 //! the same way in slices over several calls, staged (triangle order, corner arrays and
 //! lists) and swapped in by the next deformation, which refits all of it.
 
-use super::deform::{DeformScratch, grown};
+use super::deform::DeformScratch;
 use super::{
     CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, distinct_corners, inner_area,
     own_in_lanes, triangle_span, write_lanes, write_points,
@@ -366,13 +366,16 @@ impl<const K: usize> FlyingObject<K> {
                 let first = (node.link & !LEAF) as usize;
                 let corners = tris[leaf_span(ids, first)].as_flattened();
                 let exact = Dop::from_points_quick(corners.iter().map(|&v| vertices[v as usize]));
-                node.dop = grown(exact, margin);
+                node.dop = exact.padded_by_extent(margin);
             });
         for j in (lo..hi).rev() {
             let link = nodes[j].link;
             if link & LEAF == 0 {
                 let c = link as usize;
-                nodes[j].dop = grown(nodes[c].dop.merge(&nodes[c + 1].dop), margin);
+                nodes[j].dop = nodes[c]
+                    .dop
+                    .merge(&nodes[c + 1].dop)
+                    .padded_by_extent(margin);
             }
         }
         scratch.flags[lo..hi].fill(0);
@@ -385,7 +388,7 @@ impl<const K: usize> FlyingObject<K> {
                 break;
             }
             let old = area(&bvh.nodes[j].dop);
-            bvh.nodes[j].dop = grown(exact, margin);
+            bvh.nodes[j].dop = exact.padded_by_extent(margin);
             // A piece's root's ancestors are top nodes: no piece's cost changes.
             self.inner_area += area(&bvh.nodes[j].dop) - old;
             if j == 0 {

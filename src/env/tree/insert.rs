@@ -6,7 +6,9 @@
 //! skips every subtree whose bound cannot beat the best found (an exhaustive search,
 //! because Box2D v3's single greedy path leaves trees markedly costlier than a fresh
 //! build's; `docs/benchmarks.md`, "Editable part tree"). Then a new parent joins the two,
-//! and the path to the root is refitted and rotated (`rotate.rs`).
+//! and the path up is refitted and rotated (`rotate.rs`) until two nodes in a row are left
+//! as they were: a rotation reads a node's children and grandchildren, so above those
+//! two it would weigh the same bounds as before the insertion.
 
 use super::{DynamicTree, NULL, TreeLeaf, area, check_bound, union_area};
 use crate::dop::Dop;
@@ -93,22 +95,42 @@ impl<const K: usize> DynamicTree<K> {
         self.nodes[sibling as usize].parent = parent;
         self.nodes[leaf as usize].parent = parent;
         self.replace_child(old_parent, sibling, parent);
-        // The rotations on the way up read the grandchildren beside the path, which the
-        // search did not: asked for all at once, their misses overlap.
         let mut at = old_parent;
-        while at != NULL {
-            for c in self.nodes[at as usize].child {
-                if !self.nodes[c as usize].is_leaf() {
-                    self.prefetch_children(c);
-                }
-            }
-            at = self.nodes[at as usize].parent;
+        // Nodes in a row left as they were (bound, height, children).
+        let mut still = 0;
+        if at != NULL {
+            self.prefetch_rotation(at);
         }
-        let mut at = old_parent;
         while at != NULL {
+            // The rotations read the grandchildren beside the path, which the search did
+            // not: asked for a level ahead, their misses overlap this level's work.
+            let up = self.nodes[at as usize].parent;
+            if up != NULL {
+                self.prefetch_rotation(up);
+            }
+            let (dop, height) = (self.nodes[at as usize].dop, self.nodes[at as usize].height);
             self.refit(at);
-            self.rotate(at);
-            at = self.nodes[at as usize].parent;
+            let rotated = self.rotate(at);
+            let n = &self.nodes[at as usize];
+            if !rotated && n.height == height && same_bits(&n.dop, &dop) {
+                still += 1;
+                if still == 2 {
+                    break;
+                }
+            } else {
+                still = 0;
+            }
+            at = n.parent;
+        }
+    }
+
+    /// Asks for what [`DynamicTree::rotate`] at `at` reads beyond its children.
+    #[inline(always)]
+    fn prefetch_rotation(&self, at: u32) {
+        for c in self.nodes[at as usize].child {
+            if !self.nodes[c as usize].is_leaf() {
+                self.prefetch_children(c);
+            }
         }
     }
 
@@ -165,4 +187,14 @@ impl<const K: usize> DynamicTree<K> {
         self.search = stack;
         best
     }
+}
+
+/// Whether two k-DOPs are equal bit for bit (one pass without early exits, unlike `==` on
+/// floats; a zero of the other sign counts as a change, which only walks a level further).
+#[inline]
+fn same_bits<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> bool {
+    a.b.iter()
+        .zip(&b.b)
+        .fold(0, |acc, (x, y)| acc | (x.to_bits() ^ y.to_bits()))
+        == 0
 }

@@ -97,8 +97,8 @@ pub struct DynamicTree<const K: usize> {
 }
 
 impl<const K: usize> DynamicTree<K> {
-    /// An empty tree whose leaves are enlarged by `margin` times their largest extent on
-    /// every side (0 for tight leaves).
+    /// An empty tree whose leaves are enlarged by about `margin` times their largest
+    /// extent on every side (0 for tight leaves; the bound is always contained).
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] for a negative or non-finite margin.
@@ -286,12 +286,11 @@ impl<const K: usize> DynamicTree<K> {
         }
     }
 
-    /// `dop` enlarged by the tree's margin.
+    /// `dop` enlarged by the tree's margin: about that much (rounded in `f32`, outward
+    /// or not at all), as deformable nodes are; the slack is a heuristic, so it needs no
+    /// rounding control, only to contain `dop`.
     fn fattened(&self, dop: &Dop<K>) -> Dop<K> {
-        if self.margin == 0.0 {
-            return *dop;
-        }
-        dop.enlarged(self.margin * dop.box_extent().max_element())
+        dop.padded_by_extent(self.margin)
     }
 
     /// A node from the free list, or a new one.
@@ -360,6 +359,15 @@ impl<const K: usize> DynamicTree<K> {
 /// The area of a k-DOP for the cost: the surface area of its bounding box.
 #[inline]
 pub(crate) fn area<const K: usize>(d: &Dop<K>) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    if K >= 8 {
+        // SAFETY: as in `union_area`.
+        unsafe {
+            use std::arch::x86_64::_mm_loadu_ps;
+            let p = d.b.as_ptr();
+            return box_area_sse(_mm_loadu_ps(p), _mm_loadu_ps(p.add(K / 2)));
+        }
+    }
     let e = d.box_extent();
     2.0 * (e.x * e.y + e.y * e.z + e.z * e.x)
 }
@@ -372,27 +380,39 @@ pub(crate) fn union_area<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> f64 {
     if K >= 8 {
         // The box's four lower and four upper bounds (the fourth is ignored) as one vector
         // each: the search reckons this for every node it reaches.
-        // SAFETY: SSE2 is part of the x86_64 baseline; with K >= 8 the four floats from
-        // `K / 2` lie inside the array (`K / 2 + 4 <= K`), and unaligned loads are used.
+        // SAFETY: SSE is part of the x86_64 baseline; with K >= 8 the four floats from
+        // `K / 2` lie inside the array (`K / 2 + 4 <= K`), and the loads are unaligned.
         unsafe {
-            use std::arch::x86_64::*;
+            use std::arch::x86_64::{_mm_loadu_ps, _mm_max_ps, _mm_min_ps};
             let (pa, pb) = (a.b.as_ptr(), b.b.as_ptr());
             let lo = _mm_min_ps(_mm_loadu_ps(pa), _mm_loadu_ps(pb));
             let hi = _mm_max_ps(_mm_loadu_ps(pa.add(K / 2)), _mm_loadu_ps(pb.add(K / 2)));
-            let xy = _mm_sub_pd(_mm_cvtps_pd(hi), _mm_cvtps_pd(lo));
-            let zw = _mm_sub_pd(
-                _mm_cvtps_pd(_mm_movehl_ps(hi, hi)),
-                _mm_cvtps_pd(_mm_movehl_ps(lo, lo)),
-            );
-            let (x, y, z) = (
-                _mm_cvtsd_f64(xy),
-                _mm_cvtsd_f64(_mm_unpackhi_pd(xy, xy)),
-                _mm_cvtsd_f64(zw),
-            );
-            return 2.0 * (x * y + y * z + z * x);
+            return box_area_sse(lo, hi);
         }
     }
     union_area_portable(a, b)
+}
+
+/// The surface area of the box from `lo` to `hi` (the first three lanes of each), with
+/// the extents taken in `f64` as [`Dop::box_extent`] takes them.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn box_area_sse(lo: std::arch::x86_64::__m128, hi: std::arch::x86_64::__m128) -> f64 {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    unsafe {
+        let xy = _mm_sub_pd(_mm_cvtps_pd(hi), _mm_cvtps_pd(lo));
+        let zw = _mm_sub_pd(
+            _mm_cvtps_pd(_mm_movehl_ps(hi, hi)),
+            _mm_cvtps_pd(_mm_movehl_ps(lo, lo)),
+        );
+        let (x, y, z) = (
+            _mm_cvtsd_f64(xy),
+            _mm_cvtsd_f64(_mm_unpackhi_pd(xy, xy)),
+            _mm_cvtsd_f64(zw),
+        );
+        2.0 * (x * y + y * z + z * x)
+    }
 }
 
 /// [`union_area`] one coordinate at a time (every K; the tests compare the two).

@@ -1,13 +1,15 @@
 //! Tree rotations (Box2D v3's `b2RotateNodes`, after Kopta et al. 2012): at a node with
 //! children B and C, swap one child with a grandchild under the other when that shrinks the
-//! area of the node the grandchild leaves. Insertion applies it at each node on the way up,
-//! so a tree built by insertions keeps close to a top-down build's cost.
+//! area of the node the grandchild leaves. Insertion applies it at each node on the way up
+//! where something below changed, so a tree built by insertions keeps close to a top-down
+//! build's cost.
 
 use super::{DynamicTree, area, union_area};
 
 impl<const K: usize> DynamicTree<K> {
-    /// The best area-reducing swap at internal node `a`, if any, applied and refitted.
-    pub(super) fn rotate(&mut self, a: u32) {
+    /// The best area-reducing swap at internal node `a`, if any, applied and refitted;
+    /// whether there was one.
+    pub(super) fn rotate(&mut self, a: u32) -> bool {
         let [b, c] = self.nodes[a as usize].child;
         // Candidates: (child kept in place, its sibling's child moving up, the other child
         // moving down), as (x, y): swap x with y, where y is a grandchild under the other.
@@ -32,7 +34,9 @@ impl<const K: usize> DynamicTree<K> {
         }
         if let Some((_, down, up)) = best {
             self.swap(a, down, up);
+            return true;
         }
+        false
     }
 
     /// Swaps `down` (a child of `a`) with `up` (a child of `a`'s other child).
