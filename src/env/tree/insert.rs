@@ -10,7 +10,7 @@
 //! as they were: a rotation reads a node's children and grandchildren, so above those
 //! two it would weigh the same bounds as before the insertion.
 
-use super::{DynamicTree, NULL, TreeLeaf, area, check_bound, union_area};
+use super::{DynamicTree, NULL, TreeLeaf, area, check_bound, prefetch_children, union_area};
 use crate::dop::Dop;
 use crate::error::Result;
 
@@ -129,7 +129,7 @@ impl<const K: usize> DynamicTree<K> {
     fn prefetch_rotation(&self, at: u32) {
         for c in self.nodes[at as usize].child {
             if !self.nodes[c as usize].is_leaf() {
-                self.prefetch_children(c);
+                prefetch_children(&self.nodes, c);
             }
         }
     }
@@ -144,22 +144,27 @@ impl<const K: usize> DynamicTree<K> {
         // bounds make it NaN, which `max` turns into zero), so a node's bound stays at least
         // the leaf's own area.
         let leaf_area = area(dop);
+        let nodes = &self.nodes[..];
+        let root = &nodes[self.root as usize];
         let mut best = self.root;
-        let mut best_cost = union_area(&self.nodes[self.root as usize].dop, dop);
+        let mut best_cost = union_area(&root.dop, dop);
         let mut stack = std::mem::take(&mut self.search);
         stack.clear();
-        let below_root = (best_cost - area(&self.nodes[self.root as usize].dop)).max(0.0);
-        if !self.nodes[self.root as usize].is_leaf() && leaf_area + below_root < best_cost {
-            self.prefetch_children(self.root);
-            stack.push((below_root, self.root));
+        let below_root = (best_cost - area(&root.dop)).max(0.0);
+        // The node to open next: the child of least growth of the last one opened, taken
+        // without a trip through the stack; the other child waits there.
+        let mut next = None;
+        if !root.is_leaf() && leaf_area + below_root < best_cost {
+            prefetch_children(nodes, self.root);
+            next = Some((below_root, self.root));
         }
-        while let Some((inherited, i)) = stack.pop() {
+        while let Some((inherited, i)) = next.take().or_else(|| stack.pop()) {
             if leaf_area + inherited >= best_cost {
                 continue;
             }
             let mut open = [(f64::INFINITY, NULL); 2];
-            for (slot, c) in self.nodes[i as usize].child.into_iter().enumerate() {
-                let node = &self.nodes[c as usize];
+            for (slot, c) in nodes[i as usize].child.into_iter().enumerate() {
+                let node = &nodes[c as usize];
                 let direct = union_area(&node.dop, dop);
                 let cost = direct + inherited;
                 if cost < best_cost {
@@ -169,19 +174,19 @@ impl<const K: usize> DynamicTree<K> {
                 if !node.is_leaf() {
                     let below = (inherited + direct - area(&node.dop)).max(0.0);
                     if leaf_area + below < best_cost {
-                        self.prefetch_children(c);
+                        prefetch_children(nodes, c);
                         open[slot] = (below, c);
                     }
                 }
             }
-            // The child of least growth is taken next; the other waits.
             if open[1].0 < open[0].0 {
                 open.swap(0, 1);
             }
-            for &(below, c) in open.iter().rev() {
-                if c != NULL {
-                    stack.push((below, c));
-                }
+            if open[1].1 != NULL {
+                stack.push(open[1]);
+            }
+            if open[0].1 != NULL {
+                next = Some(open[0]);
             }
         }
         self.search = stack;

@@ -333,17 +333,6 @@ impl<const K: usize> DynamicTree<K> {
         c[slot] = new;
     }
 
-    /// Asks for the box bounds of internal node `i`'s children (a hint: the searches
-    /// read them next, and their misses overlap when asked for ahead).
-    #[inline(always)]
-    fn prefetch_children(&self, i: u32) {
-        for c in self.nodes[i as usize].child {
-            let n = &self.nodes[c as usize];
-            crate::hint::prefetch(&n.dop);
-            crate::hint::prefetch(&n.parent);
-        }
-    }
-
     /// Makes node `i` its children's union again; its height too.
     pub(crate) fn refit(&mut self, i: u32) {
         let [a, b] = self.nodes[i as usize].child;
@@ -353,6 +342,17 @@ impl<const K: usize> DynamicTree<K> {
         let node = &mut self.nodes[i as usize];
         node.dop = dop;
         node.height = height;
+    }
+}
+
+/// Asks for the box bounds of internal node `i`'s children (a hint: the searches read
+/// them next, and their misses overlap when asked for ahead).
+#[inline(always)]
+fn prefetch_children<const K: usize>(nodes: &[TreeNode<K>], i: u32) {
+    for c in nodes[i as usize].child {
+        let n = &nodes[c as usize];
+        crate::hint::prefetch(&n.dop);
+        crate::hint::prefetch(&n.parent);
     }
 }
 
