@@ -18,12 +18,19 @@ fuzz_target!(|data: &[u8]| {
     // The model: per live leaf, its handle, item and fat bound.
     let mut live: Vec<(TreeLeaf, u32, Dop<18>)> = Vec::new();
     let mut gone: Vec<TreeLeaf> = Vec::new();
-    let fat = |d: &Dop<18>| {
+    // A leaf's fat bound, read from the tree and checked against the documented rule: it
+    // holds the leaf's bound, and the margin (about `margin` times the largest extent,
+    // rounded in f32) stays within a thousandth of that rounded outward.
+    let fat = |tree: &DynamicTree<18>, leaf: TreeLeaf, d: &Dop<18>| {
+        let f = tree.fat(leaf).unwrap();
         if margin == 0.0 {
-            *d
+            assert_eq!(f, *d);
         } else {
-            d.enlarged(margin * d.box_extent().max_element())
+            assert!(f.contains(d), "{f:?} does not hold {d:?}");
+            let most = d.enlarged(margin * d.box_extent().max_element() * 1.001);
+            assert!(most.contains(&f), "{f:?} is fatter than {most:?}");
         }
+        f
     };
     for item in 0..200u32 {
         if b.0.is_empty() {
@@ -33,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
             0 | 1 => {
                 let d = Dop::from_points(&[b.point(), b.point()]);
                 match tree.insert(&d, item) {
-                    Ok(leaf) => live.push((leaf, item, fat(&d))),
+                    Ok(leaf) => live.push((leaf, item, fat(&tree, leaf, &d))),
                     Err(Error::InvalidParameter { .. }) => assert!(
                         d.is_empty()
                             || (0..9).any(|i| !d.lo(i).is_finite() || !d.hi(i).is_finite())
@@ -55,7 +62,7 @@ fuzz_target!(|data: &[u8]| {
                     Ok(moved) => {
                         assert_eq!(moved, !old.contains(&d));
                         if moved {
-                            live[j].2 = fat(&d);
+                            live[j].2 = fat(&tree, leaf, &d);
                         }
                     }
                     Err(Error::InvalidParameter { .. }) => {}
@@ -73,7 +80,7 @@ fuzz_target!(|data: &[u8]| {
                 match tree.insert_bulk(&batch) {
                     Ok(leaves) => {
                         for ((d, i), leaf) in batch.iter().zip(leaves) {
-                            live.push((leaf, *i, fat(d)));
+                            live.push((leaf, *i, fat(&tree, leaf, d)));
                         }
                     }
                     Err(e) => assert!(matches!(e.root(), Error::InvalidParameter { .. }), "{e}"),
