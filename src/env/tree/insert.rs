@@ -10,7 +10,10 @@
 //! as they were: a rotation reads a node's children and grandchildren, so above those
 //! two it would weigh the same bounds as before the insertion.
 
-use super::{DynamicTree, NULL, TreeLeaf, area, check_bound, prefetch_children, union_area};
+use super::{
+    DynamicTree, NULL, TreeLeaf, area, check_bound, prefetch_children, prefetch_two_levels,
+    union_area,
+};
 use crate::dop::Dop;
 use crate::error::Result;
 
@@ -94,6 +97,7 @@ impl<const K: usize> DynamicTree<K> {
         }
         self.nodes[sibling as usize].parent = parent;
         self.nodes[leaf as usize].parent = parent;
+        self.regrand(parent);
         self.replace_child(old_parent, sibling, parent);
         let mut at = old_parent;
         // Nodes in a row left as they were (bound, height, children).
@@ -155,7 +159,7 @@ impl<const K: usize> DynamicTree<K> {
         // without a trip through the stack; the other child waits there.
         let mut next = None;
         if !root.is_leaf() && leaf_area + below_root < best_cost {
-            prefetch_children(nodes, self.root);
+            prefetch_two_levels(nodes, self.root);
             next = Some((below_root, self.root));
         }
         while let Some((inherited, i)) = next.take().or_else(|| stack.pop()) {
@@ -174,7 +178,7 @@ impl<const K: usize> DynamicTree<K> {
                 if !node.is_leaf() {
                     let below = (inherited + direct - area(&node.dop)).max(0.0);
                     if leaf_area + below < best_cost {
-                        prefetch_children(nodes, c);
+                        prefetch_two_levels(nodes, c);
                         open[slot] = (below, c);
                     }
                 }

@@ -50,9 +50,12 @@ pub(crate) struct TreeNode<const K: usize> {
     pub(crate) height: u32,
     /// Bumped each time the node is freed.
     generation: u32,
+    /// An internal node's children's children (`NULL` under a leaf child): the sibling
+    /// search asks for them two levels ahead of its reads.
+    pub(crate) grand: [u32; 4],
 }
 
-const _: () = assert!(size_of::<TreeNode<18>>() == 92);
+const _: () = assert!(size_of::<TreeNode<18>>() == 108);
 
 impl<const K: usize> TreeNode<K> {
     #[inline]
@@ -306,6 +309,7 @@ impl<const K: usize> DynamicTree<K> {
             child: [NULL; 2],
             height: FREE,
             generation: 0,
+            grand: [NULL; 4],
         });
         (self.nodes.len() - 1) as u32
     }
@@ -331,6 +335,22 @@ impl<const K: usize> DynamicTree<K> {
         let c = &mut self.nodes[parent as usize].child;
         let slot = usize::from(c[1] == old);
         c[slot] = new;
+        self.regrand(parent);
+        self.regrand(self.nodes[parent as usize].parent);
+    }
+
+    /// Sets internal node `i`'s [`TreeNode::grand`] from its children (nothing for `NULL`).
+    pub(crate) fn regrand(&mut self, i: u32) {
+        if i == NULL {
+            return;
+        }
+        let [a, b] = self.nodes[i as usize].child;
+        let below = |c: u32| {
+            let n = &self.nodes[c as usize];
+            if n.is_leaf() { [NULL; 2] } else { n.child }
+        };
+        let ([w, x], [y, z]) = (below(a), below(b));
+        self.nodes[i as usize].grand = [w, x, y, z];
     }
 
     /// Makes node `i` its children's union again; its height too.
@@ -350,10 +370,32 @@ impl<const K: usize> DynamicTree<K> {
 #[inline(always)]
 fn prefetch_children<const K: usize>(nodes: &[TreeNode<K>], i: u32) {
     for c in nodes[i as usize].child {
-        let n = &nodes[c as usize];
-        crate::hint::prefetch(&n.dop);
-        crate::hint::prefetch(&n.parent);
+        prefetch_node(&nodes[c as usize]);
     }
+}
+
+/// Asks for internal node `i`'s children and, a level further, its grandchildren (a
+/// hint, as [`prefetch_children`]).
+#[inline(always)]
+fn prefetch_two_levels<const K: usize>(nodes: &[TreeNode<K>], i: u32) {
+    let n = &nodes[i as usize];
+    for c in n.child {
+        prefetch_node(&nodes[c as usize]);
+    }
+    for g in n.grand {
+        if g != NULL {
+            prefetch_node(&nodes[g as usize]);
+        }
+    }
+}
+
+/// Asks for every line of node `n` (its first, middle and last bytes: the search reads
+/// its box bounds, its links and its grandchildren, spread over the node).
+#[inline(always)]
+fn prefetch_node<const K: usize>(n: &TreeNode<K>) {
+    crate::hint::prefetch(&n.dop);
+    crate::hint::prefetch(&n.parent);
+    crate::hint::prefetch(&n.grand[3]);
 }
 
 /// The area of a k-DOP for the cost: the surface area of its bounding box.

@@ -87,6 +87,7 @@ impl<const K: usize> DynamicTree<K> {
         for (j, b) in built.iter().enumerate().rev() {
             if !b.is_leaf() {
                 self.refit(map[j]);
+                self.regrand(map[j]);
             }
         }
         self.root = map[0];

@@ -2,7 +2,7 @@
 //! internal node's bound the union of its children's, every node either reachable from the
 //! root or on the free list, and the leaf count. Tests run it after every edit.
 
-use super::{DynamicTree, FREE, NULL};
+use super::{DynamicTree, FREE, NULL, TreeNode};
 use crate::error::{Error, FormatError, Result};
 
 impl<const K: usize> DynamicTree<K> {
@@ -50,6 +50,11 @@ impl<const K: usize> DynamicTree<K> {
                 }
                 if node.dop != na.dop.merge(&nb.dop) {
                     return bad("tree bound is not its children's union");
+                }
+                let below = |c: &TreeNode<K>| if c.is_leaf() { [NULL; 2] } else { c.child };
+                let ([w, x], [y, z]) = (below(na), below(nb));
+                if node.grand != [w, x, y, z] {
+                    return bad("tree grandchildren");
                 }
                 stack.extend([a, b]);
             }
