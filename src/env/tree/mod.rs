@@ -52,7 +52,7 @@ pub(crate) struct TreeNode<const K: usize> {
     generation: u32,
     /// An internal node's children's children (`NULL` under a leaf child): the sibling
     /// search asks for them two levels ahead of its reads.
-    pub(crate) grand: [u32; 4],
+    grand: [u32; 4],
 }
 
 const _: () = assert!(size_of::<TreeNode<18>>() == 108);
@@ -340,7 +340,7 @@ impl<const K: usize> DynamicTree<K> {
     }
 
     /// Sets internal node `i`'s [`TreeNode::grand`] from its children (nothing for `NULL`).
-    pub(crate) fn regrand(&mut self, i: u32) {
+    fn regrand(&mut self, i: u32) {
         if i == NULL {
             return;
         }
@@ -365,8 +365,8 @@ impl<const K: usize> DynamicTree<K> {
     }
 }
 
-/// Asks for the box bounds of internal node `i`'s children (a hint: the searches read
-/// them next, and their misses overlap when asked for ahead).
+/// Asks for internal node `i`'s children (a hint: the searches read their bounds and links
+/// next, and their misses overlap when asked for ahead).
 #[inline(always)]
 fn prefetch_children<const K: usize>(nodes: &[TreeNode<K>], i: u32) {
     for c in nodes[i as usize].child {

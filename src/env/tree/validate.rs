@@ -1,6 +1,7 @@
 //! Every invariant of the dynamic tree, checked in full: links both ways, heights, each
-//! internal node's bound the union of its children's, every node either reachable from the
-//! root or on the free list, and the leaf count. Tests run it after every edit.
+//! internal node's bound the union of its children's and its grandchildren links, every
+//! node either reachable from the root or on the free list, and the leaf count. Tests run
+//! it after every edit.
 
 use super::{DynamicTree, FREE, NULL, TreeNode};
 use crate::error::{Error, FormatError, Result};
