@@ -11,7 +11,7 @@
 //! two it would weigh the same bounds as before the insertion.
 
 use super::{
-    DynamicTree, NULL, TreeLeaf, area, check_bound, prefetch_children, prefetch_two_levels,
+    DynamicTree, NULL, TreeLeaf, area, check_bound, prefetch_children, prefetch_grandchildren,
     union_area,
 };
 use crate::dop::Dop;
@@ -103,14 +103,14 @@ impl<const K: usize> DynamicTree<K> {
         // Nodes in a row left as they were (bound, height, children).
         let mut still = 0;
         if at != NULL {
-            self.prefetch_rotation(at);
+            prefetch_grandchildren(&self.nodes, at);
         }
         while at != NULL {
             // The rotations read the grandchildren beside the path, which the search did
             // not: asked for a level ahead, their misses overlap this level's work.
             let up = self.nodes[at as usize].parent;
             if up != NULL {
-                self.prefetch_rotation(up);
+                prefetch_grandchildren(&self.nodes, up);
             }
             let (dop, height) = (self.nodes[at as usize].dop, self.nodes[at as usize].height);
             self.refit(at);
@@ -125,16 +125,6 @@ impl<const K: usize> DynamicTree<K> {
                 still = 0;
             }
             at = n.parent;
-        }
-    }
-
-    /// Asks for what [`DynamicTree::rotate`] at `at` reads beyond its children.
-    #[inline(always)]
-    fn prefetch_rotation(&self, at: u32) {
-        for c in self.nodes[at as usize].child {
-            if !self.nodes[c as usize].is_leaf() {
-                prefetch_children(&self.nodes, c);
-            }
         }
     }
 
@@ -159,7 +149,8 @@ impl<const K: usize> DynamicTree<K> {
         // without a trip through the stack; the other child waits there.
         let mut next = None;
         if !root.is_leaf() && leaf_area + below_root < best_cost {
-            prefetch_two_levels(nodes, self.root);
+            prefetch_children(nodes, self.root);
+            prefetch_grandchildren(nodes, self.root);
             next = Some((below_root, self.root));
         }
         while let Some((inherited, i)) = next.take().or_else(|| stack.pop()) {
@@ -178,7 +169,8 @@ impl<const K: usize> DynamicTree<K> {
                 if !node.is_leaf() {
                     let below = (inherited + direct - area(&node.dop)).max(0.0);
                     if leaf_area + below < best_cost {
-                        prefetch_two_levels(nodes, c);
+                        // Its children were asked for with this node's grandchildren.
+                        prefetch_grandchildren(nodes, c);
                         open[slot] = (below, c);
                     }
                 }

@@ -374,15 +374,11 @@ fn prefetch_children<const K: usize>(nodes: &[TreeNode<K>], i: u32) {
     }
 }
 
-/// Asks for internal node `i`'s children and, a level further, its grandchildren (a
-/// hint, as [`prefetch_children`]).
+/// Asks for internal node `i`'s grandchildren, from its links (a hint, as
+/// [`prefetch_children`]).
 #[inline(always)]
-fn prefetch_two_levels<const K: usize>(nodes: &[TreeNode<K>], i: u32) {
-    let n = &nodes[i as usize];
-    for c in n.child {
-        prefetch_node(&nodes[c as usize]);
-    }
-    for g in n.grand {
+fn prefetch_grandchildren<const K: usize>(nodes: &[TreeNode<K>], i: u32) {
+    for g in nodes[i as usize].grand {
         if g != NULL {
             prefetch_node(&nodes[g as usize]);
         }
