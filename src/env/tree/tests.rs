@@ -25,8 +25,14 @@ struct Model<const K: usize> {
 }
 
 impl<const K: usize> Model<K> {
+    /// The rule's fat bound, checked independently of the helper that makes it: it holds
+    /// `d`, and no bound moved further than the margin rounded outward (`enlarged`, with
+    /// rounding control) and widened by a thousandth.
     fn fat(&self, d: &Dop<K>) -> Dop<K> {
-        d.padded_by_extent(self.margin)
+        let f = d.padded_by_extent(self.margin);
+        let most = d.enlarged(self.margin * d.box_extent().max_element() * 1.001);
+        assert!(f.contains(d) && most.contains(&f), "{f:?} for {d:?}");
+        f
     }
 }
 
