@@ -185,7 +185,10 @@ impl<const K: usize> FlyingObject<K> {
                 b_triangle,
             }
         }));
-        contacts.sort_unstable();
+        // One `u64` key in the derived order (a, then b): fewer instructions than the
+        // field-by-field comparison.
+        contacts
+            .sort_unstable_by_key(|c| (u64::from(c.a_triangle) << 32) | u64::from(c.b_triangle));
         let contacts = &*contacts;
         Ok(PairOutcome {
             collides: !contacts.is_empty(),

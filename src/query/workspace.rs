@@ -17,6 +17,8 @@ pub struct Workspace<const K: usize> {
     pub(crate) memo: RefineMemo,
     /// Contacts as `[part, static triangle, flying triangle]`, in the order found.
     pub(crate) raw: Vec<[u32; 3]>,
+    /// The raw contacts of one part as sort keys (static triangle, flying triangle).
+    pub(crate) keys: Vec<u64>,
     pub(crate) contacts: Vec<Contact>,
     /// The contacts of the last object-against-object query.
     pub(crate) pair_contacts: Vec<crate::pair::ObjectContact>,
@@ -114,6 +116,8 @@ impl<const K: usize> Workspace<K> {
             .used
             .reserve_exact(s[3].saturating_sub(self.memo.used.len()));
         self.raw.reserve_exact(s[4].saturating_sub(self.raw.len()));
+        self.keys
+            .reserve_exact(s[4].saturating_sub(self.keys.len()));
         self.contacts
             .reserve_exact(s[5].saturating_sub(self.contacts.len()));
         self.pair_contacts
@@ -128,6 +132,7 @@ impl<const K: usize> Workspace<K> {
             + self.memo.keys.capacity() * 12
             + self.memo.used.capacity() * 4
             + self.raw.capacity() * 12
+            + self.keys.capacity() * 8
             + self.contacts.capacity() * size_of::<Contact>()
             + self.pair_contacts.capacity() * size_of::<crate::pair::ObjectContact>()
     }
