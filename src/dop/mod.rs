@@ -413,9 +413,12 @@ impl<const K: usize> Dop<K> {
         }
         #[cfg(target_arch = "x86_64")]
         {
+            let n = K / 2;
             if K >= 8 {
-                let n = K / 2;
                 return overlap::all_le_sse(&self.b, 0, &other.b, 0, &other.b, n, &self.b, n);
+            }
+            if K == 6 {
+                return overlap::all_le_sse3(&self.b, 0, &other.b, 0, &other.b, n, &self.b, n);
             }
         }
         self.contains_scalar(other)

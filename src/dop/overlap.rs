@@ -69,9 +69,12 @@ impl<const K: usize> Dop<K> {
     pub fn overlaps(&self, other: &Self) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
+            let n = K / 2;
             if K >= 8 {
-                let n = K / 2;
                 return all_le_sse(&self.b, 0, &other.b, n, &other.b, 0, &self.b, n);
+            }
+            if K == 6 {
+                return all_le_sse3(&self.b, 0, &other.b, n, &other.b, 0, &self.b, n);
             }
         }
         self.overlaps_scalar(other)
@@ -172,6 +175,47 @@ pub(crate) fn all_le_sse<const K: usize>(
         }
         _mm_movemask_ps(acc) == 0xF
     }
+}
+
+/// [`all_le_sse`] for three intervals (k = 6), where a group of four would read past the
+/// array: each operand's three values are brought to lanes 1 to 3, and lane 0 is left out
+/// of the answer. The scalar loop compiled to about twice the instructions in the descent.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn all_le_sse3<const K: usize>(
+    p: &[f32; K],
+    po: usize,
+    q: &[f32; K],
+    qo: usize,
+    r: &[f32; K],
+    ro: usize,
+    s: &[f32; K],
+    so: usize,
+) -> bool {
+    use std::arch::x86_64::{
+        __m128, _mm_and_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_shuffle_ps,
+    };
+    assert!(K == 6 && po.max(qo).max(ro).max(so) <= 3);
+    /// Values `o..o + 3` of `v` in lanes 1 to 3.
+    #[inline(always)]
+    fn upper3<const K: usize>(v: &[f32; K], o: usize) -> __m128 {
+        // SAFETY: SSE is part of the x86_64 baseline. With K = 6 and o <= 3, both loads
+        // read four values within the array: o..o + 4 when o + 4 <= 6, else o - 1..o + 3
+        // (o >= 3 there).
+        unsafe {
+            if o + 4 <= K {
+                let x = _mm_loadu_ps(v.as_ptr().add(o));
+                _mm_shuffle_ps::<0b10_01_00_00>(x, x)
+            } else {
+                _mm_loadu_ps(v.as_ptr().add(o - 1))
+            }
+        }
+    }
+    let (pv, qv, rv, sv) = (upper3(p, po), upper3(q, qo), upper3(r, ro), upper3(s, so));
+    // SAFETY: SSE is part of the x86_64 baseline.
+    let m = unsafe { _mm_movemask_ps(_mm_and_ps(_mm_cmple_ps(pv, qv), _mm_cmple_ps(rv, sv))) };
+    m & 0b1110 == 0b1110
 }
 
 /// [`Dop::depth`] four directions per SSE operation, with [`all_le_sse`]'s overlapping last
