@@ -15,7 +15,7 @@
 //! rounding error, so a grazing contact is never cut.
 
 use super::{TriBox, Triangle};
-use crate::dop::{Dop, axes};
+use crate::dop::Dop;
 use crate::exact::EPS;
 use glam::DVec3;
 
@@ -25,9 +25,10 @@ use glam::DVec3;
 const SLACK: f64 = 16.0 * EPS;
 
 /// Whether triangle `t` (with its box `tb`) may meet the k-DOP `d`, or come within `eps` of
-/// it. See the module's contract. Each axis is projected only when the ones before it did
-/// not separate; a triangle tested against many k-DOPs is prepared once instead
-/// ([`Screen`]), with the same tests.
+/// it. See the module's contract. The box first, then the triangle's own k-DOP against `d`
+/// (every slab direction in one vector test), then its plane and edge axes one by one,
+/// each only when the tests before it did not separate; a triangle tested against many
+/// k-DOPs is prepared once instead ([`Screen`]), with the plane and edge tests.
 #[inline]
 pub(crate) fn triangle_meets_dop<const K: usize>(
     t: &Triangle,
@@ -39,13 +40,14 @@ pub(crate) fn triangle_meets_dop<const K: usize>(
     if box_apart(tb, d, grow) {
         return false;
     }
-    let mag_t = magnitude(t);
-    for (i, a) in axes(K).iter().enumerate().skip(3) {
-        let (lo, hi) = extremes(t, direction(*a));
-        if dir_apart(d, i, norm1(*a), (lo, hi), mag_t, grow) {
-            return false;
-        }
+    // The k-DOP's own directions: the triangle's k-DOP (rounded outward, grown by `eps`)
+    // against `d` in one vector test, where projecting on each direction in turn cost
+    // about as much as the rest of the test.
+    let own = Dop::<K>::from_slice_quick(t).enlarged(eps);
+    if !own.overlaps(d) {
+        return false;
     }
+    let mag_t = magnitude(t);
     let node = NodeBox::new(d, mag_t, grow);
     let e = edges(t);
     if node.apart(&SatAxis::new(t, e[0].cross(e[1]))) {
@@ -196,34 +198,6 @@ fn box_apart<const K: usize>(tb: &TriBox, d: &Dop<K>, grow: f64) -> bool {
         let (lo, hi) = (f64::from(d.lo(i)), f64::from(d.hi(i)));
         tb.lo[i] - hi > grow || lo - tb.hi[i] > grow
     })
-}
-
-/// Whether k-DOP direction `i` (1-norm `norm1`), on which the triangle spans `lo..hi`,
-/// separates it from `d` by more than the allowance.
-#[inline(always)]
-fn dir_apart<const K: usize>(
-    d: &Dop<K>,
-    i: usize,
-    norm1: f64,
-    (lo, hi): (f64, f64),
-    mag_t: f64,
-    grow: f64,
-) -> bool {
-    let (dlo, dhi) = (f64::from(d.lo(i)), f64::from(d.hi(i)));
-    let mag = mag_t.max(dlo.abs()).max(dhi.abs());
-    let margin = norm1 * (SLACK * mag + grow);
-    lo - dhi > margin || dlo - hi > margin
-}
-
-/// The 1-norm of a k-DOP direction (coefficients in {-1, 0, 1}).
-#[inline(always)]
-fn norm1(a: [i8; 3]) -> f64 {
-    f64::from(a[0].abs() + a[1].abs() + a[2].abs())
-}
-
-#[inline(always)]
-fn direction(a: [i8; 3]) -> DVec3 {
-    DVec3::new(f64::from(a[0]), f64::from(a[1]), f64::from(a[2]))
 }
 
 /// The triangle's extremes on axis `a`.
