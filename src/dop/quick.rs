@@ -1,22 +1,30 @@
 //! The k-DOP of a few points in one pass (Klosowski et al. 1998, §3.3.3: projections on
 //! the 18-DOP's directions as sums and differences of coordinates), for bounding a leaf
-//! again after its vertices moved (§6.1, "Deformable objects"). For k = 18 an AVX2 kernel
-//! projects a point on eight of the nine directions with two vector additions, where the
-//! portable loop spends a scalar addition and two selections per direction; its results
-//! are the portable loop's bit for bit, and CPUs without AVX2 run that loop.
+//! again after its vertices moved (§6.1, "Deformable objects") or a triangle where it meets
+//! a node (`tri::node`). For k = 18 an AVX2 kernel projects a point on eight of the nine
+//! directions with two vector additions, and for k = 26 on twelve of the thirteen with
+//! three, where the portable loop spends a scalar addition and two selections per
+//! direction; their results are the portable loop's bit for bit, and CPUs without AVX2 run
+//! that loop.
 
 use super::Dop;
 use glam::DVec3;
 
 impl<const K: usize> Dop<K> {
     /// [`Dop::from_points_quick`] of the points in a slice, bit for bit, with the AVX2
-    /// kernel for k = 18 where the CPU has it.
+    /// kernels for k = 18 and 26 where the CPU has AVX2.
     #[inline]
     pub(crate) fn from_slice_quick(points: &[DVec3]) -> Self {
         #[cfg(target_arch = "x86_64")]
-        if K == 18 && std::arch::is_x86_feature_detected!("avx2") {
+        if (K == 18 || K == 26) && std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, checked just above.
-            let (lo, hi, l1) = unsafe { extremes_18_avx2(points) };
+            let (lo, hi, l1) = unsafe {
+                if K == 18 {
+                    extremes_18_avx2(points)
+                } else {
+                    extremes_26_avx2(points)
+                }
+            };
             return Self::from_extremes(&lo, &hi, l1);
         }
         Self::from_points_quick(points.iter().copied())
@@ -77,6 +85,71 @@ unsafe fn extremes_18_avx2(points: &[DVec3]) -> ([f64; 13], [f64; 13], f64) {
     (lo, hi, l1)
 }
 
+/// The extremes of the points' projections on the 26-DOP's thirteen directions (in the
+/// order of `project_sums`: x, y, z, then `(x + z) ± y` and `(x - z) ± y`, then the six
+/// of the 18-DOP) and their largest 1-norm, as `from_points_quick`'s loop computes them,
+/// with [`extremes_18_avx2`]'s sums and NaN rule. The corner directions reuse `x + z`
+/// and `x - z` from the vector that holds them, as the loop reuses `s` and `t`.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn extremes_26_avx2(points: &[DVec3]) -> ([f64; 13], [f64; 13], f64) {
+    use std::arch::x86_64::*;
+    let mut lo = [f64::INFINITY; 13];
+    let mut hi = [f64::NEG_INFINITY; 13];
+    let mut l1 = 0.0f64;
+    let inf = _mm256_set1_pd(f64::INFINITY);
+    let ninf = _mm256_set1_pd(f64::NEG_INFINITY);
+    let (mut lo_a, mut lo_c, mut lo_w) = (inf, inf, inf);
+    let (mut hi_a, mut hi_c, mut hi_w) = (ninf, ninf, ninf);
+    let negate_hi = _mm256_set_pd(-0.0, -0.0, 0.0, 0.0);
+    let negate_odd = _mm256_set_pd(-0.0, 0.0, -0.0, 0.0);
+    for p in points {
+        // SAFETY: this kernel runs with AVX2.
+        let v = unsafe { xyz0(p) };
+        // a = [x, y, z, x + y], c = [x + z, y + z, x - y, x - z]: the 18-DOP's.
+        let xyzx = _mm256_permute4x64_pd::<0b00_10_01_00>(v);
+        let zeros_y = _mm256_permute4x64_pd::<0b01_11_11_11>(v);
+        let a = _mm256_blend_pd::<0b1000>(xyzx, _mm256_add_pd(xyzx, zeros_y));
+        let xyxx = _mm256_permute4x64_pd::<0b00_00_01_00>(v);
+        let zzyz = _mm256_permute4x64_pd::<0b10_01_10_10>(v);
+        let c = _mm256_add_pd(xyxx, _mm256_xor_pd(zzyz, negate_hi));
+        // w = [s + y, s - y, t + y, t - y] with s = x + z and t = x - z from c.
+        let sstt = _mm256_permute4x64_pd::<0b11_11_00_00>(c);
+        let yyyy = _mm256_permute4x64_pd::<0b01_01_01_01>(v);
+        let w = _mm256_add_pd(sstt, _mm256_xor_pd(yyyy, negate_odd));
+        lo_a = _mm256_min_pd(a, lo_a);
+        hi_a = _mm256_max_pd(a, hi_a);
+        lo_c = _mm256_min_pd(c, lo_c);
+        hi_c = _mm256_max_pd(c, hi_c);
+        lo_w = _mm256_min_pd(w, lo_w);
+        hi_w = _mm256_max_pd(w, hi_w);
+        let d = p.y - p.z;
+        lo[12] = if d < lo[12] { d } else { lo[12] };
+        hi[12] = if d > hi[12] { d } else { hi[12] };
+        let s = p.x.abs() + p.y.abs() + p.z.abs();
+        l1 = if s > l1 { s } else { l1 };
+    }
+    let (mut la, mut ha) = ([0.0f64; 4], [0.0f64; 4]);
+    // SAFETY: every store writes four lanes within its array: `la`/`ha` whole, and
+    // `lo`/`hi` at 3..7 and 8..12 of 13 elements.
+    unsafe {
+        _mm256_storeu_pd(la.as_mut_ptr(), lo_a);
+        _mm256_storeu_pd(ha.as_mut_ptr(), hi_a);
+        _mm256_storeu_pd(lo.as_mut_ptr().add(3), lo_w);
+        _mm256_storeu_pd(hi.as_mut_ptr().add(3), hi_w);
+        _mm256_storeu_pd(lo.as_mut_ptr().add(8), lo_c);
+        _mm256_storeu_pd(hi.as_mut_ptr().add(8), hi_c);
+    }
+    // x, y, z first; x + y is the 18-DOP's first sum, index 7.
+    lo[..3].copy_from_slice(&la[..3]);
+    hi[..3].copy_from_slice(&ha[..3]);
+    (lo[7], hi[7]) = (la[3], ha[3]);
+    (lo, hi, l1)
+}
+
 /// `p` as the vector `[x, y, z, 0]`, read without touching memory past it; inlined into
 /// the AVX kernels that call it.
 ///
@@ -104,7 +177,13 @@ mod tests {
     /// single points, no points; and on finite points it contains their exact bound.
     #[test]
     fn the_slice_form_is_the_portable_loop_bit_for_bit() {
-        let mut s = 11u64;
+        slice_form_is_the_loop::<18>();
+        slice_form_is_the_loop::<26>();
+        slice_form_is_the_loop::<14>();
+    }
+
+    fn slice_form_is_the_loop<const K: usize>() {
+        let mut s = 11u64 ^ K as u64;
         let specials = [
             0.0,
             -0.0,
@@ -137,18 +216,21 @@ mod tests {
                 pts.push(first);
             }
             let (fast, portable) = (
-                Dop::<18>::from_slice_quick(&pts),
-                Dop::<18>::from_points_quick(pts.iter().copied()),
+                Dop::<K>::from_slice_quick(&pts),
+                Dop::<K>::from_points_quick(pts.iter().copied()),
             );
             assert_eq!(
                 fast.b.map(f32::to_bits),
                 portable.b.map(f32::to_bits),
-                "case {case}: {pts:?}"
+                "k = {K}, case {case}: {pts:?}"
             );
             // Independently of the loop: finite points lie in it, whose exactly rounded
             // bound (`from_points`, another computation) it contains.
             if plain {
-                assert!(fast.contains(&Dop::<18>::from_points(&pts)), "case {case}");
+                assert!(
+                    fast.contains(&Dop::<K>::from_points(&pts)),
+                    "k = {K}, case {case}"
+                );
             }
         }
     }
