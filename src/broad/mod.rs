@@ -223,7 +223,7 @@ impl ColsMut<'_> {
 
     /// Entry `i`'s place in the order.
     #[inline(always)]
-    fn rank(&self, i: usize) -> (u64, u32) {
+    fn rank(&self, i: usize) -> u128 {
         place::rank_of(self.row[i], self.lo[0][i], self.proxy[i])
     }
 
@@ -385,7 +385,15 @@ impl Chunk {
 /// held once and not twice (scratch belongs to threads), and the next chunk on that thread
 /// writes into lines it has just read.
 #[derive(Debug, Default)]
-struct Spares(Vec<parking_lot::Mutex<Rows>>);
+struct Spares(Vec<parking_lot::Mutex<Spare>>);
+
+/// One thread's scratch for streaming chunks: the columns, and the sort keys of a chunk's
+/// incoming entries.
+#[derive(Debug, Default)]
+struct Spare {
+    rows: Rows,
+    keys: Vec<u128>,
+}
 
 impl Clone for Spares {
     /// Scratch is not copied: a clone starts with none.
@@ -404,13 +412,19 @@ impl Spares {
 
     /// The columns of the calling thread of the pool (all of one thread's tasks run one
     /// after another, so the lock is never contended).
-    fn mine(&self) -> parking_lot::MutexGuard<'_, Rows> {
+    fn mine(&self) -> parking_lot::MutexGuard<'_, Spare> {
         let i = rayon::current_thread_index().unwrap_or(0) % self.0.len();
         self.0[i].lock()
     }
 
     fn bytes(&self) -> usize {
-        self.0.iter().map(|r| r.lock().bytes()).sum()
+        self.0
+            .iter()
+            .map(|s| {
+                let s = s.lock();
+                s.rows.bytes() + s.keys.capacity() * 16
+            })
+            .sum()
     }
 }
 

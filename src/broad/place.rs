@@ -7,7 +7,7 @@
 
 use super::sweep::{Found, Kernel, sweep_row};
 use super::{
-    BroadPhase, Chunk, ColsMut, Entry, NONE, Place, Proxy, Row, Rows, SKIP, StaticRows, bit,
+    BroadPhase, Chunk, ColsMut, Entry, NONE, Place, Proxy, Row, Rows, SKIP, Spare, StaticRows, bit,
     set_bit,
 };
 use crate::hint::prefetch;
@@ -71,22 +71,27 @@ pub(super) fn split(k: u32) -> (i32, i32) {
 }
 
 /// A place in the order of row `row`, lower x bound `x` and id `proxy`: the lower x bound
-/// by its bits in an order-preserving form, -0.0 before 0.0.
+/// by its bits in an order-preserving form, -0.0 before 0.0. One integer, so that sorting
+/// and merging compare without branches (a `(u64, u32)` pair sorted about a third slower);
+/// its low 32 bits are zero, room for a position in a list being sorted ([`stream`]).
 #[inline(always)]
-pub(super) fn rank_of(row: u32, x: f32, proxy: u32) -> (u64, u32) {
+pub(super) fn rank_of(row: u32, x: f32, proxy: u32) -> u128 {
     let b = x.to_bits();
     let ordered = if b & 0x8000_0000 != 0 {
         !b
     } else {
         b | 0x8000_0000
     };
-    ((u64::from(row & KEY) << 32) | u64::from(ordered), proxy)
+    (u128::from(row & KEY) << 96) | (u128::from(ordered) << 64) | (u128::from(proxy) << 32)
 }
+
+/// The low bits of a sort key: the position that [`stream`] packs into a rank.
+const POSITION: u128 = u32::MAX as u128;
 
 /// An entry's place in the order: row, lower x bound, then id (so that the order depends
 /// on the boxes alone).
 #[inline(always)]
-fn rank(e: &Entry) -> (u64, u32) {
+fn rank(e: &Entry) -> u128 {
     rank_of(e.row, e.lo[0], e.proxy)
 }
 
@@ -426,7 +431,9 @@ impl BroadPhase {
                     for slice in slices {
                         c.incoming.extend_from_slice(&slice.buckets[i]);
                     }
-                    stream(c, moved, kernel, &mut spares.mine())
+                    let mut spare = spares.mine();
+                    let Spare { rows, keys } = &mut *spare;
+                    stream(c, moved, kernel, rows, keys)
                 })
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
@@ -550,7 +557,7 @@ impl<'a> Builder<'a> {
 
     /// Appends `e` (of rank `r`), which sorts after every entry written.
     #[inline(always)]
-    fn push(&mut self, e: &Entry, r: (u64, u32)) {
+    fn push(&mut self, e: &Entry, r: u128) {
         debug_assert!(self.n == 0 || self.out.rank(self.n - 1) < r);
         let key = e.row & KEY;
         if key != self.key {
@@ -621,14 +628,30 @@ fn build(
 
 /// Streams `c` into `spare` with its incoming entries merged in (sorted first) and the
 /// entries of changed boxes (`moved`) left out, and exchanges the two, its pairs found
-/// anew; returns (compared, rows swept).
-fn stream(c: &mut Chunk, moved: &[u64], kernel: Kernel, spare: &mut Rows) -> (u64, u64) {
-    c.incoming.sort_unstable_by_key(rank);
+/// anew; returns (compared, rows swept). The incoming entries are sorted as keys (rank and
+/// position, in `keys`) and read through them: moving the keys, not the 32-byte entries,
+/// sorts in about two thirds of the time.
+fn stream(
+    c: &mut Chunk,
+    moved: &[u64],
+    kernel: Kernel,
+    spare: &mut Rows,
+    keys: &mut Vec<u128>,
+) -> (u64, u64) {
+    keys.clear();
+    keys.extend(
+        c.incoming
+            .iter()
+            .enumerate()
+            .map(|(i, e)| rank(e) | i as u128),
+    );
+    keys.sort_unstable();
     let (old, inc) = (c.rows.view(), &c.incoming);
     let cap = old.len() + inc.len();
     let mut b = Builder::new(spare, cap, &mut c.found, kernel);
-    let rank_inc = |j: usize| inc.get(j).map_or((u64::MAX, u32::MAX), rank);
-    let (mut j, mut next) = (0, rank_inc(0));
+    let key = |j: usize| keys.get(j).copied().unwrap_or(u128::MAX);
+    // An incoming entry is a changed box's, every kept old one is not: no rank is in both.
+    let (mut j, mut next) = (0, key(0));
     for i in 0..old.len() {
         if bit(moved, old.proxy[i]) {
             continue;
@@ -636,14 +659,14 @@ fn stream(c: &mut Chunk, moved: &[u64], kernel: Kernel, spare: &mut Rows) -> (u6
         let e = old.get(i);
         let r = rank(&e);
         while next < r {
-            b.push(&inc[j], next);
+            b.push(&inc[(next & POSITION) as usize], next & !POSITION);
             j += 1;
-            next = rank_inc(j);
+            next = key(j);
         }
         b.push(&e, r);
     }
-    for e in &inc[j..] {
-        b.push(e, rank(e));
+    for &k in &keys[j..] {
+        b.push(&inc[(k & POSITION) as usize], k & !POSITION);
     }
     let (n, compared, rows) = b.finish();
     spare.truncate(n);
