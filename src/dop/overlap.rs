@@ -70,13 +70,9 @@ impl<const K: usize> Dop<K> {
         #[cfg(target_arch = "x86_64")]
         {
             let n = K / 2;
-            if K >= 8 {
-                return all_le_sse(&self.b, 0, &other.b, n, &other.b, 0, &self.b, n);
-            }
-            if K == 6 {
-                return all_le_sse3(&self.b, 0, &other.b, n, &other.b, 0, &self.b, n);
-            }
+            all_le_sse(&self.b, 0, &other.b, n, &other.b, 0, &self.b, n)
         }
+        #[cfg(not(target_arch = "x86_64"))]
         self.overlaps_scalar(other)
     }
 
@@ -136,7 +132,9 @@ impl<const K: usize> Dop<K> {
 
 /// Whether `p[po + i] <= q[qo + i]` and `r[ro + i] <= s[so + i]` for every `i < K / 2`,
 /// four `i` per SSE comparison; the last group of four overlaps the previous one when
-/// `K / 2` is not a multiple of four (testing an index twice changes nothing).
+/// `K / 2` is not a multiple of four (testing an index twice changes nothing). Three
+/// intervals (k = 6), where a group of four would read past the array, are brought to
+/// lanes 1 to 3 and lane 0 is left out of the answer.
 /// [`Dop::overlaps`] is `(a.lo <= b.hi, b.lo <= a.hi)`, [`Dop::contains`] is
 /// `(a.lo <= b.lo, b.hi <= a.hi)`.
 #[cfg(target_arch = "x86_64")]
@@ -153,14 +151,36 @@ pub(crate) fn all_le_sse<const K: usize>(
     so: usize,
 ) -> bool {
     use std::arch::x86_64::{
-        _mm_and_ps, _mm_castsi128_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_set1_epi32,
+        __m128, _mm_and_ps, _mm_castsi128_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps,
+        _mm_set1_epi32, _mm_shuffle_ps,
     };
     let n = K / 2;
-    assert!(n >= 4 && po.max(qo).max(ro).max(so) <= n);
+    assert!(n >= 3 && po.max(qo).max(ro).max(so) <= n);
+    if n == 3 {
+        /// Values `o..o + 3` of `v` in lanes 1 to 3.
+        #[inline(always)]
+        fn upper3<const K: usize>(v: &[f32; K], o: usize) -> __m128 {
+            // SAFETY: SSE is part of the x86_64 baseline. With K = 6 and o <= 3, both
+            // loads read four values within the array: o..o + 4 when o + 4 <= 6, else
+            // o - 1..o + 3 (o >= 3 there).
+            unsafe {
+                if o + 4 <= K {
+                    let x = _mm_loadu_ps(v.as_ptr().add(o));
+                    _mm_shuffle_ps::<0b10_01_00_00>(x, x)
+                } else {
+                    _mm_loadu_ps(v.as_ptr().add(o - 1))
+                }
+            }
+        }
+        let (pv, qv, rv, sv) = (upper3(p, po), upper3(q, qo), upper3(r, ro), upper3(s, so));
+        // SAFETY: SSE is part of the x86_64 baseline.
+        let m = unsafe { _mm_movemask_ps(_mm_and_ps(_mm_cmple_ps(pv, qv), _mm_cmple_ps(rv, sv))) };
+        return m & 0b1110 == 0b1110;
+    }
     // SAFETY: SSE/SSE2 are part of the x86_64 baseline, so the intrinsics are available on
-    // every x86_64 CPU. Each loop step has c4 + 4 <= n and every offset is at most n (checked
-    // above; constants after inlining), so every unaligned load (_mm_loadu_ps needs no
-    // alignment) reads within the K = 2n elements.
+    // every x86_64 CPU. Here n >= 4: each loop step has c4 + 4 <= n and every offset is at
+    // most n (checked above; constants after inlining), so every unaligned load
+    // (_mm_loadu_ps needs no alignment) reads within the K = 2n elements.
     unsafe {
         let mut acc = _mm_castsi128_ps(_mm_set1_epi32(-1));
         let mut c = 0;
@@ -175,47 +195,6 @@ pub(crate) fn all_le_sse<const K: usize>(
         }
         _mm_movemask_ps(acc) == 0xF
     }
-}
-
-/// [`all_le_sse`] for three intervals (k = 6), where a group of four would read past the
-/// array: each operand's three values are brought to lanes 1 to 3, and lane 0 is left out
-/// of the answer. The scalar loop compiled to about twice the instructions in the descent.
-#[cfg(target_arch = "x86_64")]
-#[inline]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn all_le_sse3<const K: usize>(
-    p: &[f32; K],
-    po: usize,
-    q: &[f32; K],
-    qo: usize,
-    r: &[f32; K],
-    ro: usize,
-    s: &[f32; K],
-    so: usize,
-) -> bool {
-    use std::arch::x86_64::{
-        __m128, _mm_and_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_shuffle_ps,
-    };
-    assert!(K == 6 && po.max(qo).max(ro).max(so) <= 3);
-    /// Values `o..o + 3` of `v` in lanes 1 to 3.
-    #[inline(always)]
-    fn upper3<const K: usize>(v: &[f32; K], o: usize) -> __m128 {
-        // SAFETY: SSE is part of the x86_64 baseline. With K = 6 and o <= 3, both loads
-        // read four values within the array: o..o + 4 when o + 4 <= 6, else o - 1..o + 3
-        // (o >= 3 there).
-        unsafe {
-            if o + 4 <= K {
-                let x = _mm_loadu_ps(v.as_ptr().add(o));
-                _mm_shuffle_ps::<0b10_01_00_00>(x, x)
-            } else {
-                _mm_loadu_ps(v.as_ptr().add(o - 1))
-            }
-        }
-    }
-    let (pv, qv, rv, sv) = (upper3(p, po), upper3(q, qo), upper3(r, ro), upper3(s, so));
-    // SAFETY: SSE is part of the x86_64 baseline.
-    let m = unsafe { _mm_movemask_ps(_mm_and_ps(_mm_cmple_ps(pv, qv), _mm_cmple_ps(rv, sv))) };
-    m & 0b1110 == 0b1110
 }
 
 /// [`Dop::depth`] four directions per SSE operation, with [`all_le_sse`]'s overlapping last
