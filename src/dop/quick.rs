@@ -12,91 +12,36 @@ use glam::DVec3;
 
 impl<const K: usize> Dop<K> {
     /// [`Dop::from_points_quick`] of the points in a slice, bit for bit, with the AVX2
-    /// kernels for k = 18 and 26 where the CPU has AVX2.
+    /// kernel for k = 18 and 26 where the CPU has AVX2.
     #[inline]
     pub(crate) fn from_slice_quick(points: &[DVec3]) -> Self {
         #[cfg(target_arch = "x86_64")]
         if (K == 18 || K == 26) && std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, checked just above.
-            let (lo, hi, l1) = unsafe {
-                if K == 18 {
-                    extremes_18_avx2(points)
-                } else {
-                    extremes_26_avx2(points)
-                }
-            };
+            let (lo, hi, l1) = unsafe { extremes_avx2::<K>(points) };
             return Self::from_extremes(&lo, &hi, l1);
         }
         Self::from_points_quick(points.iter().copied())
     }
 }
 
-/// The extremes of the points' projections on the 18-DOP's nine directions (in the order
-/// of `AXES_18`) and their largest 1-norm, computed as `from_points_quick`'s loop does:
-/// the same sums in the same order, and minima and maxima that keep the old value when
-/// the new one is NaN (`vminpd`/`vmaxpd` return their second operand then, as the loop's
-/// `if v < lo { v } else { lo }` does).
+/// The extremes of the points' projections on the directions of the 18- or 26-DOP (in the
+/// order of `project_sums`: x, y, z, for k = 26 then `(x + z) ± y` and `(x - z) ± y`, then
+/// the six sums and differences of two coordinates) and their largest 1-norm, computed as
+/// `from_points_quick`'s loop does: the same sums in the same order (the corner
+/// directions reuse `x + z` and `x - z`, as the loop reuses `s` and `t`), and minima and
+/// maxima that keep the old value when the new one is NaN (`vminpd`/`vmaxpd` return their
+/// second operand then, as the loop's `if v < lo { v } else { lo }` does).
 ///
 /// # Safety
-/// The CPU must support AVX2.
+/// The CPU must support AVX2, and `K` must be 18 or 26.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn extremes_18_avx2(points: &[DVec3]) -> ([f64; 13], [f64; 13], f64) {
+unsafe fn extremes_avx2<const K: usize>(points: &[DVec3]) -> ([f64; 13], [f64; 13], f64) {
     use std::arch::x86_64::*;
-    let mut lo = [f64::INFINITY; 13];
-    let mut hi = [f64::NEG_INFINITY; 13];
-    let mut l1 = 0.0f64;
-    let (mut lo_a, mut lo_b) = (_mm256_set1_pd(f64::INFINITY), _mm256_set1_pd(f64::INFINITY));
-    let (mut hi_a, mut hi_b) = (
-        _mm256_set1_pd(f64::NEG_INFINITY),
-        _mm256_set1_pd(f64::NEG_INFINITY),
-    );
-    // Negates lanes 2 and 3: x - y is x + (-y) in IEEE arithmetic, signed zeros included.
-    let negate_hi = _mm256_set_pd(-0.0, -0.0, 0.0, 0.0);
-    for p in points {
-        // SAFETY: this kernel runs with AVX2.
-        let v = unsafe { xyz0(p) };
-        // a = [x, y, z, x + y]: the sum in lane 3 only, so the coordinates stay as given.
-        let xyzx = _mm256_permute4x64_pd::<0b00_10_01_00>(v);
-        let zeros_y = _mm256_permute4x64_pd::<0b01_11_11_11>(v);
-        let a = _mm256_blend_pd::<0b1000>(xyzx, _mm256_add_pd(xyzx, zeros_y));
-        // b = [x + z, y + z, x - y, x - z]
-        let xyxx = _mm256_permute4x64_pd::<0b00_00_01_00>(v);
-        let zzyz = _mm256_permute4x64_pd::<0b10_01_10_10>(v);
-        let b = _mm256_add_pd(xyxx, _mm256_xor_pd(zzyz, negate_hi));
-        lo_a = _mm256_min_pd(a, lo_a);
-        hi_a = _mm256_max_pd(a, hi_a);
-        lo_b = _mm256_min_pd(b, lo_b);
-        hi_b = _mm256_max_pd(b, hi_b);
-        let c = p.y - p.z;
-        lo[8] = if c < lo[8] { c } else { lo[8] };
-        hi[8] = if c > hi[8] { c } else { hi[8] };
-        let s = p.x.abs() + p.y.abs() + p.z.abs();
-        l1 = if s > l1 { s } else { l1 };
-    }
-    let (lo_ab, hi_ab) = (lo.as_mut_ptr(), hi.as_mut_ptr());
-    // SAFETY: lanes 0..8 of 13-element arrays.
-    unsafe {
-        _mm256_storeu_pd(lo_ab, lo_a);
-        _mm256_storeu_pd(lo_ab.add(4), lo_b);
-        _mm256_storeu_pd(hi_ab, hi_a);
-        _mm256_storeu_pd(hi_ab.add(4), hi_b);
-    }
-    (lo, hi, l1)
-}
-
-/// The extremes of the points' projections on the 26-DOP's thirteen directions (in the
-/// order of `project_sums`: x, y, z, then `(x + z) ± y` and `(x - z) ± y`, then the six
-/// of the 18-DOP) and their largest 1-norm, as `from_points_quick`'s loop computes them,
-/// with [`extremes_18_avx2`]'s sums and NaN rule. The corner directions reuse `x + z`
-/// and `x - z` from the vector that holds them, as the loop reuses `s` and `t`.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn extremes_26_avx2(points: &[DVec3]) -> ([f64; 13], [f64; 13], f64) {
-    use std::arch::x86_64::*;
+    debug_assert!(K == 18 || K == 26);
+    // Where the six two-coordinate sums start: after x, y, z (and the 26-DOP's corners).
+    let six = if K == 26 { 7 } else { 3 };
     let mut lo = [f64::INFINITY; 13];
     let mut hi = [f64::NEG_INFINITY; 13];
     let mut l1 = 0.0f64;
@@ -104,49 +49,56 @@ unsafe fn extremes_26_avx2(points: &[DVec3]) -> ([f64; 13], [f64; 13], f64) {
     let ninf = _mm256_set1_pd(f64::NEG_INFINITY);
     let (mut lo_a, mut lo_c, mut lo_w) = (inf, inf, inf);
     let (mut hi_a, mut hi_c, mut hi_w) = (ninf, ninf, ninf);
+    // Negate lanes 2 and 3, or lanes 1 and 3: x - y is x + (-y) in IEEE arithmetic,
+    // signed zeros included.
     let negate_hi = _mm256_set_pd(-0.0, -0.0, 0.0, 0.0);
     let negate_odd = _mm256_set_pd(-0.0, 0.0, -0.0, 0.0);
     for p in points {
         // SAFETY: this kernel runs with AVX2.
         let v = unsafe { xyz0(p) };
-        // a = [x, y, z, x + y], c = [x + z, y + z, x - y, x - z]: the 18-DOP's.
+        // a = [x, y, z, x + y]: the sum in lane 3 only, so the coordinates stay as given.
         let xyzx = _mm256_permute4x64_pd::<0b00_10_01_00>(v);
         let zeros_y = _mm256_permute4x64_pd::<0b01_11_11_11>(v);
         let a = _mm256_blend_pd::<0b1000>(xyzx, _mm256_add_pd(xyzx, zeros_y));
+        // c = [x + z, y + z, x - y, x - z]
         let xyxx = _mm256_permute4x64_pd::<0b00_00_01_00>(v);
         let zzyz = _mm256_permute4x64_pd::<0b10_01_10_10>(v);
         let c = _mm256_add_pd(xyxx, _mm256_xor_pd(zzyz, negate_hi));
-        // w = [s + y, s - y, t + y, t - y] with s = x + z and t = x - z from c.
-        let sstt = _mm256_permute4x64_pd::<0b11_11_00_00>(c);
-        let yyyy = _mm256_permute4x64_pd::<0b01_01_01_01>(v);
-        let w = _mm256_add_pd(sstt, _mm256_xor_pd(yyyy, negate_odd));
         lo_a = _mm256_min_pd(a, lo_a);
         hi_a = _mm256_max_pd(a, hi_a);
         lo_c = _mm256_min_pd(c, lo_c);
         hi_c = _mm256_max_pd(c, hi_c);
-        lo_w = _mm256_min_pd(w, lo_w);
-        hi_w = _mm256_max_pd(w, hi_w);
+        if K == 26 {
+            // w = [s + y, s - y, t + y, t - y] with s = x + z and t = x - z from c.
+            let sstt = _mm256_permute4x64_pd::<0b11_11_00_00>(c);
+            let yyyy = _mm256_permute4x64_pd::<0b01_01_01_01>(v);
+            let w = _mm256_add_pd(sstt, _mm256_xor_pd(yyyy, negate_odd));
+            lo_w = _mm256_min_pd(w, lo_w);
+            hi_w = _mm256_max_pd(w, hi_w);
+        }
         let d = p.y - p.z;
-        lo[12] = if d < lo[12] { d } else { lo[12] };
-        hi[12] = if d > hi[12] { d } else { hi[12] };
+        lo[six + 5] = if d < lo[six + 5] { d } else { lo[six + 5] };
+        hi[six + 5] = if d > hi[six + 5] { d } else { hi[six + 5] };
         let s = p.x.abs() + p.y.abs() + p.z.abs();
         l1 = if s > l1 { s } else { l1 };
     }
     let (mut la, mut ha) = ([0.0f64; 4], [0.0f64; 4]);
     // SAFETY: every store writes four lanes within its array: `la`/`ha` whole, and
-    // `lo`/`hi` at 3..7 and 8..12 of 13 elements.
+    // `lo`/`hi` at six + 1..six + 5 (at most 8..12) and, for k = 26, 3..7, of 13.
     unsafe {
         _mm256_storeu_pd(la.as_mut_ptr(), lo_a);
         _mm256_storeu_pd(ha.as_mut_ptr(), hi_a);
-        _mm256_storeu_pd(lo.as_mut_ptr().add(3), lo_w);
-        _mm256_storeu_pd(hi.as_mut_ptr().add(3), hi_w);
-        _mm256_storeu_pd(lo.as_mut_ptr().add(8), lo_c);
-        _mm256_storeu_pd(hi.as_mut_ptr().add(8), hi_c);
+        _mm256_storeu_pd(lo.as_mut_ptr().add(six + 1), lo_c);
+        _mm256_storeu_pd(hi.as_mut_ptr().add(six + 1), hi_c);
+        if K == 26 {
+            _mm256_storeu_pd(lo.as_mut_ptr().add(3), lo_w);
+            _mm256_storeu_pd(hi.as_mut_ptr().add(3), hi_w);
+        }
     }
-    // x, y, z first; x + y is the 18-DOP's first sum, index 7.
+    // x, y, z first; x + y is the first of the six sums.
     lo[..3].copy_from_slice(&la[..3]);
     hi[..3].copy_from_slice(&ha[..3]);
-    (lo[7], hi[7]) = (la[3], ha[3]);
+    (lo[six], hi[six]) = (la[3], ha[3]);
     (lo, hi, l1)
 }
 
