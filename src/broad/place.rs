@@ -72,8 +72,8 @@ pub(super) fn split(k: u32) -> (i32, i32) {
 
 /// A place in the order of row `row`, lower x bound `x` and id `proxy`: the lower x bound
 /// by its bits in an order-preserving form, -0.0 before 0.0. One integer, so that sorting
-/// and merging compare without branches (a `(u64, u32)` pair sorted about a third slower);
-/// its low 32 bits are zero, room for a position in a list being sorted ([`stream`]).
+/// and merging compare without branches; its low 32 bits are zero, room for a position in
+/// a list being sorted ([`stream`]).
 #[inline(always)]
 pub(super) fn rank_of(row: u32, x: f32, proxy: u32) -> u128 {
     let b = x.to_bits();
@@ -629,8 +629,8 @@ fn build(
 /// Streams `c` into `spare` with its incoming entries merged in (sorted first) and the
 /// entries of changed boxes (`moved`) left out, and exchanges the two, its pairs found
 /// anew; returns (compared, rows swept). The incoming entries are sorted as keys (rank and
-/// position, in `keys`) and read through them: moving the keys, not the 32-byte entries,
-/// sorts in about two thirds of the time.
+/// position, in `keys`) and read through them, so that the sort moves the keys, not the
+/// 32-byte entries.
 fn stream(
     c: &mut Chunk,
     moved: &[u64],

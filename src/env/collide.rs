@@ -87,8 +87,8 @@ impl<const K: usize> Environment<K> {
     ) -> Outcome<'s> {
         let work = &mut state.work;
         work.contacts.clear();
-        // Most queries meet one part: its contacts sort as `u64` keys, a fraction of the
-        // instructions of comparing `[u32; 3]` (slice comparison).
+        // Most queries meet one part: its contacts sort as `u64` keys, which compare as
+        // one integer where `[u32; 3]` compares through slices.
         let first = work.raw.first().map_or(0, |r| r[0]);
         if work.raw.iter().all(|r| r[0] == first) {
             work.keys.clear();

@@ -41,8 +41,7 @@ pub(crate) fn triangle_meets_dop<const K: usize>(
         return false;
     }
     // The k-DOP's own directions: the triangle's k-DOP (rounded outward, grown by `eps`)
-    // against `d` in one vector test, where projecting on each direction in turn cost
-    // about as much as the rest of the test.
+    // against `d` in one vector test rather than a projection per direction.
     let own = Dop::<K>::from_slice_quick(t).enlarged(eps);
     if !own.overlaps(d) {
         return false;
