@@ -40,6 +40,8 @@ pub struct ContactPair {
     /// The world and the step that found it: its contacts are that step's.
     world: u32,
     step: u64,
+    /// Where its contacts are: a batch of the step's jobs, and a range in that batch's list.
+    batch: u16,
     start: u32,
     len: u32,
 }
@@ -90,6 +92,23 @@ enum Job {
     Part(ObjectKey, PartKey),
 }
 
+/// Where one job's contacts are in its batch's list.
+#[derive(Clone, Copy, Debug, Default)]
+struct JobOut {
+    start: u32,
+    len: u32,
+}
+
+/// The jobs of a step run in this many batches of consecutive jobs (fewer when there are
+/// fewer jobs), each on one thread: a number fixed apart from the threads, so that where
+/// a contact is stored does not depend on them, and large enough for rayon to balance.
+const BATCHES: usize = 256;
+
+/// Jobs per batch for `jobs` jobs.
+fn batch_len(jobs: usize) -> usize {
+    jobs.div_ceil(BATCHES).max(1)
+}
+
 /// The buffers of a step, kept from step to step so that a steady state allocates nothing.
 pub(super) struct Frame<const K: usize> {
     /// Lists of pairs made so far: the stamp of the pairs `pairs` holds.
@@ -104,10 +123,14 @@ pub(super) struct Frame<const K: usize> {
     /// Re-insertions of part-tree leaves still owed after the last edit: one round of the
     /// tree's leaves, [`super::WorldOptions::tree_budget`] per step.
     owed: u32,
-    /// Per job: its contacts, `[a triangle, b triangle]`.
-    outs: Vec<Vec<[u32; 2]>>,
+    /// Per job: where its contacts are in its batch's list.
+    outs: Vec<JobOut>,
+    /// Per batch of consecutive jobs ([`BATCHES`]), their contacts `[a triangle, b
+    /// triangle]` in job order: where [`World::contacts`] reads them. A list per batch
+    /// rather than per job, so what is kept is about the most contacts of one step, not
+    /// the most each job slot ever held.
+    batches: Vec<Vec<[u32; 2]>>,
     pairs: Vec<ContactPair>,
-    tris: Vec<[u32; 2]>,
     ended: Vec<EndedPair>,
     /// The colliding pairs of the last step, sorted: `(a, b, a_user, b_user)`.
     active: Vec<(Body, Body, u64, u64)>,
@@ -124,8 +147,8 @@ impl<const K: usize> Default for Frame<K> {
             fresh: Vec::new(),
             owed: 0,
             outs: Vec::new(),
+            batches: Vec::new(),
             pairs: Vec::new(),
-            tris: Vec::new(),
             ended: Vec::new(),
             active: Vec::new(),
             next_active: Vec::new(),
@@ -140,13 +163,13 @@ impl<const K: usize> Frame<K> {
             + self.rooted.capacity() * size_of::<ObjectKey>()
             + self.jobs.capacity() * size_of::<Job>()
             + self.fresh.capacity() * size_of::<(ObjectKey, PartKey)>()
+            + self.outs.capacity() * size_of::<JobOut>()
             + self
-                .outs
+                .batches
                 .iter()
-                .map(|o| size_of::<Vec<[u32; 2]>>() + o.capacity() * 8)
+                .map(|b| size_of::<Vec<[u32; 2]>>() + b.capacity() * 8)
                 .sum::<usize>()
             + self.pairs.capacity() * size_of::<ContactPair>()
-            + self.tris.capacity() * 8
             + self.ended.capacity() * size_of::<EndedPair>()
             + (self.active.capacity() + self.next_active.capacity())
                 * size_of::<(Body, Body, u64, u64)>()
@@ -392,39 +415,55 @@ impl<const K: usize> World<K> {
         self.frame.jobs = jobs;
     }
 
-    /// The narrow phase: each job's exact contacts into its own slot, in parallel.
+    /// The narrow phase: the jobs in batches, in parallel, each job's exact contacts
+    /// appended to its batch's list in job order.
     fn run_jobs(&mut self) -> Result<()> {
+        let jobs = self.frame.jobs.len();
         let mut outs = std::mem::take(&mut self.frame.outs);
-        if outs.len() < self.frame.jobs.len() {
-            outs.resize_with(self.frame.jobs.len(), Vec::new);
-        }
+        outs.clear();
+        outs.resize(jobs, JobOut::default());
+        let mut batches = std::mem::take(&mut self.frame.batches);
+        batches.resize_with(BATCHES, Vec::new);
+        let per = batch_len(jobs);
         let first_error: Mutex<Option<(usize, Error)>> = Mutex::new(None);
         {
             let world = &*self;
             world
                 .frame
                 .jobs
-                .par_iter()
-                .zip(outs.par_iter_mut())
+                .par_chunks(per)
+                .zip(outs.par_chunks_mut(per))
+                .zip(batches.par_iter_mut())
                 .enumerate()
-                .for_each(|(i, (job, out))| {
-                    out.clear();
-                    if let Err(e) = world.run_job(*job, out) {
-                        let mut slot = first_error.lock();
-                        if slot.as_ref().is_none_or(|(j, _)| i < *j) {
-                            *slot = Some((i, e));
+                .for_each(|(b, ((jobs, outs), contacts))| {
+                    contacts.clear();
+                    let mut ws = world.workspace();
+                    for (i, (job, out)) in jobs.iter().zip(outs).enumerate() {
+                        let start = contacts.len();
+                        if let Err(e) = world.run_job(*job, &mut ws, contacts) {
+                            let i = b * per + i;
+                            let mut slot = first_error.lock();
+                            if slot.as_ref().is_none_or(|(j, _)| i < *j) {
+                                *slot = Some((i, e));
+                            }
+                            contacts.truncate(start);
                         }
+                        *out = JobOut {
+                            start: start as u32,
+                            len: (contacts.len() - start) as u32,
+                        };
                     }
                 });
         }
         self.frame.outs = outs;
+        self.frame.batches = batches;
         match first_error.into_inner() {
             Some((_, e)) => Err(e),
             None => Ok(()),
         }
     }
 
-    fn run_job(&self, job: Job, out: &mut Vec<[u32; 2]>) -> Result<()> {
+    fn run_job(&self, job: Job, ws: &mut QueryState<K>, out: &mut Vec<[u32; 2]>) -> Result<()> {
         let (a, b_obj, b_pose, mode, what) = match job {
             Job::Objects(a, b) => {
                 let (oa, ob) = (&self.objects[a], &self.objects[b]);
@@ -449,7 +488,6 @@ impl<const K: usize> World<K> {
             }
         };
         let oa = &self.objects[a];
-        let mut ws = self.workspace();
         if let Some(i) = oa.root {
             // Bounded for the broad phase this step; used if the pair sees `a` by its pose.
             let shape = &self.shapes[oa.shape].object;
@@ -458,7 +496,7 @@ impl<const K: usize> World<K> {
         }
         let hit = self.shapes[oa.shape]
             .object
-            .collide_with(&oa.pose, b_obj, b_pose, &options(mode), &mut ws)
+            .collide_with(&oa.pose, b_obj, b_pose, &options(mode), ws)
             .map_err(|e| e.context(what))?;
         out.extend(hit.contacts.iter().map(|c| [c.a_triangle, c.b_triangle]));
         Ok(())
@@ -472,9 +510,9 @@ impl<const K: usize> World<K> {
         // from here: a step that fails earlier leaves the last list and its contacts).
         f.step += 1;
         f.pairs.clear();
-        f.tris.clear();
-        for (job, out) in f.jobs.iter().zip(&f.outs) {
-            if out.is_empty() {
+        let per = batch_len(f.jobs.len());
+        for (i, (job, out)) in f.jobs.iter().zip(&f.outs).enumerate() {
+            if out.len == 0 {
                 continue;
             }
             let (a, b, a_user, b_user) = match *job {
@@ -511,10 +549,10 @@ impl<const K: usize> World<K> {
                 event: PairEvent::Begin,
                 world: self.id,
                 step: f.step,
-                start: f.tris.len() as u32,
-                len: out.len() as u32,
+                batch: (i / per) as u16,
+                start: out.start,
+                len: out.len,
             });
-            f.tris.extend_from_slice(out);
         }
         f.pairs.sort_unstable_by_key(|p| (p.a, p.b));
         // Events: one merge of two sorted lists.
@@ -555,7 +593,7 @@ impl<const K: usize> World<K> {
         }
         std::mem::swap(&mut f.active, &mut f.next_active);
         stats.colliding = f.pairs.len() as u64;
-        stats.contacts = f.tris.len() as u64;
+        stats.contacts = f.outs.iter().map(|o| u64::from(o.len)).sum();
         stats.begins = f
             .pairs
             .iter()
@@ -587,7 +625,8 @@ impl<const K: usize> World<K> {
                 what: "contact pair",
             });
         }
-        Ok(&self.frame.tris[pair.start as usize..(pair.start + pair.len) as usize])
+        let batch = &self.frame.batches[usize::from(pair.batch)];
+        Ok(&batch[pair.start as usize..(pair.start + pair.len) as usize])
     }
 
     /// The pairs that collided at the step before the last and not at the last.
