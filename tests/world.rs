@@ -4,8 +4,8 @@
 //! detect and report modes, teleports, removals and additions, parts moved, re-shaped,
 //! removed and added, objects given other shapes, and shapes deformed (a wobble, or far and
 //! fast, with degenerate triangles), each answer checked against the oracle on a fresh build
-//! of the test's own meshes; the same answers on one thread and four; handle misuse refused
-//! with typed errors.
+//! of the test's own meshes; a crowd with more colliding pairs than a step has batches of
+//! jobs; the same answers on one thread and four; handle misuse refused with typed errors.
 
 mod common;
 
@@ -489,6 +489,52 @@ fn every_step_equals_brute_force() {
         kinds[0] > 10 && kinds[1] > 10,
         "too few pairs of a kind: {kinds:?}"
     );
+}
+
+/// More colliding pairs in one step than the step has batches of jobs (256), so that a
+/// batch holds several pairs and their contacts lie at offsets in its list: every pair's
+/// contacts against brute force, on one thread and on four.
+#[test]
+fn a_crowd_fills_every_batch() {
+    for threads in [1, 4] {
+        common::on_threads(threads, || {
+            let mut rng = Rng::new(31);
+            let meshes: Vec<Mesh> = (0..3).map(|_| cluster(&mut rng, 6, 0.6, 0.5)).collect();
+            let mut world = World::<18>::new();
+            let shapes = add_shapes(&mut world, &meshes);
+            let mut objects = BTreeMap::new();
+            for i in 0..400 {
+                let item = Item {
+                    mode: Mode::Report,
+                    ..random_object(&mut rng, meshes.len(), 1.5, u64::MAX)
+                };
+                let desc = ObjectDesc {
+                    group: item.group,
+                    mask: item.mask,
+                    mode: item.mode,
+                    user: i,
+                };
+                let id = world
+                    .add_object(shapes[item.shape], item.pose, desc)
+                    .unwrap();
+                objects.insert(id, item);
+            }
+            let mut previous = BTreeSet::new();
+            step_and_check(
+                &mut world,
+                &meshes,
+                &objects,
+                &BTreeMap::new(),
+                &mut previous,
+                0,
+            );
+            assert!(
+                world.pairs().len() > 2 * 256,
+                "{} colliding pairs: too few to fill the batches",
+                world.pairs().len()
+            );
+        });
+    }
 }
 
 #[test]
