@@ -103,6 +103,8 @@ struct JobOut {
 /// fewer jobs), each on one thread: a number fixed apart from the threads, so that where
 /// a contact is stored does not depend on them, and large enough for rayon to balance.
 const BATCHES: usize = 256;
+// A pair names its batch by a `u16`.
+const _: () = assert!(BATCHES <= 1 << 16);
 
 /// Jobs per batch for `jobs` jobs.
 fn batch_len(jobs: usize) -> usize {
