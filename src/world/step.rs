@@ -513,10 +513,12 @@ impl<const K: usize> World<K> {
         f.step += 1;
         f.pairs.clear();
         let per = batch_len(f.jobs.len());
+        let mut contacts = 0;
         for (i, (job, out)) in f.jobs.iter().zip(&f.outs).enumerate() {
             if out.len == 0 {
                 continue;
             }
+            contacts += u64::from(out.len);
             let (a, b, a_user, b_user) = match *job {
                 Job::Objects(a, b) => (
                     Body::Object(ObjectId {
@@ -595,7 +597,7 @@ impl<const K: usize> World<K> {
         }
         std::mem::swap(&mut f.active, &mut f.next_active);
         stats.colliding = f.pairs.len() as u64;
-        stats.contacts = f.outs.iter().map(|o| u64::from(o.len)).sum();
+        stats.contacts = contacts;
         stats.begins = f
             .pairs
             .iter()
