@@ -145,12 +145,13 @@ pub fn run(a: &BroadArgs) -> kdop::Result<ExitCode> {
     let pool = crate::common::thread_pool(a.threads.max(1))?;
     if !a.json {
         println!(
-            "{:>9} {:>8} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8}",
+            "{:>9} {:>8} {:>10} {:>10} {:>10} {:>11} {:>10} {:>9} {:>8}",
             "objects",
             "static",
             "kdop p50",
             "kdop p99",
             "kdop max",
+            "statics add",
             "parry p50",
             "pairs",
             "checked"
@@ -162,12 +163,14 @@ pub fn run(a: &BroadArgs) -> kdop::Result<ExitCode> {
             println!("{}", row.json(n, a.statics));
         } else {
             println!(
-                "{:>9} {:>8} {:>8.3}ms {:>8.3}ms {:>8.3}ms {:>10} {:>9} {:>8}",
+                "{:>9} {:>8} {:>8.3}ms {:>8.3}ms {:>8.3}ms {:>11} {:>10} {:>9} {:>8}",
                 n,
                 a.statics,
                 row.p50,
                 row.p99,
                 row.max,
+                row.alone
+                    .map_or("-".to_string(), |m| format!("{:.3}ms", row.p50 - m)),
                 row.parry.map_or("-".to_string(), |p| format!("{p:.3}ms")),
                 row.pairs,
                 row.checked
@@ -184,6 +187,8 @@ struct Row {
     p50: f64,
     p99: f64,
     max: f64,
+    /// With statics: the p50 of the same moving boxes without them, in the same frames.
+    alone: Option<f64>,
     parry: Option<f64>,
     pairs: usize,
     checked: bool,
@@ -197,6 +202,8 @@ impl Row {
             "kdop_ms_p50": self.p50,
             "kdop_ms_p99": self.p99,
             "kdop_ms_max": self.max,
+            "moving_alone_ms_p50": self.alone,
+            "statics_add_ms": self.alone.map(|a| self.p50 - a),
             "parry_ms_p50": self.parry,
             "pairs": self.pairs,
             "checked": self.checked,
@@ -207,14 +214,28 @@ impl Row {
 
 fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
     let mut scene = Scene::new(n, a.statics, a.seed);
-    let mut bp = match a.cell {
-        Some(size) => BroadPhase::with_cell_size(size)?,
-        None => BroadPhase::new(),
+    let new_phase = || match a.cell {
+        Some(size) => BroadPhase::with_cell_size(size),
+        None => Ok(BroadPhase::new()),
     };
+    let mut bp = new_phase()?;
     for (i, f) in scene.fat.iter().enumerate() {
         bp.set(i as u32, *f, i < n)?;
     }
     bp.update();
+    // With statics, the same moving boxes without them, updated in the same frames right
+    // after kdop's: what the statics add is the difference of the two in one run.
+    let mut alone = (a.statics > 0)
+        .then(|| -> kdop::Result<BroadPhase> {
+            let mut b = new_phase()?;
+            for (i, f) in scene.fat[..n].iter().enumerate() {
+                b.set(i as u32, *f, true)?;
+            }
+            b.update();
+            Ok(b)
+        })
+        .transpose()?;
+    let mut alone_times = TimeStats::default();
     let mut parry = Parry::new(&scene.fat);
     let mut changed = Vec::with_capacity(n);
     let mut times = TimeStats::default();
@@ -228,6 +249,16 @@ fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
         }
         bp.update();
         let kdop_ms = t.elapsed().as_secs_f64() * 1e3;
+        if let Some(b) = alone.as_mut() {
+            let t = Instant::now();
+            for &i in &changed {
+                b.set(i, scene.fat[i as usize], true)?;
+            }
+            b.update();
+            if frame >= 2 {
+                alone_times.record(t.elapsed().as_secs_f64() * 1e6);
+            }
+        }
         let parry_ms = parry.as_mut().map(|p| {
             let t = Instant::now();
             parry_pairs = p.update(&changed, &scene.fat);
@@ -264,6 +295,7 @@ fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
         p50: times.percentile(0.5) / 1e3,
         p99: times.percentile(0.99) / 1e3,
         max: times.max() / 1e3,
+        alone: alone.map(|_| alone_times.percentile(0.5) / 1e3),
         parry: parry.map(|_| parry_times.percentile(0.5) / 1e3),
         pairs,
         checked,
