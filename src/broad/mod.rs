@@ -95,8 +95,9 @@ impl Aabb {
 
 /// A box as a row holds it (one entry per row it touches): its bounds and the row, so
 /// that the sorted columns need no other key. [`Rows`] keeps entries in columns; this is
-/// one of them in hand.
+/// one of them in hand. In C order: the static lookup loads a record as eight lanes.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
 struct Entry {
     lo: [f32; 3],
     hi: [f32; 3],

@@ -6,6 +6,7 @@
 //! the world (objects near a part that was inserted or moved) all look boxes up this way.
 
 use super::place::{coord, key, split};
+use super::sweep::Kernel;
 use super::{Aabb, BroadPhase, Entry, NONE, Row, Rows, SKIP, StaticRows};
 use crate::hint::prefetch;
 
@@ -157,6 +158,96 @@ fn scan_row(
     compared
 }
 
+/// The first position from `from` on, below `to`, whose value is not below `t` (`STRICT`)
+/// or is above it (not `STRICT`), `to` if none, where `xs[from..to]` ascends (NaN-free):
+/// eight values at a time with AVX2 (`kernel`), else one at a time.
+#[inline(always)]
+fn count_while<const STRICT: bool>(
+    kernel: Kernel,
+    xs: &[f32],
+    from: usize,
+    to: usize,
+    t: f32,
+) -> usize {
+    let _ = kernel;
+    #[cfg(target_arch = "x86_64")]
+    if kernel == Kernel::Avx2 {
+        // SAFETY: `Kernel::Avx2` is only made after the CPU was found to run AVX2.
+        return unsafe { count_while_avx2::<STRICT>(xs, from, to, t) };
+    }
+    let keep = |x: f32| if STRICT { x < t } else { x <= t };
+    from + xs[from..to].iter().take_while(|&&x| keep(x)).count()
+}
+
+/// [`count_while`] by eight values at a time: one compare and one mask for eight.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn count_while_avx2<const STRICT: bool>(xs: &[f32], from: usize, to: usize, t: f32) -> usize {
+    use std::arch::x86_64::{
+        _CMP_LE_OQ, _CMP_LT_OQ, _mm256_cmp_ps, _mm256_loadu_ps, _mm256_movemask_ps, _mm256_set1_ps,
+    };
+    let xs = &xs[..to];
+    let bound = _mm256_set1_ps(t);
+    let mut i = from;
+    while i + 8 <= to {
+        // SAFETY: i + 8 ≤ to ≤ xs.len().
+        let v = unsafe { _mm256_loadu_ps(xs.as_ptr().add(i)) };
+        let m = if STRICT {
+            _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(v, bound))
+        } else {
+            _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(v, bound))
+        } as u32;
+        if m != 0xff {
+            return i + m.trailing_ones() as usize;
+        }
+        i += 8;
+    }
+    let keep = |x: f32| if STRICT { x < t } else { x <= t };
+    i + xs[i..].iter().take_while(|&&x| keep(x)).count()
+}
+
+/// [`scan_row`] over the static records with AVX2: a record loaded as eight lanes is
+/// compared with `q` in one instruction (its lower bounds with q's upper ones, and its
+/// upper bounds, negated, with q's lower ones, negated: the same comparisons, exactly).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn scan_static_avx2(
+    rows: &StaticRows,
+    r: usize,
+    start: usize,
+    q: &Aabb,
+    inv: f32,
+    found: &mut impl FnMut(u32),
+) -> u64 {
+    use std::arch::x86_64::{
+        _CMP_LE_OQ, _mm256_cmp_ps, _mm256_loadu_ps, _mm256_movemask_ps, _mm256_setr_ps,
+        _mm256_xor_ps,
+    };
+    let dir = &rows.rows;
+    let (z, y) = split(dir[r].key);
+    let home = u32::from(z == coord(q.lo[2], inv)) << 1 | u32::from(y == coord(q.lo[1], inv));
+    // Lanes 3 to 5 negated; lanes 6 and 7 (the id and row) are not looked at.
+    let flip = _mm256_setr_ps(0.0, 0.0, 0.0, -0.0, -0.0, -0.0, 0.0, 0.0);
+    let bound = _mm256_setr_ps(
+        q.hi[0], q.hi[1], q.hi[2], -q.lo[0], -q.lo[1], -q.lo[2], 0.0, 0.0,
+    );
+    let entries = &rows.entries[start..dir[r + 1].start as usize];
+    let mut compared = 0;
+    for e in entries {
+        // SAFETY: `Entry` is eight 4-byte fields in C order.
+        let v = unsafe { _mm256_loadu_ps(std::ptr::from_ref(e).cast()) };
+        let m = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_xor_ps(v, flip), bound));
+        if m & 1 == 0 {
+            break; // Starts after q ends, as all after it do.
+        }
+        compared += 1;
+        if m & 0x3f == 0x3f && (e.row >> 30 | home) == 3 {
+            found(e.proxy);
+        }
+    }
+    compared
+}
+
 /// One row of one box of a batch looked up in the static rows ([`query_statics`]): the
 /// box's place in the batch, the row, and the range of `xs` its search narrows to (then
 /// the entry its scan starts at).
@@ -173,12 +264,16 @@ pub(super) struct Lookup {
 /// between stages.
 const BATCH: usize = 256;
 
+/// How many scans ahead of the one at hand its entries' lines are asked for.
+const AHEAD: usize = 16;
+
 /// [`query_rows`] over the static rows for the boxes `aabb(id)` of many `ids`, calling
 /// `found(id, static)`: in batches, each looked up in stages (rows and their samples,
 /// the search in `xs`, the scan of the entries) so that the cache misses of different
 /// boxes overlap instead of following one another. `lookups` is scratch. Returns the
 /// entries compared.
 pub(super) fn query_statics(
+    kernel: Kernel,
     rows: &StaticRows,
     ids: &[u32],
     aabb: impl Fn(u32) -> Aabb,
@@ -221,24 +316,39 @@ pub(super) fn query_statics(
         // The search's end: the entry the scan starts at.
         for p in lookups.iter_mut() {
             let r = p.row as usize;
-            let t = reach(&aabb(batch[p.query as usize]), dir[r].width);
-            let (from, to) = (p.from as usize, p.to as usize);
-            let at = from + xs[from..to].iter().take_while(|&&x| x < t).count();
-            p.from = at as u32;
-            // The entries the scan will read: those up to q's upper x bound, every
-            // line of them (two entries to a line).
-            let hi = aabb(batch[p.query as usize]).hi[0];
+            let q = aabb(batch[p.query as usize]);
+            let t = reach(&q, dir[r].width);
             let b = dir[r + 1].start as usize;
-            let end = at + xs[at..b].iter().take_while(|&&x| x <= hi).count();
-            for e in rows.entries[at..(end + 1).min(b)].iter().step_by(2) {
+            let at = count_while::<true>(kernel, xs, p.from as usize, p.to as usize, t);
+            p.from = at as u32;
+            // The entries the scan will read: those up to q's upper x bound.
+            p.to = (count_while::<false>(kernel, xs, at, b, q.hi[0]) + 1).min(b) as u32;
+        }
+        // Every line of the entries a scan will read is asked for a few scans ahead:
+        // asked for all at once, they overflow what the core tracks in flight.
+        let ask = |p: &Lookup| {
+            for e in rows.entries[p.from as usize..p.to as usize]
+                .iter()
+                .step_by(2)
+            {
                 prefetch(e);
             }
-        }
-        for p in lookups.iter() {
+        };
+        lookups.iter().take(AHEAD).for_each(ask);
+        for (i, p) in lookups.iter().enumerate() {
+            if let Some(next) = lookups.get(i + AHEAD) {
+                ask(next);
+            }
             let id = batch[p.query as usize];
             let q = aabb(id);
             let mut hit = |s| found(id, s);
-            compared += scan_row(rows, p.row as usize, p.from as usize, &q, inv, &mut hit);
+            let (r, from) = (p.row as usize, p.from as usize);
+            compared += match kernel {
+                Kernel::Scalar => scan_row(rows, r, from, &q, inv, &mut hit),
+                // SAFETY: `Kernel::Avx2` is only made after the CPU was found to run AVX2.
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx2 => unsafe { scan_static_avx2(rows, r, from, &q, inv, &mut hit) },
+            };
         }
     }
     compared
@@ -317,9 +427,20 @@ mod tests {
     use super::*;
     use crate::testing::lcg;
 
+    /// The kernels this CPU runs: the scalar one always.
+    fn kernels() -> Vec<Kernel> {
+        let mut k = vec![Kernel::Scalar];
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            k.push(Kernel::Avx2);
+        }
+        k
+    }
+
     /// Looking many boxes up in the static rows together gives, box after box, what
-    /// looking each up alone gives: over batches of every size, with boxes of no extent,
-    /// long thin ones, and unbounded ones (scanned from their rows' starts).
+    /// looking each up alone gives (one at a time, by the scalar scan): over batches of
+    /// every size, with either kernel, with boxes of no extent, long thin ones, and
+    /// unbounded ones (scanned from their rows' starts).
     #[test]
     fn batched_static_lookups_equal_single_ones() {
         let mut s = 17u64;
@@ -349,16 +470,26 @@ mod tests {
                 compared += query_rows(&bp.statics, &aabb(id), inv, |st| want.push((id, st)));
             }
             let (mut got, mut lookups) = (Vec::new(), Vec::new());
-            for len in [1, 7, BATCH, ids.len()] {
-                got.clear();
-                let mut c = 0;
-                for part in ids.chunks(len) {
-                    c += query_statics(&bp.statics, part, aabb, inv, &mut lookups, |a, b| {
-                        got.push((a, b));
-                    });
+            for kernel in kernels() {
+                for len in [1, 7, BATCH, ids.len()] {
+                    got.clear();
+                    let mut c = 0;
+                    for part in ids.chunks(len) {
+                        c += query_statics(
+                            kernel,
+                            &bp.statics,
+                            part,
+                            aabb,
+                            inv,
+                            &mut lookups,
+                            |a, b| {
+                                got.push((a, b));
+                            },
+                        );
+                    }
+                    assert_eq!(got, want, "round {round}, {kernel:?}, batches of {len}");
+                    assert_eq!(c, compared);
                 }
-                assert_eq!(got, want, "round {round}, batches of {len}");
-                assert_eq!(c, compared);
             }
             assert!(
                 want.len() > n / 10,

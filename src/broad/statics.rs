@@ -6,6 +6,7 @@
 //! dynamic boxes are found anew each update (`large.rs`).
 
 use super::query::query_statics;
+use super::sweep::Kernel;
 use super::{BroadPhase, Place, bit, merge_sorted};
 
 impl BroadPhase {
@@ -76,10 +77,17 @@ impl BroadPhase {
         let proxies = &self.proxies;
         let aabb = |id: u32| proxies[id as usize].aabb;
         let inv = 1.0 / self.cell;
-        let mut compared =
-            query_statics(&self.statics, ids, aabb, inv, &mut self.lookups, |id, s| {
+        let mut compared = query_statics(
+            Kernel::best(),
+            &self.statics,
+            ids,
+            aabb,
+            inv,
+            &mut self.lookups,
+            |id, s| {
                 out.push((id, s));
-            });
+            },
+        );
         for &id in ids {
             let b = aabb(id);
             for &s in &self.large_static {
