@@ -201,3 +201,80 @@ fn a_box_whose_cell_count_overflows_stays_out_of_the_cells() {
     assert_eq!(bp.stats().large, 1);
     assert_eq!(sorted_pairs(&bp), vec![(0, 1)]);
 }
+
+/// Frames where only dynamic boxes change (moves, removals, new boxes, a box grown large
+/// and back), among many static ones of ordinary size, keep the kept static pairs by
+/// runs of dynamic ids; frames where a static box changes (moved, removed, made dynamic
+/// or a dynamic one made static) in between drop them one by one. Every frame equals
+/// brute force.
+#[test]
+fn static_pairs_stay_exact_when_only_dynamic_boxes_change() {
+    for seed in 0..4 {
+        let mut rng = Rng::new(100 + seed);
+        let n = 1500;
+        let spread = (n as f64).cbrt() * 0.9;
+        let ordinary = |rng: &mut Rng| {
+            let c = rng.vec(-spread, spread);
+            let h = rng.range(0.2, 0.8) as f32;
+            let c = [c.x as f32, c.y as f32, c.z as f32];
+            Aabb::new(c.map(|v| v - h), c.map(|v| v + h))
+        };
+        let mut bp = BroadPhase::new();
+        let mut boxes: Vec<Option<(Aabb, bool)>> = vec![None; n + 100];
+        for (i, slot) in boxes.iter_mut().take(n).enumerate() {
+            let b = ordinary(&mut rng);
+            let d = i % 5 == 0;
+            bp.set(i as u32, b, d).unwrap();
+            *slot = Some((b, d));
+        }
+        bp.update();
+        let mut frames_with_pairs = 0;
+        for frame in 0..16 {
+            let statics_change = frame % 4 == 3;
+            for _ in 0..60 {
+                let i = rng.below(boxes.len() as u64) as usize;
+                let dynamic = boxes[i].is_none_or(|(_, d)| d);
+                if !dynamic && !statics_change {
+                    continue;
+                }
+                match rng.below(12) {
+                    0 => {
+                        bp.remove(i as u32);
+                        boxes[i] = None;
+                    }
+                    1 if statics_change => {
+                        if let Some((b, d)) = boxes[i] {
+                            bp.set(i as u32, b, !d).unwrap();
+                            boxes[i] = Some((b, !d));
+                        }
+                    }
+                    2 => {
+                        // Large for a frame: out of the rows.
+                        let c = rng.vec(-spread, spread);
+                        let c = [c.x as f32, c.y as f32, c.z as f32];
+                        let b = Aabb::new(c.map(|v| v - 9.0), c.map(|v| v + 9.0));
+                        bp.set(i as u32, b, dynamic).unwrap();
+                        boxes[i] = Some((b, dynamic));
+                    }
+                    _ => {
+                        let b = ordinary(&mut rng);
+                        bp.set(i as u32, b, dynamic).unwrap();
+                        boxes[i] = Some((b, dynamic));
+                    }
+                }
+            }
+            bp.update();
+            let pairs = sorted_pairs(&bp);
+            assert_eq!(
+                pairs,
+                brute_force_pairs(&live(&boxes)),
+                "seed {seed}, frame {frame}"
+            );
+            frames_with_pairs += usize::from(pairs.len() > n / 4);
+        }
+        assert!(
+            frames_with_pairs > 8,
+            "seed {seed}: too few pairs to compare"
+        );
+    }
+}

@@ -513,11 +513,17 @@ pub struct BroadPhase {
     large_static: Vec<u32>,
     /// Pairs of large dynamic boxes.
     large_pairs: Vec<(u32, u32)>,
-    /// Pairs of a dynamic box with a static one, `(dynamic, static)`, sorted; kept across
-    /// updates.
-    static_pairs: Vec<(u32, u32)>,
+    /// Pairs of a dynamic box with a static one, as `statics::key(dynamic, static)`,
+    /// sorted; kept across updates.
+    static_pairs: Vec<u64>,
+    /// The buffer the next update merges the kept and new static pairs into.
+    pairs_spare: Vec<u64>,
     /// New dynamic–static pairs of this update (scratch).
-    fresh: Vec<(u32, u32)>,
+    fresh: Vec<u64>,
+    /// Whether a box that is or was static was set or removed since the last update.
+    statics_touched: bool,
+    /// The boxes set or removed since the last update, in id order (scratch).
+    changed: Vec<u32>,
     /// The changed dynamic boxes that look for statics near them, and their rows being
     /// looked up (scratch of [`query::query_statics`]).
     near: Vec<u32>,
@@ -590,6 +596,8 @@ impl BroadPhase {
             p.live = true;
             self.live += 1;
         }
+        // Kept static pairs can only be dropped one by one if a static box changes.
+        self.statics_touched |= !dynamic || p.placed.is_static();
         p.aabb = aabb;
         p.dynamic = dynamic;
         if !p.moved {
@@ -609,6 +617,7 @@ impl BroadPhase {
         }
         p.live = false;
         self.live -= 1;
+        self.statics_touched |= p.placed.is_static();
         if !p.moved {
             p.moved = true;
             self.moved.push(id);
@@ -674,7 +683,10 @@ impl BroadPhase {
 
     /// The pairs found by the last update, each `(smaller id, larger id)`, once.
     pub fn pairs(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        let kept = self.static_pairs.iter().map(|&(d, s)| (d.min(s), d.max(s)));
+        let kept = self.static_pairs.iter().map(|&k| {
+            let (d, s) = statics::unkey(k);
+            (d.min(s), d.max(s))
+        });
         self.dynamic
             .iter()
             .flat_map(|c| &c.found)
@@ -713,9 +725,10 @@ impl BroadPhase {
             + self.static_spare.capacity() * size_of::<Entry>()
             + self.incoming.capacity() * size_of::<Entry>()
             + self.placing.iter().map(place::Slice::bytes).sum::<usize>()
-            + (self.static_pairs.capacity() + self.fresh.capacity() + self.large_pairs.capacity())
+            + (self.static_pairs.capacity() + self.pairs_spare.capacity() + self.fresh.capacity())
                 * 8
-            + self.near.capacity() * 4
+            + self.large_pairs.capacity() * 8
+            + (self.near.capacity() + self.changed.capacity()) * 4
             + self.lookups.capacity() * size_of::<query::Lookup>()
     }
 }

@@ -497,6 +497,7 @@ impl BroadPhase {
             }
         }
         self.moved.clear();
+        self.statics_touched = false;
         for c in &mut self.dynamic {
             c.dirty = false;
         }
