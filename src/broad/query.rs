@@ -206,55 +206,45 @@ fn count_while_avx2<const STRICT: bool>(xs: &[f32], from: usize, to: usize, t: f
     i + xs[i..].iter().take_while(|&&x| keep(x)).count()
 }
 
-/// [`scan_row`] over the static records with AVX2: a record loaded as eight lanes is
-/// compared with `q` in one instruction (its lower bounds with q's upper ones, and its
-/// upper bounds, negated, with q's lower ones, negated: the same comparisons, exactly).
+/// [`scan_row`] over static records with AVX2, given the records the scan reads (all
+/// starting before `q` ends along x) and the row's `home` bits for `q`: a record loaded as
+/// eight lanes is compared with `q` in one instruction (its lower bounds with q's upper
+/// ones, and its upper bounds, negated, with q's lower ones, negated: the same
+/// comparisons, exactly).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn scan_static_avx2(
-    rows: &StaticRows,
-    r: usize,
-    start: usize,
-    q: &Aabb,
-    inv: f32,
-    found: &mut impl FnMut(u32),
-) -> u64 {
+fn scan_static_avx2(entries: &[Entry], home: u32, q: &Aabb, found: &mut impl FnMut(u32)) -> u64 {
     use std::arch::x86_64::{
         _CMP_LE_OQ, _mm256_cmp_ps, _mm256_loadu_ps, _mm256_movemask_ps, _mm256_setr_ps,
         _mm256_xor_ps,
     };
-    let dir = &rows.rows;
-    let (z, y) = split(dir[r].key);
-    let home = u32::from(z == coord(q.lo[2], inv)) << 1 | u32::from(y == coord(q.lo[1], inv));
     // Lanes 3 to 5 negated; lanes 6 and 7 (the id and row) are not looked at.
     let flip = _mm256_setr_ps(0.0, 0.0, 0.0, -0.0, -0.0, -0.0, 0.0, 0.0);
     let bound = _mm256_setr_ps(
         q.hi[0], q.hi[1], q.hi[2], -q.lo[0], -q.lo[1], -q.lo[2], 0.0, 0.0,
     );
-    let entries = &rows.entries[start..dir[r + 1].start as usize];
-    let mut compared = 0;
     for e in entries {
         // SAFETY: `Entry` is eight 4-byte fields in C order.
         let v = unsafe { _mm256_loadu_ps(std::ptr::from_ref(e).cast()) };
         let m = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_xor_ps(v, flip), bound));
-        if m & 1 == 0 {
-            break; // Starts after q ends, as all after it do.
-        }
-        compared += 1;
         if m & 0x3f == 0x3f && (e.row >> 30 | home) == 3 {
             found(e.proxy);
         }
     }
-    compared
+    entries.len() as u64
 }
 
 /// One row of one box of a batch looked up in the static rows ([`query_statics`]): the
 /// box's place in the batch, the row, and the range of `xs` its search narrows to (then
-/// the entry its scan starts at).
+/// the entries its scan reads).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Lookup {
     query: u32,
     row: u32,
+    /// Whether the row is the box's lower corner's in z (bit 1) and in y (bit 0).
+    home: u32,
+    /// The lower x bound below which no entry of the row can meet the box ([`reach`]).
+    reach: f32,
     from: u32,
     to: u32,
 }
@@ -286,10 +276,14 @@ pub(super) fn query_statics(
     for batch in ids.chunks(BATCH) {
         lookups.clear();
         for (k, &id) in batch.iter().enumerate() {
-            for_each_row(dir, &aabb(id), inv, |r| {
+            let q = aabb(id);
+            let (z0, y0) = (coord(q.lo[2], inv), coord(q.lo[1], inv));
+            for_each_row(dir, &q, inv, |r| {
+                let (z, y) = split(dir[r].key);
                 lookups.push(Lookup {
                     query: k as u32,
                     row: r as u32,
+                    home: u32::from(z == z0) << 1 | u32::from(y == y0),
                     ..Lookup::default()
                 });
                 let j = (dir[r].start as usize).div_ceil(SKIP);
@@ -308,7 +302,7 @@ pub(super) fn query_statics(
             } else {
                 bracket(skip, a, b, t)
             };
-            (p.from, p.to) = (from as u32, to as u32);
+            (p.from, p.to, p.reach) = (from as u32, to as u32, t);
             if let Some(x) = xs.get(from) {
                 prefetch(x);
             }
@@ -317,22 +311,18 @@ pub(super) fn query_statics(
         for p in lookups.iter_mut() {
             let r = p.row as usize;
             let q = aabb(batch[p.query as usize]);
-            let t = reach(&q, dir[r].width);
             let b = dir[r + 1].start as usize;
-            let at = count_while::<true>(kernel, xs, p.from as usize, p.to as usize, t);
+            let at = count_while::<true>(kernel, xs, p.from as usize, p.to as usize, p.reach);
             p.from = at as u32;
             // The entries the scan will read: those up to q's upper x bound.
-            p.to = (count_while::<false>(kernel, xs, at, b, q.hi[0]) + 1).min(b) as u32;
+            p.to = count_while::<false>(kernel, xs, at, b, q.hi[0]) as u32;
         }
         // Every line of the entries a scan will read is asked for a few scans ahead:
         // asked for all at once, they overflow what the core tracks in flight.
         let ask = |p: &Lookup| {
-            for e in rows.entries[p.from as usize..p.to as usize]
-                .iter()
-                .step_by(2)
-            {
-                prefetch(e);
-            }
+            let scan = &rows.entries[p.from as usize..p.to as usize];
+            // Two entries to a line: every other one, and the last.
+            scan.iter().step_by(2).chain(scan.last()).for_each(prefetch);
         };
         lookups.iter().take(AHEAD).for_each(ask);
         for (i, p) in lookups.iter().enumerate() {
@@ -342,12 +332,14 @@ pub(super) fn query_statics(
             let id = batch[p.query as usize];
             let q = aabb(id);
             let mut hit = |s| found(id, s);
-            let (r, from) = (p.row as usize, p.from as usize);
+            let (r, from, to) = (p.row as usize, p.from as usize, p.to as usize);
             compared += match kernel {
                 Kernel::Scalar => scan_row(rows, r, from, &q, inv, &mut hit),
                 // SAFETY: `Kernel::Avx2` is only made after the CPU was found to run AVX2.
                 #[cfg(target_arch = "x86_64")]
-                Kernel::Avx2 => unsafe { scan_static_avx2(rows, r, from, &q, inv, &mut hit) },
+                Kernel::Avx2 => unsafe {
+                    scan_static_avx2(&rows.entries[from..to], p.home, &q, &mut hit)
+                },
             };
         }
     }
