@@ -332,13 +332,13 @@ pub(super) fn query_statics(
             let id = batch[p.query as usize];
             let q = aabb(id);
             let mut hit = |s| found(id, s);
-            let (r, from, to) = (p.row as usize, p.from as usize, p.to as usize);
+            let scan = p.from as usize..p.to as usize;
             compared += match kernel {
-                Kernel::Scalar => scan_row(rows, r, from, &q, inv, &mut hit),
+                Kernel::Scalar => scan_row(rows, p.row as usize, scan.start, &q, inv, &mut hit),
                 // SAFETY: `Kernel::Avx2` is only made after the CPU was found to run AVX2.
                 #[cfg(target_arch = "x86_64")]
                 Kernel::Avx2 => unsafe {
-                    scan_static_avx2(&rows.entries[from..to], p.home, &q, &mut hit)
+                    scan_static_avx2(&rows.entries[scan], p.home, &q, &mut hit)
                 },
             };
         }

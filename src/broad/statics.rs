@@ -8,7 +8,7 @@
 //! The kept pairs are sorted by dynamic id. When only dynamic boxes changed (the common
 //! frame), each changed box's pairs are one run, which its new pairs replace: the kept
 //! pairs are copied run by run between the changed boxes, found by galloping, and the new
-//! pairs come out of the lookups grouped by box in id order, sorted within each group.
+//! pairs come out of the lookups grouped by box in id order, then sorted group by group.
 
 use super::query::query_statics;
 use super::sweep::Kernel;
@@ -115,9 +115,9 @@ impl BroadPhase {
                 .filter(|&&id| matches!(self.proxies[id as usize].placed, Place::Dynamic(..))),
         );
         // Looked up in id order, the pairs come out grouped by dynamic id, and only each
-        // group needs sorting: an insertion sort does that in one pass.
+        // group needs sorting.
         let compared = self.statics_near(&near, &mut fresh);
-        insertion_sort(&mut fresh);
+        sort_groups(&mut fresh);
         let mut out = std::mem::take(&mut self.pairs_spare);
         out.clear();
         out.reserve(self.static_pairs.len() + fresh.len());
@@ -180,17 +180,16 @@ fn gallop(v: &[u64], at: usize, before: impl Fn(u64) -> bool) -> usize {
     lo + v[lo..hi].partition_point(|&k| before(k))
 }
 
-/// Sorts `v` by moving each value back past the larger ones before it: linear when values
-/// are out of order only within small groups.
-fn insertion_sort(v: &mut [u64]) {
-    for i in 1..v.len() {
-        let x = v[i];
-        let mut j = i;
-        while j > 0 && v[j - 1] > x {
-            v[j] = v[j - 1];
-            j -= 1;
-        }
-        v[j] = x;
+/// Sorts keys that come grouped by dynamic id, the groups in ascending order: each group
+/// on its own (a box near many statics makes one large group, which a sort of the whole
+/// would not need to be quadratic in, and neither is this).
+fn sort_groups(v: &mut [u64]) {
+    let mut rest = v;
+    while let Some(&first) = rest.first() {
+        let n = rest.partition_point(|&k| k >> 32 == first >> 32);
+        let (group, after) = rest.split_at_mut(n);
+        group.sort_unstable();
+        rest = after;
     }
 }
 
@@ -233,15 +232,24 @@ mod tests {
         }
     }
 
-    /// Insertion sort sorts, grouped input or not.
+    /// Keys grouped by dynamic id in ascending order, unsorted within groups of any size
+    /// (one of them large), come out sorted.
     #[test]
-    fn insertion_sort_sorts() {
+    fn grouped_keys_come_out_sorted() {
         let mut s = 8u64;
         for n in 0..60 {
-            let mut v: Vec<u64> = (0..n).map(|_| (lcg(&mut s) * 30.0) as u64).collect();
+            let mut v = Vec::new();
+            for d in 0..n {
+                let len = if d == 7 {
+                    500
+                } else {
+                    (lcg(&mut s) * 6.0) as usize
+                };
+                v.extend((0..len).map(|_| key(d, (lcg(&mut s) * 1e6) as u32)));
+            }
             let mut want = v.clone();
             want.sort_unstable();
-            insertion_sort(&mut v);
+            sort_groups(&mut v);
             assert_eq!(v, want);
         }
     }
