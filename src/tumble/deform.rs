@@ -215,6 +215,7 @@ impl Marks {
         self.0.resize_with(n.div_ceil(64), AtomicU64::default);
     }
 
+    #[inline]
     fn set(&self, i: usize) {
         let (w, bit) = (&self.0[i / 64], 1u64 << (i % 64));
         // Neighbouring vertices mostly mark the same leaves: read before a locked write.
