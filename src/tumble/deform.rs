@@ -228,6 +228,22 @@ impl Marks {
         self.0[i / 64].fetch_and(!(1u64 << (i % 64)), AtomicOrdering::Relaxed);
     }
 
+    /// [`Marks::clear`] by a thread that alone writes the slots `lo..hi` while it runs:
+    /// a word wholly inside them is written without a locked operation.
+    #[inline]
+    fn clear_own(&self, i: usize, lo: usize, hi: usize) {
+        let (w, bit) = (i / 64, 1u64 << (i % 64));
+        if lo <= w * 64 && w * 64 + 64 <= hi {
+            let word = &self.0[w];
+            word.store(
+                word.load(AtomicOrdering::Relaxed) & !bit,
+                AtomicOrdering::Relaxed,
+            );
+        } else {
+            self.0[w].fetch_and(!bit, AtomicOrdering::Relaxed);
+        }
+    }
+
     /// The highest marked slot in `lo..hi` at or below word `w`'s end, scanning words down
     /// from `w` (which it updates); `None` once none is left.
     fn highest(&self, w: &mut usize, lo: usize, hi: usize) -> Option<usize> {
@@ -807,7 +823,7 @@ impl<'a, const K: usize> Span<'a, K> {
         }
         let mut w = (hi - 1) / 64;
         while let Some(i) = marks.highest(&mut w, lo, hi) {
-            marks.clear(i);
+            marks.clear_own(i, lo, hi);
             seen.push(i as u32);
             if s.links[i] & LEAF != 0 {
                 // Marked by a moved vertex of one of its triangles.
