@@ -522,8 +522,6 @@ pub struct BroadPhase {
     fresh: Vec<u64>,
     /// Whether a box that is or was static was set or removed since the last update.
     statics_touched: bool,
-    /// The boxes set or removed since the last update, in id order (scratch).
-    changed: Vec<u32>,
     /// The changed dynamic boxes that look for statics near them, and their rows being
     /// looked up (scratch of [`query::query_statics`]).
     near: Vec<u32>,
@@ -728,7 +726,7 @@ impl BroadPhase {
             + (self.static_pairs.capacity() + self.pairs_spare.capacity() + self.fresh.capacity())
                 * 8
             + self.large_pairs.capacity() * 8
-            + (self.near.capacity() + self.changed.capacity()) * 4
+            + self.near.capacity() * 4
             + self.lookups.capacity() * size_of::<query::Lookup>()
     }
 }

@@ -105,9 +105,8 @@ impl BroadPhase {
     /// that run's place, so the kept pairs are copied in runs between changed boxes.
     /// `fresh` and `near` are the scratch lists, empty. Returns the box pairs compared.
     fn splice_static_pairs(&mut self, mut fresh: Vec<u64>, mut near: Vec<u32>) -> u64 {
-        let mut changed = std::mem::take(&mut self.changed);
-        changed.clear();
-        changed.extend_from_slice(&self.moved);
+        // Only clearing the moved bits reads the list after this, in any order.
+        let mut changed = std::mem::take(&mut self.moved);
         changed.sort_unstable();
         near.extend(
             changed
@@ -133,7 +132,7 @@ impl BroadPhase {
         out.extend_from_slice(&kept[i..]);
         debug_assert_eq!(j, fresh.len(), "a new pair of an unchanged box");
         self.pairs_spare = std::mem::replace(&mut self.static_pairs, out);
-        (self.fresh, self.near, self.changed) = (fresh, near, changed);
+        (self.fresh, self.near, self.moved) = (fresh, near, changed);
         compared
     }
 
