@@ -1,10 +1,10 @@
 //! The k-DOP of a few points in one pass (Klosowski et al. 1998, §3.3.3: projections on
 //! the 18-DOP's directions as sums and differences of coordinates), for bounding a leaf
-//! again after its vertices moved (§6.1, "Deformable objects"). For k = 18 an AVX2 kernel projects a point on eight of the nine
-//! directions with two vector additions, and for k = 26 on twelve of the thirteen with
-//! three, where the portable loop spends a scalar addition and two selections per
-//! direction; their results are the portable loop's bit for bit, and CPUs without AVX2 run
-//! that loop.
+//! again after its vertices moved (§6.1, "Deformable objects"). For k = 18 an AVX2 kernel
+//! projects a point on eight of the nine directions with two vector additions, and for
+//! k = 26 on twelve of the thirteen with three, where the portable loop spends a scalar
+//! addition and two selections per direction; their results are the portable loop's bit
+//! for bit, and CPUs without AVX2 run that loop.
 
 use super::Dop;
 use glam::DVec3;
