@@ -16,8 +16,8 @@
 //! identity, so no query state reuses a bound or a placed triangle of the old geometry.
 
 use super::{
-    CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, inner_area, own_corners, write_lanes,
-    write_points,
+    CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, inner_area, moved, own_corners,
+    write_lanes, write_points,
 };
 use crate::dop::Dop;
 use crate::env::tree::area;
@@ -373,17 +373,14 @@ impl<const K: usize> FlyingObject<K> {
             .enumerate()
             .with_min_len(64)
             .map(|(w, ((bits, new), old))| {
-                let (mut moved, mut bad, mut magnitude) = (0u64, usize::MAX, 0.0f64);
-                for (k, (n, o)) in new.iter().zip(old).enumerate() {
-                    if !point_in_range(*n) && bad == usize::MAX {
-                        bad = w * 64 + k;
-                    }
-                    magnitude = magnitude.max(n.abs().max_element());
-                    let same = n.to_array().map(f64::to_bits) == o.to_array().map(f64::to_bits);
-                    moved |= u64::from(!same) << k;
-                }
-                *bits = moved;
-                (bad, magnitude, moved.count_ones() as usize)
+                let word = moved::scan(new, old);
+                *bits = word.moved;
+                let bad = if word.bad == 0 {
+                    usize::MAX
+                } else {
+                    w * 64 + word.bad.trailing_zeros() as usize
+                };
+                (bad, word.magnitude, word.moved.count_ones() as usize)
             })
             .reduce(
                 || (usize::MAX, 0.0, 0),
@@ -1719,6 +1716,15 @@ pub(super) mod tests {
         assert!(matches!(
             obj.deform(&bad, 0.1),
             Err(Error::CoordinateOutOfRange { vertex: 3, .. })
+        ));
+        // The first bad vertex is named, wherever it lies in its word of 64.
+        let mut bad = rest.vertices().to_vec();
+        let last = bad.len() - 1;
+        bad[last].x = f64::INFINITY;
+        bad[last - 2].z = -1e300;
+        assert!(matches!(
+            obj.deform(&bad, 0.1),
+            Err(Error::CoordinateOutOfRange { vertex, .. }) if vertex == last - 2
         ));
         let short = &rest.vertices()[1..];
         assert!(matches!(

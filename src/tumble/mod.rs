@@ -34,6 +34,7 @@ use std::cmp::Ordering;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 mod deform;
+mod moved;
 mod renew;
 
 pub use deform::DeformStats;
