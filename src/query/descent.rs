@@ -419,13 +419,10 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
     /// triangles are tested.
     #[inline(always)]
     fn expand(&mut self, [f, p, e]: NodePair) -> bool {
-        let &Walk {
-            object,
-            pose,
-            prune,
-            larger_first,
-            ..
-        } = self.walk;
+        // The walk's fields are read where they are used, not all up front: loaded at the
+        // top they stayed live across the whole expansion and were spilled on every pair.
+        let walk = self.walk;
+        let object = walk.object;
         let form = self.form;
         let statics = self.statics;
         if f & FTRI != 0 {
@@ -495,9 +492,9 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                 // at an angle have k-DOPs far larger than themselves.
                 let mut pos = fnode.first_triangle() as usize;
                 loop {
-                    let ft = self.object.placed(object, pose, pos);
+                    let ft = self.object.placed(object, walk.pose, pos);
                     self.stats.nv += 1;
-                    let keep = triangle_meets_dop(&ft.corners, &ft.bbox, &env.dop, prune);
+                    let keep = triangle_meets_dop(&ft.corners, &ft.bbox, &env.dop, walk.prune);
                     self.work.stack.push_if([FTRI | pos as u32, p, e], keep);
                     if object.part.bvh.ids[pos] & END != 0 {
                         break;
@@ -508,7 +505,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
             }
             // The environment node splits unless the Larger rule splits the flying one
             // (which the shared branch below does).
-            if !(larger_first && !fnode.is_leaf() && fsize > size(&env.dop)) {
+            if !(walk.larger_first && !fnode.is_leaf() && fsize > size(&env.dop)) {
                 let c = env.first_child();
                 let kids = statics.children(p, c);
                 self.stats.nv += 2;

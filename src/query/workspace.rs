@@ -291,8 +291,10 @@ impl PairStack {
     #[inline(always)]
     pub(crate) fn push_two(&mut self, a: NodePair, keep_a: bool, b: NodePair, keep_b: bool) {
         self.room();
-        self.slots[self.top] = a;
-        self.slots[self.top + usize::from(keep_a)] = b;
+        // One bounds check for both slots.
+        let free = &mut self.slots[self.top..self.top + 2];
+        free[0] = a;
+        free[usize::from(keep_a)] = b;
         self.top += usize::from(keep_a) + usize::from(keep_b);
     }
 
