@@ -68,9 +68,11 @@ impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
 
     /// The pairs of static triangle `et` (box `ebox`, leaf position `epos` of `part`) with
     /// the flying leaf starting at `fpos`, one at a time, the flying triangles placed by
-    /// the world pose (`TWIN`) or the query's. Returns true when a detect query can stop.
+    /// the world pose (`TWIN`) or the query's, decided exactly (`EXACT`, the walk's `eps`
+    /// 0: chosen once per leaf, not per pair) or within `eps`. Returns true when a detect
+    /// query can stop.
     #[inline(always)]
-    fn test_each<const TWIN: bool>(
+    fn test_each<const TWIN: bool, const EXACT: bool>(
         &mut self,
         part: u32,
         bvh: &Bvh<K>,
@@ -81,24 +83,33 @@ impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
     ) -> bool {
         let walk: &Walk<'_, K> = self.walk;
         let (object, pose, eps) = (walk.object, walk.pose, walk.eps);
-        loop {
-            self.stats.np += 1;
+        // Counted here and added once: a count in the side's record is stored per pair.
+        let mut tested = 0;
+        let found = loop {
+            tested += 1;
             let ft = if TWIN {
                 self.object.twin_placed(object, fpos)
             } else {
                 self.object.placed(object, pose, fpos)
             };
-            if pair_hit(et, ebox, ft, eps) {
+            let hit = if EXACT {
+                ebox.overlaps_box(&ft.bbox) && intersect_filtered(&ft.corners, et)
+            } else {
+                within(et, &ft.corners, eps)
+            };
+            if hit {
                 self.record(part, bvh, epos, fpos);
                 if walk.detect {
-                    return true;
+                    break true;
                 }
             }
             if object.part.bvh.ids[fpos] & END != 0 {
-                return false;
+                break false;
             }
             fpos += 1;
-        }
+        };
+        self.stats.np += tested;
+        found
     }
 
     /// Tests the static triangle at leaf position `epos` against the flying leaf starting
@@ -112,11 +123,20 @@ impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
         // The static triangle and its box serve every flying triangle of the leaf.
         let et = walk.static_triangle(bvh, epos);
         let ebox = TriBox::new(&et);
-        if walk.twin.is_some() {
-            return self.test_each::<true>(part, bvh, epos, &et, &ebox, fpos0);
-        }
-        if eps != 0.0 || !object.wide_leaves {
-            return self.test_each::<false>(part, bvh, epos, &et, &ebox, fpos0);
+        match (walk.twin.is_some(), eps == 0.0) {
+            (true, true) => {
+                return self.test_each::<true, true>(part, bvh, epos, &et, &ebox, fpos0);
+            }
+            (true, false) => {
+                return self.test_each::<true, false>(part, bvh, epos, &et, &ebox, fpos0);
+            }
+            (false, false) => {
+                return self.test_each::<false, false>(part, bvh, epos, &et, &ebox, fpos0);
+            }
+            (false, true) if !object.wide_leaves => {
+                return self.test_each::<false, true>(part, bvh, epos, &et, &ebox, fpos0);
+            }
+            (false, true) => {}
         }
         let mut fpos = fpos0;
         // Exact contacts against wide leaves: the leaf's triangles whose boxes meet the
