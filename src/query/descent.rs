@@ -419,8 +419,8 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
     /// triangles are tested.
     #[inline(always)]
     fn expand(&mut self, [f, p, e]: NodePair) -> bool {
-        // The walk's fields are read where they are used, not all up front: loaded at the
-        // top they stayed live across the whole expansion and were spilled on every pair.
+        // The walk's pose, margin and rule are read where they are used, not up front:
+        // loaded at the top they stayed live across the expansion, spilled on every pair.
         let walk = self.walk;
         let object = walk.object;
         let form = self.form;
