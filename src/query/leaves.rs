@@ -117,27 +117,28 @@ impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
     #[inline]
     pub(super) fn test_pairs(&mut self, part: u32, epos: usize, fpos0: usize) -> bool {
         let walk: &Walk<'_, K> = self.walk;
-        let (object, pose, eps, detect) = (walk.object, walk.pose, walk.eps, walk.detect);
-        let statics = self.statics;
-        let bvh = &statics.parts[part as usize].bvh;
-        // The static triangle and its box serve every flying triangle of the leaf.
-        let et = walk.static_triangle(bvh, epos);
-        let ebox = TriBox::new(&et);
-        match (walk.twin.is_some(), eps == 0.0) {
-            (true, true) => {
-                return self.test_each::<true, true>(part, bvh, epos, &et, &ebox, fpos0);
-            }
-            (true, false) => {
-                return self.test_each::<true, false>(part, bvh, epos, &et, &ebox, fpos0);
-            }
-            (false, false) => {
-                return self.test_each::<false, false>(part, bvh, epos, &et, &ebox, fpos0);
-            }
-            (false, true) if !object.wide_leaves => {
-                return self.test_each::<false, true>(part, bvh, epos, &et, &ebox, fpos0);
-            }
-            (false, true) => {}
+        let bvh = &self.statics.parts[part as usize].bvh;
+        // The static triangle and its box serve every flying triangle of the leaf. The
+        // walk's fields are read where each path needs them (loaded up front, they were
+        // spilled on every call).
+        if walk.twin.is_some() {
+            let et = walk.static_triangle(bvh, epos);
+            let ebox = TriBox::new(&et);
+            return if walk.eps == 0.0 {
+                self.test_each::<true, true>(part, bvh, epos, &et, &ebox, fpos0)
+            } else {
+                self.test_each::<true, false>(part, bvh, epos, &et, &ebox, fpos0)
+            };
         }
+        let et = bvh.tri_at(epos);
+        let ebox = TriBox::new(&et);
+        if walk.eps != 0.0 {
+            return self.test_each::<false, false>(part, bvh, epos, &et, &ebox, fpos0);
+        }
+        if !walk.object.wide_leaves {
+            return self.test_each::<false, true>(part, bvh, epos, &et, &ebox, fpos0);
+        }
+        let (object, pose, detect) = (walk.object, walk.pose, walk.detect);
         let mut fpos = fpos0;
         // Exact contacts against wide leaves: the leaf's triangles whose boxes meet the
         // static triangle's are listed (no branch per pair) and decided together, up to
