@@ -987,3 +987,58 @@ fn pairs_without_a_usable_inverse_step_in_the_world_frame() {
     assert_eq!((p.a, p.b), (Body::Object(a), Body::Part(part)));
     assert_eq!(w.contacts(p).unwrap(), &want[..]);
 }
+
+/// A pair compared in the world frame (the part's placement flattens it, and the object's
+/// inverse composed with it leaves the pose limits) whose placed part lies beyond the
+/// coordinate limit: the step is refused with an error naming both handles' user values,
+/// the last step's pairs stay, and the world steps again once the object has moved away.
+#[test]
+fn an_out_of_range_world_frame_pair_is_refused_by_name() {
+    let big = Mesh::new(
+        vec![
+            DVec3::new(-1e9, -1e9, 0.0),
+            DVec3::new(1e9, -1e9, 0.0),
+            DVec3::new(0.0, 1e9, 0.0),
+        ],
+        vec![[0, 1, 2]],
+    )
+    .unwrap();
+    let mut w = World::<18>::new();
+    let s = w.add_shape(big).unwrap();
+    // Placed corners at ±2e12: beyond MAX_COORDINATE (2^40), which meshes must keep to.
+    let flat = glam::DMat3::from_diagonal(DVec3::new(2000.0, 2000.0, 0.0));
+    let part = PartDesc {
+        user: 9,
+        ..PartDesc::default()
+    };
+    w.add_part(s, Pose::new(flat, DVec3::ZERO).unwrap(), part)
+        .unwrap();
+    // Shrunk a thousandfold: seen from it, the part is scaled by 2e6, past MAX_POSE_LINEAR.
+    let shrunk = glam::DMat3::from_diagonal(DVec3::splat(1e-3));
+    let above = Pose::new(shrunk, DVec3::new(0.0, 0.0, 1e7)).unwrap();
+    let desc = ObjectDesc {
+        user: 7,
+        ..ObjectDesc::default()
+    };
+    let a = w.add_object(s, above, desc).unwrap();
+    w.step().unwrap();
+    assert!(w.pairs().is_empty());
+    w.set_pose(a, Pose::new(shrunk, DVec3::ZERO).unwrap())
+        .unwrap();
+    let e = w
+        .step()
+        .expect_err("the world-frame placement leaves the range");
+    assert!(
+        matches!(e.root(), Error::CoordinateOutOfRange { .. }),
+        "{e:?}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("user value 7") && text.contains("user value 9"),
+        "the error names the pair: {text}"
+    );
+    assert!(w.pairs().is_empty(), "a refused step keeps the last pairs");
+    w.set_pose(a, above).unwrap();
+    w.step().unwrap();
+    assert!(w.pairs().is_empty() && w.ended().is_empty());
+}

@@ -209,9 +209,14 @@ impl<const K: usize> World<K> {
     /// pairs that stopped colliding.
     ///
     /// # Errors
-    /// None in practice: poses are checked when set, and a pair neither of whose poses has
-    /// an inverse good enough to compare the two in is compared in the world frame
-    /// ([`crate::Reference::World`]). A query error would name the pair.
+    /// Poses are checked when set, and a pair neither of whose poses has an inverse good
+    /// enough to compare the two in is compared in the world frame
+    /// ([`crate::Reference::World`]), its second side's triangles placed there as a mesh.
+    /// Where such a placed vertex lies beyond [`crate::MAX_COORDINATE`] (a part placed far
+    /// out by a flattening placement, say), [`Error::CoordinateOutOfRange`] in an
+    /// [`Error::Context`] naming the pair: its handles and user values. The step then
+    /// leaves [`World::pairs`], their contacts and [`World::ended`] as the last step left
+    /// them, and the next step compares every candidate pair again.
     ///
     /// # Performance
     /// Objects that did not move cost nothing in the broad phase; pairs run in parallel
@@ -499,9 +504,27 @@ impl<const K: usize> World<K> {
         let hit = self.shapes[oa.shape]
             .object
             .collide_with(&oa.pose, b_obj, b_pose, &options(mode), ws)
-            .map_err(|e| e.context(what))?;
+            .map_err(|e| e.context(self.pair_name(job, what)))?;
         out.extend(hit.contacts.iter().map(|c| [c.a_triangle, c.b_triangle]));
         Ok(())
+    }
+
+    /// A failed pair's handles and user values, for its error (made only on failure).
+    fn pair_name(&self, job: Job, what: &str) -> String {
+        use slotmap::Key;
+        let object = |k: ObjectKey| {
+            let o = &self.objects[k];
+            format!("object {:?} (user value {})", k.data(), o.desc.user)
+        };
+        match job {
+            Job::Objects(a, b) => format!("{what}: {} and {}", object(a), object(b)),
+            Job::Part(a, p) => format!(
+                "{what}: {} and part {:?} (user value {})",
+                object(a),
+                p.data(),
+                self.parts[p].desc.user
+            ),
+        }
     }
 
     /// Colliding pairs sorted by handles, their contacts, and the events against the step
