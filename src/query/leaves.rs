@@ -114,7 +114,7 @@ impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
 
     /// Tests the static triangle at leaf position `epos` against the flying leaf starting
     /// at `fpos0`. Returns true when a detect query can stop.
-    #[inline]
+    #[inline(always)]
     pub(super) fn test_pairs(&mut self, part: u32, epos: usize, fpos0: usize) -> bool {
         let walk: &Walk<'_, K> = self.walk;
         let bvh = &self.statics.parts[part as usize].bvh;
