@@ -549,12 +549,17 @@ fn one_thread_and_four_give_the_same_steps() {
 }
 
 fn triangle() -> kdop::Mesh {
+    triangle_of(1.0)
+}
+
+/// The triangle of [`triangle`] with its corners `r` times as far out.
+fn triangle_of(r: f64) -> kdop::Mesh {
     use glam::DVec3;
     kdop::Mesh::new(
         vec![
-            DVec3::new(-1.0, -1.0, 0.0),
-            DVec3::new(1.0, -1.0, 0.0),
-            DVec3::new(0.0, 1.0, 0.0),
+            DVec3::new(-r, -r, 0.0),
+            DVec3::new(r, -r, 0.0),
+            DVec3::new(0.0, r, 0.0),
         ],
         vec![[0, 1, 2]],
     )
@@ -994,17 +999,8 @@ fn pairs_without_a_usable_inverse_step_in_the_world_frame() {
 /// the last step's pairs stay, and the world steps again once the object has moved away.
 #[test]
 fn an_out_of_range_world_frame_pair_is_refused_by_name() {
-    let big = Mesh::new(
-        vec![
-            DVec3::new(-1e9, -1e9, 0.0),
-            DVec3::new(1e9, -1e9, 0.0),
-            DVec3::new(0.0, 1e9, 0.0),
-        ],
-        vec![[0, 1, 2]],
-    )
-    .unwrap();
     let mut w = World::<18>::new();
-    let s = w.add_shape(big).unwrap();
+    let s = w.add_shape(triangle_of(1e9)).unwrap();
     // Placed corners at ±2e12: beyond MAX_COORDINATE (2^40), which meshes must keep to.
     let flat = glam::DMat3::from_diagonal(DVec3::new(2000.0, 2000.0, 0.0));
     let part = PartDesc {
