@@ -93,7 +93,7 @@ impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
                 self.object.placed(object, pose, fpos)
             };
             let hit = if EXACT {
-                ebox.overlaps_box(&ft.bbox) && intersect_filtered(&ft.corners, et)
+                exact_hit(et, ebox, ft)
             } else {
                 within(et, &ft.corners, eps)
             };
@@ -183,10 +183,16 @@ impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
 #[inline(always)]
 fn pair_hit(et: &[DVec3; 3], ebox: &TriBox, ft: &PlacedTri, eps: f64) -> bool {
     if eps == 0.0 {
-        ebox.overlaps_box(&ft.bbox) && intersect_filtered(&ft.corners, et)
+        exact_hit(et, ebox, ft)
     } else {
         within(et, &ft.corners, eps)
     }
+}
+
+/// [`pair_hit`] with `eps == 0`: the boxes first, then the exact test.
+#[inline(always)]
+fn exact_hit(et: &[DVec3; 3], ebox: &TriBox, ft: &PlacedTri) -> bool {
+    ebox.overlaps_box(&ft.bbox) && intersect_filtered(&ft.corners, et)
 }
 
 /// Triangles closer than `eps` (or intersecting).
