@@ -189,6 +189,29 @@ impl Cols<'_> {
         self.proxy.len()
     }
 
+    /// The entries in order: zipped, so that the columns' lengths are compared once and
+    /// not at every read.
+    #[inline(always)]
+    fn iter(&self) -> impl Iterator<Item = Entry> + '_ {
+        let ([x0, y0, z0], [x1, y1, z1]) = (self.lo, self.hi);
+        x0.iter()
+            .zip(y0)
+            .zip(z0)
+            .zip(x1)
+            .zip(y1)
+            .zip(z1)
+            .zip(self.proxy)
+            .zip(self.row)
+            .map(
+                |(((((((&x0, &y0), &z0), &x1), &y1), &z1), &proxy), &row)| Entry {
+                    lo: [x0, y0, z0],
+                    hi: [x1, y1, z1],
+                    proxy,
+                    row,
+                },
+            )
+    }
+
     /// Entry `i`.
     #[inline(always)]
     fn get(&self, i: usize) -> Entry {
@@ -201,25 +224,56 @@ impl Cols<'_> {
     }
 }
 
-/// Columns being written by index (sized beforehand).
+/// Columns being written by index (sized beforehand), each `len` long.
 #[derive(Debug)]
 struct ColsMut<'a> {
     lo: [&'a mut [f32]; 3],
     hi: [&'a mut [f32]; 3],
     proxy: &'a mut [u32],
     row: &'a mut [u32],
+    len: usize,
+}
+
+impl<'a> ColsMut<'a> {
+    /// The first `len` values of each of the columns `lo`, `hi`, `proxy` and `row` of
+    /// some [`Rows`] (each at least that long).
+    fn cut(
+        lo: &'a mut [Vec<f32>; 3],
+        hi: &'a mut [Vec<f32>; 3],
+        proxy: &'a mut [u32],
+        row: &'a mut [u32],
+        len: usize,
+    ) -> Self {
+        ColsMut {
+            lo: lo.each_mut().map(|c| &mut c[..len]),
+            hi: hi.each_mut().map(|c| &mut c[..len]),
+            proxy: &mut proxy[..len],
+            row: &mut row[..len],
+            len,
+        }
+    }
 }
 
 impl ColsMut<'_> {
-    /// Writes `e` at `i`.
+    /// Writes `e` at `i`, which must be below `len`.
     #[inline(always)]
     fn set(&mut self, i: usize, e: &Entry) {
-        for k in 0..3 {
-            self.lo[k][i] = e.lo[k];
-            self.hi[k][i] = e.hi[k];
+        // One check for the eight columns: checked one by one, each write reloaded its
+        // column's length, the column views being too many to stay in registers.
+        assert!(
+            i < self.len,
+            "entry {i} written past the columns' {}",
+            self.len
+        );
+        // SAFETY: every column is `len` long (`ColsMut::of`), and `i < len`.
+        unsafe {
+            for k in 0..3 {
+                *self.lo[k].get_unchecked_mut(i) = e.lo[k];
+                *self.hi[k].get_unchecked_mut(i) = e.hi[k];
+            }
+            *self.proxy.get_unchecked_mut(i) = e.proxy;
+            *self.row.get_unchecked_mut(i) = e.row;
         }
-        self.proxy[i] = e.proxy;
-        self.row[i] = e.row;
     }
 
     /// Entry `i`'s place in the order.

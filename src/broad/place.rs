@@ -537,12 +537,7 @@ impl<'a> Builder<'a> {
             ..
         } = out;
         Builder {
-            out: ColsMut {
-                lo: lo.each_mut().map(|c| c.as_mut_slice()),
-                hi: hi.each_mut().map(|c| c.as_mut_slice()),
-                proxy,
-                row,
-            },
+            out: ColsMut::cut(lo, hi, proxy, row, cap),
             dir: rows,
             found: Found::new(found),
             kernel,
@@ -653,11 +648,10 @@ fn stream(
     let key = |j: usize| keys.get(j).copied().unwrap_or(u128::MAX);
     // An incoming entry is a changed box's, every kept old one is not: no rank is in both.
     let (mut j, mut next) = (0, key(0));
-    for i in 0..old.len() {
-        if bit(moved, old.proxy[i]) {
+    for e in old.iter() {
+        if bit(moved, e.proxy) {
             continue;
         }
-        let e = old.get(i);
         let r = rank(&e);
         while next < r {
             b.push(&inc[(next & POSITION) as usize], next & !POSITION);
