@@ -224,7 +224,8 @@ impl Cols<'_> {
     }
 }
 
-/// Columns being written by index (sized beforehand), each `len` long.
+/// Columns being written by index (sized beforehand), each `len` long: made only by
+/// [`ColsMut::cut`], which [`ColsMut::set`]'s unchecked writes rely on.
 #[derive(Debug)]
 struct ColsMut<'a> {
     lo: [&'a mut [f32]; 3],
@@ -265,7 +266,7 @@ impl ColsMut<'_> {
             "entry {i} written past the columns' {}",
             self.len
         );
-        // SAFETY: every column is `len` long (`ColsMut::of`), and `i < len`.
+        // SAFETY: every column is `len` long (`ColsMut::cut`), and `i < len`.
         unsafe {
             for k in 0..3 {
                 *self.lo[k].get_unchecked_mut(i) = e.lo[k];
