@@ -17,13 +17,15 @@
 
 use super::{TriBox, Triangle};
 use crate::dop::Dop;
-use crate::exact::EPS;
+use crate::exact::{EPS, max3, min3};
 use glam::DVec3;
 
-/// Rounding allowance per unit of `|axis|_1 · magnitude`: a projection is a dot product of
-/// three terms of inputs of at most that magnitude, compared after one subtraction; 16 unit
-/// roundoffs cover that several times over.
-const SLACK: f64 = 16.0 * EPS;
+/// Rounding allowance per unit of `|axis|_1 · magnitude`. The triangle's and the box's
+/// projections are dot products of three terms of inputs of at most that magnitude, added
+/// and compared (about 13 unit roundoffs at most, counted term by term); on an edge axis
+/// the edge's end, left out, projects within 2 unit roundoffs of its start (the axis is
+/// square to the edge as rounded, not as exact). 32 cover that twice over.
+const SLACK: f64 = 32.0 * EPS;
 
 /// Whether triangle `t` (with its box `tb`) may meet the k-DOP `d`, or come within `eps` of
 /// it. See the module's contract. The box first, then the triangle's plane and edge axes
@@ -47,10 +49,13 @@ pub(crate) fn triangle_meets_dop<const K: usize>(
     if node.apart(&SatAxis::new(t, e[0].cross(e[1]))) {
         return false;
     }
-    for e in e {
-        if edge_axes(e)
-            .into_iter()
-            .any(|a| node.apart(&SatAxis::new(t, a)))
+    // Each edge crossed with x, y and z: two-term axes, on which the edge's ends project
+    // alike, so that its start and the opposite corner give the triangle's extent.
+    for (k, e) in e.into_iter().enumerate() {
+        let ends = [t[k], t[(k + 2) % 3]];
+        if node.apart_on(ends, [1, 2], [e.z, -e.y])
+            || node.apart_on(ends, [0, 2], [-e.z, e.x])
+            || node.apart_on(ends, [0, 1], [e.y, -e.x])
         {
             return false;
         }
@@ -182,6 +187,23 @@ impl NodeBox {
         let margin = ax.norm1 * self.slack;
         ax.lo - (centre + radius) > margin || (centre - radius) - ax.hi > margin
     }
+
+    /// [`NodeBox::apart`] on an edge axis of the triangle: the edge crossed with a
+    /// coordinate axis, whose coordinates `c[0]` and `c[1]` are `a[0]` and `a[1]` and
+    /// whose third is zero (the zero term is left out: it adds nothing to a product). `ends`
+    /// are the edge's start and the opposite corner: the edge's end projects as its start
+    /// does but for the rounding of the edge, which [`SLACK`] covers.
+    #[inline(always)]
+    fn apart_on(&self, ends: [DVec3; 2], c: [usize; 2], a: [f64; 2]) -> bool {
+        let dot = |p: DVec3| a[0] * p[c[0]] + a[1] * p[c[1]];
+        let (p, q) = (dot(ends[0]), dot(ends[1]));
+        let (lo, hi) = if p < q { (p, q) } else { (q, p) };
+        let (abs0, abs1) = (a[0].abs(), a[1].abs());
+        let centre = dot(self.c);
+        let radius = self.h[c[0]] * abs0 + self.h[c[1]] * abs1;
+        let margin = (abs0 + abs1) * self.slack;
+        lo - (centre + radius) > margin || (centre - radius) - hi > margin
+    }
 }
 
 /// Whether the coordinate axes separate box `tb` from `d` by more than `grow`: exact
@@ -198,7 +220,7 @@ fn box_apart<const K: usize>(tb: &TriBox, d: &Dop<K>, grow: f64) -> bool {
 #[inline(always)]
 fn extremes(t: &Triangle, a: DVec3) -> (f64, f64) {
     let p = [a.dot(t[0]), a.dot(t[1]), a.dot(t[2])];
-    (min3(p), max3(p))
+    (min3(p[0], p[1], p[2]), max3(p[0], p[1], p[2]))
 }
 
 #[inline(always)]
@@ -219,16 +241,6 @@ fn edge_axes(e: DVec3) -> [DVec3; 3] {
         DVec3::new(-e.z, 0.0, e.x),
         DVec3::new(e.y, -e.x, 0.0),
     ]
-}
-
-#[inline(always)]
-fn min3(p: [f64; 3]) -> f64 {
-    p[0].min(p[1]).min(p[2])
-}
-
-#[inline(always)]
-fn max3(p: [f64; 3]) -> f64 {
-    p[0].max(p[1]).max(p[2])
 }
 
 #[cfg(test)]
