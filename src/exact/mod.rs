@@ -265,45 +265,14 @@ pub(crate) fn min3(a: f64, b: f64, c: f64) -> f64 {
     if c < m { c } else { m }
 }
 
-/// `c . p` and `|c| . |p|` (its error scale): what [`cmp_dot_keyed`] needs of `p`, so that a
-/// caller comparing many points with one can compute that one's key once.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct DotKey {
-    value: f64,
-    scale: f64,
-}
-
-impl DotKey {
-    /// The key of `p` for direction `c` (`c_abs` is `|c|`).
-    #[inline(always)]
-    pub(crate) fn new(c: DVec3, c_abs: DVec3, p: DVec3) -> Self {
-        DotKey {
-            value: c.dot(p),
-            scale: c_abs.dot(p.abs()),
-        }
-    }
-
-    /// `c . p - c . q` as computed from the keys, and a bound on its distance from the
-    /// exact `c . (p - q)`.
-    #[inline(always)]
-    pub(crate) fn minus(self, q: DotKey) -> (f64, f64) {
-        // Each dot product has error below 3.01 EPS times its absolute sum; the subtraction
-        // adds EPS |diff|.
-        let bound = 4.0 * EPS * (self.scale + q.scale) * (1.0 + 4.0 * EPS) + FLOOR;
-        (self.value - q.value, bound)
-    }
-}
-
-/// Exact comparison of `c . p` with `c . q` for `f64` vectors.
+/// Exact comparison of `c . p` with `c . q` for `f64` vectors: filtered, and decided
+/// exactly only when the filter cannot tell.
 pub(crate) fn cmp_dot(c: DVec3, p: DVec3, q: DVec3) -> Ordering {
     let ca = c.abs();
-    cmp_dot_keyed(c, p, DotKey::new(c, ca, p), q, DotKey::new(c, ca, q))
-}
-
-/// [`cmp_dot`] with the keys of `p` and `q` given.
-#[inline(always)]
-pub(crate) fn cmp_dot_keyed(c: DVec3, p: DVec3, kp: DotKey, q: DVec3, kq: DotKey) -> Ordering {
-    let (diff, bound) = kp.minus(kq);
+    // Each dot product has error below 3.01 EPS times its absolute sum; the subtraction
+    // adds EPS |diff|.
+    let bound = 4.0 * EPS * (ca.dot(p.abs()) + ca.dot(q.abs())) * (1.0 + 4.0 * EPS) + FLOOR;
+    let diff = c.dot(p) - c.dot(q);
     if diff > bound {
         Ordering::Greater
     } else if -diff > bound {

@@ -23,7 +23,7 @@ use crate::dop::{Dop, axes, f32_down, f32_up, widen_down, widen_up};
 use crate::env::Part;
 use crate::env::tree::area;
 use crate::error::Result;
-use crate::exact::{DotKey, EPS, cmp_dot, cmp_dot_keyed};
+use crate::exact::{EPS, FLOOR, cmp_dot};
 use crate::hierarchy::{BuildOptions, Bvh, Node};
 use crate::hull::{Hull, convex_hull};
 use crate::mesh::Mesh;
@@ -1337,7 +1337,7 @@ impl Climber {
 
     /// The hull slot maximising `c . p` for direction slot `slot`: the slot's previous
     /// extreme when its certificate covers `c`, else a climb from it, which then gets a new
-    /// certificate.
+    /// certificate. `mag` is at least every coordinate's magnitude in `pts`.
     ///
     /// A certificate: at the end of a climb every neighbour `q` of the extreme `v` is
     /// strictly lower, and `s` is a lower bound of `min_q -c0 . (q - v) / |q - v|_1` (the
@@ -1346,14 +1346,21 @@ impl Climber {
     /// for every neighbour, so `v` is again a strict local maximum, hence the maximum (as
     /// for a climb ending without ties). Between poses of a flight the directions turn
     /// little, and most climbs end here after a handful of operations.
-    pub(crate) fn extreme(&mut self, hull: &Hull, pts: &[DVec3], c: DVec3, slot: usize) -> u32 {
+    pub(crate) fn extreme(
+        &mut self,
+        hull: &Hull,
+        pts: &[DVec3],
+        mag: f64,
+        c: DVec3,
+        slot: usize,
+    ) -> u32 {
         let (c0, s) = self.certs[slot];
         let moved = (c - c0).abs().max_element();
         if moved * (1.0 + 1e-12) < s {
             self.certified += 1;
             return self.extremes[slot];
         }
-        let (v, radius) = self.climb_certified(hull, pts, c, self.extremes[slot]);
+        let (v, radius) = self.climb_certified(hull, pts, mag, c, self.extremes[slot]);
         self.extremes[slot] = v;
         self.certs[slot] = (c, radius);
         v
@@ -1361,27 +1368,40 @@ impl Climber {
 
     /// The hull slot maximising `c . p`, climbing from `start`.
     #[cfg(test)]
-    fn climb(&mut self, hull: &Hull, pts: &[DVec3], c: DVec3, start: u32) -> u32 {
-        self.climb_certified(hull, pts, c, start).0
+    fn climb(&mut self, hull: &Hull, pts: &[DVec3], mag: f64, c: DVec3, start: u32) -> u32 {
+        self.climb_certified(hull, pts, mag, c, start).0
     }
 
     /// The hull slot maximising `c . p`, climbing from `start`, with the certificate
     /// radius of [`Climber::extreme`] for its result (0 when some neighbour is not
     /// certified strictly lower), gathered during the last scan of neighbours.
-    fn climb_certified(&mut self, hull: &Hull, pts: &[DVec3], c: DVec3, start: u32) -> (u32, f64) {
+    fn climb_certified(
+        &mut self,
+        hull: &Hull,
+        pts: &[DVec3],
+        mag: f64,
+        c: DVec3,
+        start: u32,
+    ) -> (u32, f64) {
+        // One error bound for every comparison of the climb, not one per point: a computed
+        // `c . p` is within 3.01 EPS `|c| . |p|` <= 3.01 EPS `|c|_1 mag` of the exact
+        // value, so a difference of two is within 6.02 EPS and its rounding of the sum of
+        // both; 10 EPS covers that and the rounding of the bound itself.
         let ca = c.abs();
+        let bound = 10.0 * EPS * ((ca.x + ca.y + ca.z) * mag) + FLOOR;
         let mut cur = start;
-        // The key of `best`, computed once per vertex rather than once per comparison.
-        let mut key = DotKey::new(c, ca, pts[cur as usize]);
+        // The value of `best`, computed once per vertex rather than once per comparison.
+        let mut value = c.dot(pts[cur as usize]);
         loop {
             let mut best = cur;
+            let mut best_value = value;
             let mut tie = false;
             let pc = pts[cur as usize];
             let mut radius = f64::INFINITY;
             for &nb in hull.neighbours(cur) {
                 let p = pts[nb as usize];
-                let kp = DotKey::new(c, ca, p);
-                let (diff, bound) = kp.minus(key);
+                let v = c.dot(p);
+                let diff = v - best_value;
                 let order = if diff > bound {
                     Ordering::Greater
                 } else if -diff > bound {
@@ -1395,12 +1415,12 @@ impl Climber {
                     Ordering::Less
                 } else {
                     radius = 0.0;
-                    cmp_dot_keyed(c, p, kp, pts[best as usize], key)
+                    cmp_dot(c, p, pts[best as usize])
                 };
                 match order {
                     Ordering::Greater => {
                         best = nb;
-                        key = kp;
+                        best_value = v;
                         tie = false;
                     }
                     Ordering::Equal if best == cur => tie = true,
@@ -1409,6 +1429,7 @@ impl Climber {
             }
             if best != cur {
                 cur = best;
+                value = best_value;
                 self.steps += 1;
                 continue;
             }
@@ -1429,7 +1450,7 @@ impl Climber {
             match self.escape_plateau(hull, pts, c, cur) {
                 Some(v) => {
                     cur = v;
-                    key = DotKey::new(c, ca, pts[cur as usize]);
+                    value = c.dot(pts[cur as usize]);
                     self.steps += 1;
                 }
                 None => return (cur, 0.0),
@@ -1562,8 +1583,9 @@ pub(crate) fn root_climbed<const K: usize>(
     let mut hi = [0.0; 13];
     for i in 0..K / 2 {
         let c = frame.pull(i);
-        let hi_v = climber.extreme(&obj.hull, &obj.hull_pts, c, 2 * i);
-        let lo_v = climber.extreme(&obj.hull, &obj.hull_pts, -c, 2 * i + 1);
+        let (hull, pts, mag) = (&obj.hull, &obj.hull_pts, obj.magnitude);
+        let hi_v = climber.extreme(hull, pts, mag, c, 2 * i);
+        let lo_v = climber.extreme(hull, pts, mag, -c, 2 * i + 1);
         hi[i] = c.dot(obj.hull_pts[hi_v as usize]);
         lo[i] = c.dot(obj.hull_pts[lo_v as usize]);
     }
@@ -2070,6 +2092,7 @@ pub(crate) mod tests {
                 continue;
             }
             let hp: Vec<DVec3> = hull.vertices.iter().map(|&i| pts[i as usize]).collect();
+            let mag = hp.iter().fold(0.0f64, |m, p| m.max(p.abs().max_element()));
             flat_vertices += hull.corner.iter().filter(|&&c| !c).count();
             let mut climber = Climber::default();
             climber.reset(hp.len(), 26);
@@ -2084,7 +2107,7 @@ pub(crate) mod tests {
                     })
                     .unwrap();
                 for start in 0..hp.len() as u32 {
-                    let got = climber.climb(&hull, &hp, c, start);
+                    let got = climber.climb(&hull, &hp, mag, c, start);
                     assert_eq!(
                         cmp_dot(c, hp[got as usize], hp[best]),
                         Ordering::Equal,
@@ -2133,7 +2156,7 @@ pub(crate) mod tests {
                 let c = DVec3::new(a.cos() * b.cos(), a.sin() * b.cos(), b.sin());
                 for (slot, dir) in [(0, c), (1, -c)] {
                     let before = climber.certified;
-                    let got = climber.extreme(&obj.hull, pts, dir, slot);
+                    let got = climber.extreme(&obj.hull, pts, obj.magnitude, dir, slot);
                     if climber.certified > before {
                         certified += 1;
                     } else {
