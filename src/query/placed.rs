@@ -248,7 +248,28 @@ impl<const K: usize> PlacedObject<K> {
         let right = form.overlaps(fd, env) && meets(fd);
         let fd = self.fly_dop(obj, c, stats);
         let left = form.overlaps(fd, env) && meets(fd);
-        if deep_first && right && left {
+        if deep_first {
+            self.push_deeper_first(stack, c, [p, e], env, right, left);
+        } else {
+            stack.push_two([c + 1, p, e], right, [c, p, e], left);
+        }
+    }
+
+    /// [`PlacedObject::descend_fly`]'s pushes in detect mode: the child overlapping `env`
+    /// deeper popped first. Reached by its own branch on the mode: written as one
+    /// condition (mode, right, left), the compiler tested the two overlap results first,
+    /// and report queries branched on what are often coin flips.
+    #[inline(always)]
+    fn push_deeper_first(
+        &self,
+        stack: &mut PairStack,
+        c: u32,
+        [p, e]: [u32; 2],
+        env: &Dop<K>,
+        right: bool,
+        left: bool,
+    ) {
+        if right && left {
             let (r, l) = (
                 self.fly[c as usize + 1].dop.depth(env),
                 self.fly[c as usize].dop.depth(env),
