@@ -86,6 +86,10 @@ pub(crate) struct Walk<'a, const K: usize> {
     pub(crate) prune: f64,
     pub(crate) twin: Option<&'a Twin>,
     pub(crate) detect: bool,
+    /// Detect, and (with the witness on) the pair not known to be apart ([`PairCache`]'s
+    /// `apart`): of two flying children that both overlap a static node, the deeper is
+    /// popped first.
+    deep_first: bool,
     larger_first: bool,
 }
 
@@ -183,6 +187,8 @@ impl<const K: usize> Statics<'_, K> {
             prune: eps + twin.map_or(0.0, |t| t.margin),
             twin,
             detect,
+            // The mark is history, read only where the witness (history) is wanted.
+            deep_first: detect && !(options.witness && q.pair.apart),
             larger_first: options.descent == Descent::Larger,
         };
         let mut side = KdopSide {
@@ -199,6 +205,7 @@ impl<const K: usize> Statics<'_, K> {
                 side.object.place_only(pose, walk.prune, options.rebound);
                 if side.retest(w) {
                     side.stats.witness_hits = 1;
+                    side.pair.apart = false;
                     side.work.raw.clear();
                     side.work.raw.push([
                         w[0],
@@ -226,10 +233,12 @@ impl<const K: usize> Statics<'_, K> {
             Some(wide) if K >= 16 => {
                 let mut side = side.with_form(wide);
                 let ended = unsafe { descend_avx(&mut side, control) };
+                side.ended(ended);
                 (side.stats, ended)
             }
             _ => {
                 let ended = control::descend(&mut side, control);
+                side.ended(ended);
                 (side.stats, ended)
             }
         };
@@ -368,6 +377,14 @@ impl<'a, 'q, const K: usize, F: OverlapForm> KdopSide<'a, 'q, K, F> {
         }
     }
 
+    /// Notes in the pair's cache whether a detect descent that ended `ended` found the
+    /// pair apart (a stopped one tells nothing).
+    fn ended(&mut self, ended: Ended) {
+        if self.walk.detect && ended != Ended::Stopped {
+            self.pair.apart = ended == Ended::Done;
+        }
+    }
+
     /// Pushes the start pairs that overlap, or the roots if they do and there are none.
     /// Pairs on the stack are known to overlap: children are tested before they are
     /// pushed, so a disjoint pair costs one test and no stack traffic.
@@ -478,7 +495,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                     [p, e],
                     dop,
                     |_| true,
-                    self.walk.detect,
+                    self.walk.deep_first,
                     &mut self.stats,
                 );
             }
@@ -592,7 +609,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                     [p, e],
                     &env.dop,
                     |_| true,
-                    self.walk.detect,
+                    self.walk.deep_first,
                     &mut self.stats,
                 );
             }

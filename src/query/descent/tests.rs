@@ -384,3 +384,65 @@ fn a_large_one_triangle_leaf_screens_the_flying_hierarchy() {
     }
     assert!(hits > 5, "the poses should cross the triangle: {hits}");
 }
+
+/// A detect query that visits everything and finds nothing marks its pair apart, one that
+/// finds a contact (in the descent or by its witness) clears the mark, a stopped one leaves
+/// it, and so does a report query; clearing the cache forgets it. Which poses collide is
+/// decided by report queries on a state of their own. Answers do not depend on the mark
+/// (the oracle tests run detect sequences on one state).
+#[test]
+fn detect_queries_mark_their_pair_apart_or_touching() {
+    let mut s = 17u64;
+    let (env, obj) = scenes::<18>(&mut s).swap_remove(0);
+    let mut oracle = QueryState::new();
+    let (mut touching, mut apart) = (Vec::new(), Vec::new());
+    for i in 0..200 {
+        let p = pose(i, &mut s);
+        let hit = env
+            .collide(&obj, &p, &QueryOptions::REPORT, &mut oracle)
+            .unwrap()
+            .collides;
+        if hit { touching.push(p) } else { apart.push(p) }
+    }
+    assert!(
+        touching.len() >= 2 && apart.len() >= 2,
+        "{} touching, {} apart",
+        touching.len(),
+        apart.len()
+    );
+    let mut state = QueryState::new();
+    let detect = QueryOptions::DETECT;
+    env.collide(&obj, &apart[0], &detect, &mut state).unwrap();
+    assert!(state.pair.apart);
+    env.collide(&obj, &apart[0], &QueryOptions::REPORT, &mut state)
+        .unwrap();
+    assert!(state.pair.apart, "a report query leaves the mark");
+    let mut stop = Limit {
+        left: 2,
+        start: Vec::new(),
+    };
+    let (_, ended) = env
+        .query(&obj, &touching[0], &detect, &mut state, None, &mut stop)
+        .unwrap();
+    assert_eq!(ended, Ended::Stopped);
+    assert!(state.pair.apart, "a stopped query leaves the mark");
+    assert!(
+        env.collide(&obj, &touching[0], &detect, &mut state)
+            .unwrap()
+            .collides
+    );
+    assert!(!state.pair.apart);
+    env.collide(&obj, &apart[1], &detect, &mut state).unwrap();
+    assert!(state.pair.apart);
+    state.pair.clear();
+    assert!(!state.pair.apart);
+    // Found by the witness: the contact of the last query is re-tested first.
+    env.collide(&obj, &touching[1], &detect, &mut state)
+        .unwrap();
+    state.pair.apart = true;
+    let again = env
+        .collide(&obj, &touching[1], &detect, &mut state)
+        .unwrap();
+    assert_eq!(again.stats.witness_hits, 1);
+    assert!(!state.pair.apart);
+}
