@@ -226,9 +226,10 @@ impl<const K: usize> PlacedObject<K> {
     /// Pushes the children `c`, `c + 1` of a flying node paired with static entry `(p, e)`
     /// whose bound is `env`, each if its (re-bounded) k-DOP overlaps `env` and `meets` it:
     /// `|_| true`, or where the entry is one large triangle, whether the child may meet
-    /// that triangle (`tri::node`; flying k-DOPs are enlarged by eps already). In detect
-    /// mode (`deep_first`) the child that overlaps deeper is popped first. Generic, so
-    /// that the plain split inlines to the two overlap tests alone.
+    /// that triangle (`tri::node`; flying k-DOPs are enlarged by eps already). With
+    /// `deep_first` (a detect query on a pair not known to be apart) the child that
+    /// overlaps deeper is popped first. Generic, so that the plain split inlines to the
+    /// two overlap tests alone.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(crate) fn descend_fly(
