@@ -6,7 +6,7 @@ mod common;
 
 use common::Rng;
 use kdop::oracle::{brute_force_pairs, single_sweep_pairs};
-use kdop::{Aabb, BroadPhase};
+use kdop::{Aabb, BroadPhase, BroadStats};
 
 /// A random box: mostly unit-sized, some tiny or points, some far larger than the rest.
 fn random_box(rng: &mut Rng, spread: f64) -> Aabb {
@@ -47,6 +47,16 @@ fn sorted_pairs(bp: &BroadPhase) -> Vec<(u32, u32)> {
 /// Runs a random edit sequence; every update is checked against the oracle. Returns the
 /// pairs of every frame in the broad phase's own order.
 fn run(seed: u64, n: usize, frames: usize, fixed: Option<f32>) -> Vec<Vec<(u32, u32)>> {
+    run_with_stats(seed, n, frames, fixed).0
+}
+
+/// [`run`], with the counters of every update.
+fn run_with_stats(
+    seed: u64,
+    n: usize,
+    frames: usize,
+    fixed: Option<f32>,
+) -> (Vec<Vec<(u32, u32)>>, Vec<BroadStats>) {
     let mut rng = Rng::new(seed);
     let spread = (n as f64).cbrt() * 1.2;
     let mut bp = match fixed {
@@ -55,14 +65,17 @@ fn run(seed: u64, n: usize, frames: usize, fixed: Option<f32>) -> Vec<Vec<(u32, 
     };
     let mut boxes: Vec<Option<(Aabb, bool)>> = vec![None; n + n / 4];
     let mut order = Vec::new();
+    let mut stats = Vec::new();
     for (i, slot) in boxes.iter_mut().take(n).enumerate() {
         let b = random_box(&mut rng, spread);
         let d = rng.below(3) != 0;
         bp.set(i as u32, b, d).unwrap();
         *slot = Some((b, d));
     }
-    for _ in 0..frames {
-        for _ in 0..n / 3 {
+    for frame in 0..frames {
+        // Most frames change a third of the boxes; every fourth changes nearly all of them.
+        let edits = if frame % 4 == 3 { 2 * n } else { n / 3 };
+        for _ in 0..edits {
             let i = rng.below(boxes.len() as u64) as usize;
             match rng.below(10) {
                 0 => {
@@ -104,8 +117,9 @@ fn run(seed: u64, n: usize, frames: usize, fixed: Option<f32>) -> Vec<Vec<(u32, 
         assert_eq!(bp.len(), live(&boxes).len());
         check_queries(&bp, &boxes, &mut rng, spread);
         order.push(bp.pairs().collect());
+        stats.push(bp.stats());
     }
-    order
+    (order, stats)
 }
 
 /// Random query boxes (of every size the boxes have) against every live box: each
@@ -130,13 +144,25 @@ fn check_queries(bp: &BroadPhase, boxes: &[Option<(Aabb, bool)>], rng: &mut Rng,
 
 #[test]
 fn pairs_equal_brute_force_over_random_edits() {
+    let (mut refreshed, mut whole) = (0, 0);
     for seed in 0..6 {
-        let order = run(seed, 300, 12, None);
+        let (order, stats) = run_with_stats(seed, 300, 12, None);
         assert!(
             order.iter().any(|f| !f.is_empty()),
             "seed {seed}: no pairs at all"
         );
+        refreshed += stats.iter().map(|s| s.rows_refreshed).sum::<u64>();
+        whole += stats
+            .iter()
+            .map(|s| s.rows_swept - s.rows_refreshed)
+            .sum::<u64>();
     }
+    // Both ways of sweeping a row were checked: for its changed boxes' pairs alone, the
+    // others kept (few changed), and whole (many did, or the grid was rebuilt).
+    assert!(
+        refreshed > 0 && whole > 0,
+        "{refreshed} rows refreshed, {whole} swept whole"
+    );
 }
 
 #[test]

@@ -171,6 +171,10 @@ struct Rows {
     row: Vec<u32>,
     /// The rows in key order, and a last one (key `u32::MAX`) holding the end.
     rows: Vec<Row>,
+    /// Entries: the first `n` of each column. The columns keep their length when there
+    /// are fewer, so that columns passed from chunk to chunk as spares are not filled
+    /// again each time a larger chunk is streamed into them.
+    n: usize,
 }
 
 /// The columns of some entries, each of the same length: what the sweep reads.
@@ -338,7 +342,7 @@ impl Rows {
     /// Number of entries.
     #[inline(always)]
     fn count(&self) -> usize {
-        self.proxy.len()
+        self.n
     }
 
     /// Entry `i`.
@@ -350,20 +354,27 @@ impl Rows {
     /// Appends `e` (tests build rows this way; updates write by index).
     #[cfg(test)]
     fn push(&mut self, e: &Entry) {
-        for k in 0..3 {
-            self.lo[k].push(e.lo[k]);
-            self.hi[k].push(e.hi[k]);
-        }
-        self.proxy.push(e.proxy);
-        self.row.push(e.row);
+        self.resize(self.n + 1);
+        let n = self.n;
+        let mut cols = ColsMut::cut(
+            &mut self.lo,
+            &mut self.hi,
+            &mut self.proxy,
+            &mut self.row,
+            n,
+        );
+        cols.set(n - 1, e);
     }
 
-    /// Sets every column's length to `n` (new places zero), for writing by index. Grown
-    /// exactly: columns are never pushed to, so doubling would only hold memory.
+    /// Makes room for `n` entries, for writing by index (a column shorter than that
+    /// grows, its new places zero), and counts `n`. Grown exactly: columns are never
+    /// pushed to, so doubling would only hold memory.
     fn resize(&mut self, n: usize) {
         fn exact<T: Copy + Default>(c: &mut Vec<T>, n: usize) {
-            c.reserve_exact(n.saturating_sub(c.len()));
-            c.resize(n, T::default());
+            if c.len() < n {
+                c.reserve_exact(n - c.len());
+                c.resize(n, T::default());
+            }
         }
         for k in 0..3 {
             exact(&mut self.lo[k], n);
@@ -371,16 +382,12 @@ impl Rows {
         }
         exact(&mut self.proxy, n);
         exact(&mut self.row, n);
+        self.n = n;
     }
 
     /// Keeps the first `n` entries.
     fn truncate(&mut self, n: usize) {
-        for k in 0..3 {
-            self.lo[k].truncate(n);
-            self.hi[k].truncate(n);
-        }
-        self.proxy.truncate(n);
-        self.row.truncate(n);
+        self.n = self.n.min(n);
     }
 
     /// The columns, each cut to the entries.
@@ -449,6 +456,10 @@ struct Spares(Vec<parking_lot::Mutex<Spare>>);
 struct Spare {
     rows: Rows,
     keys: Vec<u128>,
+    /// Positions of the changed boxes' entries in a chunk being streamed, as a list and
+    /// as bits.
+    fresh: Vec<u32>,
+    fresh_bits: Vec<u64>,
 }
 
 impl Clone for Spares {
@@ -478,7 +489,10 @@ impl Spares {
             .iter()
             .map(|s| {
                 let s = s.lock();
-                s.rows.bytes() + s.keys.capacity() * 16
+                s.rows.bytes()
+                    + s.keys.capacity() * 16
+                    + s.fresh.capacity() * 4
+                    + s.fresh_bits.capacity() * 8
             })
             .sum()
     }
@@ -492,6 +506,9 @@ pub struct BroadStats {
     /// Rows of dynamic boxes swept (those of chunks something changed in; the others
     /// keep their pairs).
     pub rows_swept: u64,
+    /// Of those, rows swept only for the pairs of the boxes that changed in them (few had):
+    /// their pairs of two unchanged boxes were kept from the update before.
+    pub rows_refreshed: u64,
     /// Box pairs compared: candidates of the sweep (eight at a time, so up to seven past
     /// the last that overlaps along x) and entries of the lookups.
     pub compared: u64,
@@ -802,6 +819,16 @@ pub(crate) fn merge_sorted<T: Copy + Ord + Default>(kept: &mut Vec<T>, fresh: &[
             j -= 1;
         }
     }
+}
+
+/// The lower x bound below which no entry of a row of widest entry `width` reaches `x`:
+/// an entry reaching it has lo ≥ x − its x-extent ≥ x − the row's width, lowered a little
+/// further for the roundings of the extents and of that subtraction (NaN for unbounded
+/// boxes, which compares false: then the row is scanned from its start).
+#[inline(always)]
+fn reach(x: f32, width: f32) -> f32 {
+    let t = x - width;
+    t - (x.abs() + width) * 1e-6
 }
 
 /// Whether bit `i` of `bits` is set.

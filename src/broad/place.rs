@@ -5,7 +5,7 @@
 //! in parallel; the static array is re-sorted when a static box changed; the grid itself
 //! is rebuilt when the boxes outgrow it.
 
-use super::sweep::{Found, Kernel, sweep_row};
+use super::sweep::{Found, Kernel, sweep_fresh, sweep_row};
 use super::{
     BroadPhase, Chunk, ColsMut, Entry, NONE, Place, Proxy, Row, Rows, SKIP, Spare, StaticRows, bit,
     set_bit,
@@ -26,6 +26,11 @@ const EXTENT_PERCENTILE: f64 = 0.95;
 const CHUNK: usize = 4096;
 #[cfg(any(test, fuzzing))]
 const CHUNK: usize = 48;
+/// A chunk whose incoming entries are at most one in this many of its entries is swept
+/// only for the changed boxes' pairs ([`sweep_fresh`]), its other pairs kept; one with
+/// more is swept whole.
+const FRESH_SHARE: usize = 2;
+
 /// The grid is rebuilt when more than one box in this many is large...
 const MAX_LARGE_SHARE: u64 = 8;
 /// ... or rows hold more than this many boxes on average (the boxes shrank away from the
@@ -422,7 +427,7 @@ impl BroadPhase {
         self.spares.ensure(rayon::current_num_threads());
         let spares = &self.spares;
         let slices = &*placing;
-        let (compared, rows) = self
+        let swept = self
             .dynamic
             .par_iter_mut()
             .enumerate()
@@ -432,16 +437,26 @@ impl BroadPhase {
                         c.incoming.extend_from_slice(&slice.buckets[i]);
                     }
                     let mut spare = spares.mine();
-                    let Spare { rows, keys } = &mut *spare;
-                    stream(c, moved, kernel, rows, keys)
+                    let Spare {
+                        rows,
+                        keys,
+                        fresh,
+                        fresh_bits,
+                    } = &mut *spare;
+                    stream(c, moved, kernel, rows, keys, (fresh, fresh_bits))
                 })
             })
-            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            .reduce(Swept::default, |a, b| Swept {
+                compared: a.compared + b.compared,
+                rows: a.rows + b.rows,
+                refreshed: a.refreshed + b.refreshed,
+            });
         for bucket in placing.iter_mut().flat_map(|s| &mut s.buckets) {
             bucket.clear();
         }
-        self.stats.compared += compared;
-        self.stats.rows_swept += rows;
+        self.stats.compared += swept.compared;
+        self.stats.rows_swept += swept.rows;
+        self.stats.rows_refreshed += swept.refreshed;
         let (mut i, mut split) = (0, false);
         while i < self.dynamic.len() {
             if self.dynamic[i].rows.count() > 2 * CHUNK && self.dynamic[i].rows.len() > 1 {
@@ -517,15 +532,39 @@ struct Builder<'a> {
     key: u32,
     start: usize,
     width: f32,
-    /// The last row completed and not yet swept.
+    /// The last row completed and not yet swept, and its largest x-extent.
     pending: std::ops::Range<usize>,
+    pending_width: f32,
+    /// When only the changed boxes' entries look for pairs ([`sweep_fresh`]): theirs.
+    fresh: Option<Fresh<'a>>,
+    swept: Swept,
+}
+
+/// What the sweeps of a stream did.
+#[derive(Clone, Copy, Debug, Default)]
+struct Swept {
+    /// Candidates compared.
     compared: u64,
+    /// Rows swept...
     rows: u64,
+    /// ... of which only for their changed boxes' pairs.
+    refreshed: u64,
+}
+
+/// The entries a [`Builder`] wrote for boxes changed since the last sweep, when the rows
+/// are swept for their pairs alone.
+struct Fresh<'a> {
+    /// Their positions, ascending...
+    at: &'a mut Vec<u32>,
+    /// ... and as bits (all clear outside a stream).
+    bits: &'a mut Vec<u64>,
+    /// The first of them not yet swept.
+    next: usize,
 }
 
 impl<'a> Builder<'a> {
     /// A builder writing into `out`, sized for `cap` entries.
-    fn new(out: &'a mut Rows, cap: usize, found: &'a mut Vec<(u32, u32)>, kernel: Kernel) -> Self {
+    fn new(out: &'a mut Rows, cap: usize, found: Found<'a>, kernel: Kernel) -> Self {
         out.resize(cap);
         out.rows.clear();
         let Rows {
@@ -539,16 +578,47 @@ impl<'a> Builder<'a> {
         Builder {
             out: ColsMut::cut(lo, hi, proxy, row, cap),
             dir: rows,
-            found: Found::new(found),
+            found,
             kernel,
             n: 0,
             key: NONE,
             start: 0,
             width: 0.0,
             pending: 0..0,
-            compared: 0,
-            rows: 0,
+            pending_width: 0.0,
+            fresh: None,
+            swept: Swept::default(),
         }
+    }
+
+    /// A builder that sweeps only for the pairs of the entries pushed by
+    /// [`Builder::push_fresh`] (their positions kept in `at` and `bits`, which must be
+    /// clear), adding them to the pairs `found` already holds.
+    fn for_fresh(
+        out: &'a mut Rows,
+        cap: usize,
+        found: Found<'a>,
+        kernel: Kernel,
+        at: &'a mut Vec<u32>,
+        bits: &'a mut Vec<u64>,
+    ) -> Self {
+        at.clear();
+        if bits.len() < cap / 64 + 1 {
+            bits.resize(cap / 64 + 1, 0);
+        }
+        let mut b = Builder::new(out, cap, found, kernel);
+        b.fresh = Some(Fresh { at, bits, next: 0 });
+        b
+    }
+
+    /// [`Builder::push`] for the entry of a changed box.
+    #[inline(always)]
+    fn push_fresh(&mut self, e: &Entry, r: u128) {
+        if let Some(f) = self.fresh.as_mut() {
+            f.at.push(self.n as u32);
+            set_bit(f.bits, self.n as u32);
+        }
+        self.push(e, r);
     }
 
     /// Appends `e` (of rank `r`), which sorts after every entry written.
@@ -583,27 +653,56 @@ impl<'a> Builder<'a> {
             }
             self.sweep_pending();
             self.pending = self.start..self.n;
+            self.pending_width = self.width;
         }
     }
 
     /// Sweeps the row completed before the last.
     fn sweep_pending(&mut self) {
         let r = std::mem::take(&mut self.pending);
-        if !r.is_empty() {
-            let cols = self.out.view(self.n);
-            self.compared += sweep_row(self.kernel, cols, r.start, r.end, &mut self.found);
-            self.rows += 1;
+        if r.is_empty() {
+            return;
         }
+        let cols = self.out.view(self.n);
+        if let Some(f) = self.fresh.as_mut() {
+            let from = f.next;
+            while f.next < f.at.len() && (f.at[f.next] as usize) < r.end {
+                f.next += 1;
+            }
+            let at = &f.at[from..f.next];
+            if !at.is_empty() {
+                let (w, bits) = (self.pending_width, &f.bits[..]);
+                self.swept.compared += sweep_fresh(
+                    self.kernel,
+                    cols,
+                    r.start,
+                    r.end,
+                    at,
+                    bits,
+                    w,
+                    &mut self.found,
+                );
+            }
+            self.swept.refreshed += 1;
+        } else {
+            self.swept.compared += sweep_row(self.kernel, cols, r.start, r.end, &mut self.found);
+        }
+        self.swept.rows += 1;
     }
 
-    /// Sweeps the last rows and closes the directory; returns (entries, compared, rows
-    /// swept).
-    fn finish(mut self) -> (usize, u64, u64) {
+    /// Sweeps the last rows and closes the directory; returns the entries written and
+    /// what the sweeps did.
+    fn finish(mut self) -> (usize, Swept) {
         self.close_row();
         self.sweep_pending();
         end(self.dir, self.n);
         self.found.finish();
-        (self.n, self.compared, self.rows)
+        if let Some(f) = self.fresh {
+            for &i in f.at.iter() {
+                f.bits[i as usize / 64] = 0;
+            }
+        }
+        (self.n, self.swept)
     }
 }
 
@@ -614,7 +713,7 @@ fn build(
     entries: impl ExactSizeIterator<Item = Entry>,
     kernel: Kernel,
 ) {
-    let mut b = Builder::new(out, entries.len(), found, kernel);
+    let mut b = Builder::new(out, entries.len(), Found::new(found), kernel);
     for e in entries {
         b.push(&e, rank(&e));
     }
@@ -624,7 +723,7 @@ fn build(
 
 /// Streams `c` into `spare` with its incoming entries merged in (sorted first) and the
 /// entries of changed boxes (`moved`) left out, and exchanges the two, its pairs found
-/// anew; returns (compared, rows swept). The incoming entries are sorted as keys (rank and
+/// anew; returns what the sweeps did. The incoming entries are sorted as keys (rank and
 /// position, in `keys`) and read through them, so that the sort moves the keys, not the
 /// 32-byte entries.
 fn stream(
@@ -633,7 +732,8 @@ fn stream(
     kernel: Kernel,
     spare: &mut Rows,
     keys: &mut Vec<u128>,
-) -> (u64, u64) {
+    (fresh, fresh_bits): (&mut Vec<u32>, &mut Vec<u64>),
+) -> Swept {
     keys.clear();
     keys.extend(
         c.incoming
@@ -644,7 +744,14 @@ fn stream(
     keys.sort_unstable();
     let (old, inc) = (c.rows.view(), &c.incoming);
     let cap = old.len() + inc.len();
-    let mut b = Builder::new(spare, cap, &mut c.found, kernel);
+    // Few changed entries: the pairs of two unchanged boxes are kept, and only the changed
+    // ones look for theirs. Many: every row is swept anew, which then costs less.
+    let mut b = if inc.len() * FRESH_SHARE <= old.len() {
+        let found = Found::keeping(&mut c.found, |a, b| !(bit(moved, a) | bit(moved, b)));
+        Builder::for_fresh(spare, cap, found, kernel, fresh, fresh_bits)
+    } else {
+        Builder::new(spare, cap, Found::new(&mut c.found), kernel)
+    };
     let key = |j: usize| keys.get(j).copied().unwrap_or(u128::MAX);
     // An incoming entry is a changed box's, every kept old one is not: no rank is in both.
     let (mut j, mut next) = (0, key(0));
@@ -654,20 +761,20 @@ fn stream(
         }
         let r = rank(&e);
         while next < r {
-            b.push(&inc[(next & POSITION) as usize], next & !POSITION);
+            b.push_fresh(&inc[(next & POSITION) as usize], next & !POSITION);
             j += 1;
             next = key(j);
         }
         b.push(&e, r);
     }
     for &k in &keys[j..] {
-        b.push(&inc[(k & POSITION) as usize], k & !POSITION);
+        b.push_fresh(&inc[(k & POSITION) as usize], k & !POSITION);
     }
-    let (n, compared, rows) = b.finish();
+    let (n, swept) = b.finish();
     spare.truncate(n);
     c.incoming.clear();
     std::mem::swap(&mut c.rows, spare);
-    (compared, rows)
+    swept
 }
 
 /// Cuts sorted `entries` into chunks of about [`CHUNK`] entries at row boundaries (the

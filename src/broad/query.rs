@@ -7,7 +7,7 @@
 
 use super::place::{coord, key, split};
 use super::sweep::Kernel;
-use super::{Aabb, BroadPhase, Entry, NONE, Row, Rows, SKIP, StaticRows};
+use super::{Aabb, BroadPhase, Entry, NONE, Row, Rows, SKIP, StaticRows, reach};
 use crate::hint::prefetch;
 
 /// What a query reads of sorted rows: the dynamic chunks' columns or the static records.
@@ -27,7 +27,7 @@ impl Sorted for Rows {
         &self.rows
     }
     fn xs(&self) -> &[f32] {
-        &self.lo[0]
+        &self.lo[0][..self.n]
     }
     fn skip(&self) -> &[f32] {
         &[]
@@ -66,7 +66,7 @@ pub(super) fn query_rows(
     let dir = rows.dir();
     for_each_row(dir, q, inv, |r| {
         let span = dir[r].start as usize..dir[r + 1].start as usize;
-        let t = reach(q, dir[r].width);
+        let t = reach(q.lo[0], dir[r].width);
         let start = if t.is_nan() {
             span.start
         } else if rows.skip().is_empty() {
@@ -112,16 +112,6 @@ fn for_each_row(dir: &[Row], q: &Aabb, inv: f32, mut each: impl FnMut(usize)) {
         each(r);
         r += 1;
     }
-}
-
-/// The lower x bound below which no entry of a row of widest entry `width` can meet `q`:
-/// an entry meeting q has lo ≥ q.lo − its x-extent ≥ q.lo − the row's width, lowered a
-/// little further for the roundings of that subtraction (NaN for unbounded boxes: then the
-/// row is scanned from its start).
-#[inline(always)]
-fn reach(q: &Aabb, width: f32) -> f32 {
-    let t = q.lo[0] - width;
-    t - (q.lo[0].abs() + width) * 1e-6
 }
 
 /// Scans row `r` of `rows` from entry `start` on until the lower x bounds pass `q`'s upper
@@ -296,7 +286,7 @@ pub(super) fn query_statics(
         for p in lookups.iter_mut() {
             let r = p.row as usize;
             let (a, b) = (dir[r].start as usize, dir[r + 1].start as usize);
-            let t = reach(&aabb(batch[p.query as usize]), dir[r].width);
+            let t = reach(aabb(batch[p.query as usize]).lo[0], dir[r].width);
             let (from, to) = if t.is_nan() {
                 (a, a)
             } else {
