@@ -16,8 +16,9 @@
 //! back in (temporal coherence: the rest stay in order). Each chunk where a box was set
 //! is streamed once per update, in parallel, and each of its rows swept right after the
 //! stream has completed it, while the row is still cached; a chunk nothing changed in
-//! keeps its pairs. Pairs come out in chunk and row order, an order that depends on the
-//! boxes and the sequence of calls alone.
+//! keeps its pairs, and one where few boxes changed keeps those of two unchanged boxes
+//! and sweeps only from the changed ones' entries. Pairs come out chunk by chunk, in an
+//! order that depends on the boxes and the sequence of calls alone.
 //!
 //! Static boxes sit in an array of their own, re-sorted only when one of them changes;
 //! their pairs with dynamic boxes are kept from update to update and looked for again only
@@ -427,7 +428,8 @@ struct Chunk {
     /// The smallest row key this chunk holds (the first chunk's is 0).
     first: u32,
     rows: Rows,
-    /// The pairs whose home row is in this chunk, in row order.
+    /// The pairs whose home row is in this chunk: kept ones first, in their order, then
+    /// those its last sweep found, in row order.
     found: Vec<(u32, u32)>,
     /// The entries of boxes set since the last update that go to this chunk (scratch).
     incoming: Vec<Entry>,
