@@ -14,3 +14,18 @@ pub(crate) fn prefetch<T>(x: &T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;
 }
+
+/// [`prefetch`] of an address that need not hold a value (a list's places past its end,
+/// which a write will fill): a prefetch cannot fault.
+#[inline(always)]
+pub(crate) fn prefetch_at<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing the program sees and cannot fault, whatever the
+    // address; SSE, which provides it, is part of the x86_64 baseline.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}

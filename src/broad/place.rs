@@ -10,7 +10,7 @@ use super::{
     BroadPhase, Chunk, ColsMut, Entry, NONE, Place, Proxy, Row, Rows, SKIP, Spare, StaticRows, bit,
     set_bit,
 };
-use crate::hint::prefetch;
+use crate::hint::{prefetch, prefetch_at};
 use rayon::prelude::*;
 
 /// The cell edge is this many times the chosen percentile of the boxes' largest extent in
@@ -350,6 +350,7 @@ impl BroadPhase {
                     let c = self.chunk_of(row & KEY);
                     let c = &mut self.dynamic[c];
                     c.incoming.push(Entry::new(id, &p.aabb, row));
+                    prefetch_at(c.incoming.as_ptr().wrapping_add(c.incoming.len() + 2));
                     c.dirty = true;
                 }
             }
@@ -411,7 +412,11 @@ impl BroadPhase {
                 // stream reads no box but those of its own columns.
                 for row in rows_of(lo, hi) {
                     let c = self.chunk_of(row & KEY);
-                    out.buckets[c].push(Entry::new(id, &p.aabb, row));
+                    let b = &mut out.buckets[c];
+                    b.push(Entry::new(id, &p.aabb, row));
+                    // The bucket's next line, written a few hundred boxes later: asked
+                    // for now, the write does not wait for it.
+                    prefetch_at(b.as_ptr().wrapping_add(b.len() + 2));
                 }
             }
         }
