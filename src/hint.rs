@@ -4,15 +4,7 @@
 /// Asks the CPU to bring `x` into the caches (a hint: nothing else changes).
 #[inline(always)]
 pub(crate) fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing the program sees and cannot fault; SSE, which
-    // provides it, is part of the x86_64 baseline. The pointer comes from a reference.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(x).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    prefetch_at(std::ptr::from_ref(x));
 }
 
 /// [`prefetch`] of an address that need not hold a value (a list's places past its end,
