@@ -458,10 +458,8 @@ struct Spares(Vec<parking_lot::Mutex<Spare>>);
 struct Spare {
     rows: Rows,
     keys: Vec<u128>,
-    /// Positions of the changed boxes' entries in a chunk being streamed, as a list and
-    /// as bits.
-    fresh: Vec<u32>,
-    fresh_bits: Vec<u64>,
+    /// A bit per place of a chunk being streamed: where a changed box's entry went.
+    fresh: Vec<u64>,
 }
 
 impl Clone for Spares {
@@ -491,10 +489,7 @@ impl Spares {
             .iter()
             .map(|s| {
                 let s = s.lock();
-                s.rows.bytes()
-                    + s.keys.capacity() * 16
-                    + s.fresh.capacity() * 4
-                    + s.fresh_bits.capacity() * 8
+                s.rows.bytes() + s.keys.capacity() * 16 + s.fresh.capacity() * 8
             })
             .sum()
     }

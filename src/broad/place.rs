@@ -442,13 +442,8 @@ impl BroadPhase {
                         c.incoming.extend_from_slice(&slice.buckets[i]);
                     }
                     let mut spare = spares.mine();
-                    let Spare {
-                        rows,
-                        keys,
-                        fresh,
-                        fresh_bits,
-                    } = &mut *spare;
-                    stream(c, moved, kernel, rows, keys, (fresh, fresh_bits))
+                    let Spare { rows, keys, fresh } = &mut *spare;
+                    stream(c, moved, kernel, rows, keys, fresh)
                 })
             })
             .reduce(Swept::default, |a, b| Swept {
@@ -540,8 +535,9 @@ struct Builder<'a> {
     /// The last row completed and not yet swept, and its largest x-extent.
     pending: std::ops::Range<usize>,
     pending_width: f32,
-    /// When only the changed boxes' entries look for pairs ([`sweep_fresh`]): theirs.
-    fresh: Option<Fresh<'a>>,
+    /// When only the changed boxes' entries look for pairs ([`sweep_fresh`]): a bit per
+    /// place, set where such an entry was written (all clear outside a stream).
+    fresh: Option<&'a mut Vec<u64>>,
     swept: Swept,
 }
 
@@ -554,17 +550,6 @@ struct Swept {
     rows: u64,
     /// ... of which only for their changed boxes' pairs.
     refreshed: u64,
-}
-
-/// The entries a [`Builder`] wrote for boxes changed since the last sweep, when the rows
-/// are swept for their pairs alone.
-struct Fresh<'a> {
-    /// Their positions, ascending...
-    at: &'a mut Vec<u32>,
-    /// ... and as bits (all clear outside a stream).
-    bits: &'a mut Vec<u64>,
-    /// The first of them not yet swept.
-    next: usize,
 }
 
 impl<'a> Builder<'a> {
@@ -597,31 +582,28 @@ impl<'a> Builder<'a> {
     }
 
     /// A builder that sweeps only for the pairs of the entries pushed by
-    /// [`Builder::push_fresh`] (their positions kept in `at` and `bits`, which must be
-    /// clear), adding them to the pairs `found` already holds.
+    /// [`Builder::push_fresh`] (their places marked in `bits`, which must be clear),
+    /// adding them to the pairs `found` already holds.
     fn for_fresh(
         out: &'a mut Rows,
         cap: usize,
         found: Found<'a>,
         kernel: Kernel,
-        at: &'a mut Vec<u32>,
         bits: &'a mut Vec<u64>,
     ) -> Self {
-        at.clear();
         if bits.len() < cap / 64 + 1 {
             bits.resize(cap / 64 + 1, 0);
         }
         let mut b = Builder::new(out, cap, found, kernel);
-        b.fresh = Some(Fresh { at, bits, next: 0 });
+        b.fresh = Some(bits);
         b
     }
 
     /// [`Builder::push`] for the entry of a changed box.
     #[inline(always)]
     fn push_fresh(&mut self, e: &Entry, r: u128) {
-        if let Some(f) = self.fresh.as_mut() {
-            f.at.push(self.n as u32);
-            set_bit(f.bits, self.n as u32);
+        if let Some(bits) = self.fresh.as_mut() {
+            set_bit(bits, self.n as u32);
         }
         self.push(e, r);
     }
@@ -669,25 +651,10 @@ impl<'a> Builder<'a> {
             return;
         }
         let cols = self.out.view(self.n);
-        if let Some(f) = self.fresh.as_mut() {
-            let from = f.next;
-            while f.next < f.at.len() && (f.at[f.next] as usize) < r.end {
-                f.next += 1;
-            }
-            let at = &f.at[from..f.next];
-            if !at.is_empty() {
-                let (w, bits) = (self.pending_width, &f.bits[..]);
-                self.swept.compared += sweep_fresh(
-                    self.kernel,
-                    cols,
-                    r.start,
-                    r.end,
-                    at,
-                    bits,
-                    w,
-                    &mut self.found,
-                );
-            }
+        if let Some(bits) = self.fresh.as_deref() {
+            let w = self.pending_width;
+            self.swept.compared +=
+                sweep_fresh(self.kernel, cols, r.start, r.end, bits, w, &mut self.found);
             self.swept.refreshed += 1;
         } else {
             self.swept.compared += sweep_row(self.kernel, cols, r.start, r.end, &mut self.found);
@@ -702,10 +669,8 @@ impl<'a> Builder<'a> {
         self.sweep_pending();
         end(self.dir, self.n);
         self.found.finish();
-        if let Some(f) = self.fresh {
-            for &i in f.at.iter() {
-                f.bits[i as usize / 64] = 0;
-            }
+        if let Some(bits) = self.fresh {
+            bits[..self.n.div_ceil(64)].fill(0);
         }
         (self.n, self.swept)
     }
@@ -737,7 +702,7 @@ fn stream(
     kernel: Kernel,
     spare: &mut Rows,
     keys: &mut Vec<u128>,
-    (fresh, fresh_bits): (&mut Vec<u32>, &mut Vec<u64>),
+    fresh: &mut Vec<u64>,
 ) -> Swept {
     keys.clear();
     keys.extend(
@@ -753,7 +718,7 @@ fn stream(
     // ones look for theirs. Many: every row is swept anew, which then costs less.
     let mut b = if inc.len() * FRESH_SHARE <= old.len() {
         let found = Found::keeping(&mut c.found, |a, b| !(bit(moved, a) | bit(moved, b)));
-        Builder::for_fresh(spare, cap, found, kernel, fresh, fresh_bits)
+        Builder::for_fresh(spare, cap, found, kernel, fresh)
     } else {
         Builder::new(spare, cap, Found::new(&mut c.found), kernel)
     };

@@ -190,44 +190,39 @@ fn row_done(rows: &Cols, j: usize, left: usize, hx: f32) -> bool {
 }
 
 /// Writes to `out` the pairs whose home is the row of entries `s..e` of `rows` and that
-/// have a member at one of the positions `fresh` (ascending, within `s..e`, and the set
-/// bits of `is_fresh`): the entries of the boxes changed since the row's last sweep. The
-/// row's pairs of two unchanged boxes are not written (they are the last sweep's).
-/// `width` is the row's largest x-extent. A fresh entry meets every entry after it, as a
-/// probe of [`sweep_row`] does, and the unchanged ones before it, so each pair is written
-/// once. Returns the candidates compared.
-#[allow(clippy::too_many_arguments)]
+/// have a member at one of the positions set in `fresh` (a bit per entry of `rows`): the
+/// entries of the boxes changed since the row's last sweep. The row's pairs of two
+/// unchanged boxes are not written (they are the last sweep's). `width` is the row's
+/// largest x-extent. A fresh entry meets every entry after it, as a probe of
+/// [`sweep_row`] does, and the unchanged ones before it, so each pair is written once.
+/// Returns the candidates compared.
 pub(super) fn sweep_fresh(
     kernel: Kernel,
     rows: Cols,
     s: usize,
     e: usize,
-    fresh: &[u32],
-    is_fresh: &[u64],
+    fresh: &[u64],
     width: f32,
     out: &mut Found,
 ) -> u64 {
     let row = Fresh {
         s,
         e,
-        at: fresh,
-        bits: is_fresh,
+        bits: fresh,
         width,
     };
     match kernel {
-        Kernel::Scalar => sweep_fresh_with(
-            rows,
-            &row,
-            out,
-            |r, j, a, left| {
+        Kernel::Scalar => sweep_fresh_with(rows, &row, out, |&a| {
+            let lanes = move |j, left| {
                 if left {
-                    lanes_left_scalar(r, j, a)
+                    lanes_left_scalar(&rows, j, &a)
                 } else {
-                    lanes_scalar(r, j, a)
+                    lanes_scalar(&rows, j, &a)
                 }
-            },
-            |out, a, ids, j, m| out.push_lanes(a.proxy, ids, j, m),
-        ),
+            };
+            let store = move |out: &mut Found, j, m| out.push_lanes(a.proxy, rows.proxy, j, m);
+            (lanes, store)
+        }),
         // SAFETY: `Kernel::Avx2` is only made after the CPU was found to run AVX2.
         #[cfg(target_arch = "x86_64")]
         Kernel::Avx2 => unsafe { sweep_fresh_avx2(rows, &row, out) },
@@ -238,7 +233,6 @@ pub(super) fn sweep_fresh(
 struct Fresh<'a> {
     s: usize,
     e: usize,
-    at: &'a [u32],
     bits: &'a [u64],
     width: f32,
 }
@@ -252,50 +246,66 @@ impl Fresh<'_> {
             u128::from(self.bits[w]) | u128::from(self.bits.get(w + 1).copied().unwrap_or(0)) << 64;
         ((two >> (j % 64)) as u32) & 0xFF
     }
+
+    /// The fresh entries of the row, ascending.
+    #[inline(always)]
+    fn entries(&self) -> impl Iterator<Item = usize> + '_ {
+        let (s, e) = (self.s, self.e);
+        (s / 64..e.div_ceil(64)).flat_map(move |w| {
+            let (from, to) = (s.max(w * 64) - w * 64, e.min(w * 64 + 64) - w * 64);
+            let within = (u64::MAX << from) & (u64::MAX >> (64 - to));
+            let mut word = self.bits[w] & within;
+            std::iter::from_fn(move || {
+                (word != 0).then(|| {
+                    let b = word.trailing_zeros() as usize;
+                    word &= word - 1;
+                    w * 64 + b
+                })
+            })
+        })
+    }
 }
 
-/// [`sweep_fresh`] with `lanes(rows, j, probe, left)` comparing eight candidates from `j`
-/// (those before the probe when `left`, [`lanes_left_scalar`]; those after it otherwise,
-/// [`lanes_scalar`]; lanes past the columns' end are compared as scalars), and
-/// `store(out, probe, ids, j, m)` writing the probe's pairs with the lanes `m` from `j`
-/// (eight ids from `j` readable).
+/// [`sweep_fresh`] with `probe(a)` giving, for the fresh entry `a`, the kernel's
+/// `lanes(j, left)`, comparing eight candidates from `j` with it (those before it when
+/// `left`, as [`lanes_left_scalar`]; those after it otherwise, as [`lanes_scalar`]), and
+/// `store(out, j, m)`, writing its pairs with the lanes `m` from `j`. Both are called
+/// only where eight lanes from `j` are in the columns; past their end the lanes are
+/// compared and written as scalars.
 #[inline(always)]
-fn sweep_fresh_with(
+fn sweep_fresh_with<L, S>(
     rows: Cols,
     row: &Fresh,
     out: &mut Found,
-    lanes: impl Fn(&Cols, usize, &Probe, bool) -> u32,
-    store: impl Fn(&mut Found, &Probe, &[u32], usize, u32),
-) -> u64 {
+    probe: impl Fn(&Probe) -> (L, S),
+) -> u64
+where
+    L: Fn(usize, bool) -> u32,
+    S: Fn(&mut Found, usize, u32),
+{
     let n = rows.len();
     let (s, e) = (row.s, row.e);
     assert!(e <= n);
     let mut compared = 0;
-    let put = |out: &mut Found, a: &Probe, j: usize, m: u32| {
-        if j + LANES <= n {
-            store(out, a, rows.proxy, j, m);
-        } else {
-            out.push_lanes(a.proxy, rows.proxy, j, m);
-        }
-    };
-    for &p in row.at {
-        let p = p as usize;
-        assert!(s <= p && p < e, "fresh entry {p} outside its row {s}..{e}");
+    for p in row.entries() {
         let a = Probe::of(&rows, p);
+        let (lanes, store) = probe(&a);
         out.room(e - s);
         let mut j = p + 1;
         while j < e {
             let left = e - j;
-            let mut m = if j + LANES <= n {
-                lanes(&rows, j, &a, false)
+            let m = if j + LANES <= n {
+                lanes(j, false)
             } else {
                 lanes_scalar(&rows, j, &a)
             };
-            if left < LANES {
-                m &= (1 << left) - 1;
-            }
+            let m = m & ((1 << left.min(LANES)) - 1);
             compared += left.min(LANES) as u64;
-            put(out, &a, j, m);
+            if j + LANES <= n {
+                store(out, j, m);
+            } else {
+                out.push_lanes(a.proxy, rows.proxy, j, m);
+            }
             if row_done(&rows, j, left, a.hx) {
                 break;
             }
@@ -306,14 +316,18 @@ fn sweep_fresh_with(
         while end > s {
             let w = end.saturating_sub(LANES).max(s);
             let m = if w + LANES <= n {
-                lanes(&rows, w, &a, true)
+                lanes(w, true)
             } else {
                 lanes_left_scalar(&rows, w, &a)
             };
             // Fresh entries before the probe meet it in their own scan.
             let m = m & !row.lanes(w) & ((1 << (end - w)) - 1);
             compared += (end - w) as u64;
-            put(out, &a, w, m);
+            if w + LANES <= n {
+                store(out, w, m);
+            } else {
+                out.push_lanes(a.proxy, rows.proxy, w, m);
+            }
             if rows.lo[0][w] < stop {
                 break;
             }
@@ -468,7 +482,7 @@ fn sweep_row_avx2(rows: Cols, s: usize, e: usize, out: &mut Found) -> u64 {
 }
 
 /// [`sweep_fresh_with`] with the lanes compared by AVX2 as in [`sweep_row_avx2`]: the
-/// columns' addresses and the probe's broadcasts held in registers across its scans.
+/// columns' addresses and each probe's broadcasts held in registers across its scans.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn sweep_fresh_avx2(rows: Cols, row: &Fresh, out: &mut Found) -> u64 {
@@ -478,28 +492,26 @@ fn sweep_fresh_avx2(rows: Cols, row: &Fresh, out: &mut Found) -> u64 {
         _mm256_or_si256, _mm256_set1_epi32, _mm256_set1_ps,
     };
     let n = rows.len();
-    let (s, e) = (row.s, row.e);
-    assert!(e <= n && rows.lo.iter().chain(&rows.hi).all(|c| c.len() == n) && rows.row.len() == n);
+    assert!(rows.lo.iter().chain(&rows.hi).all(|c| c.len() == n) && rows.row.len() == n);
     let ([lx, ly, lz], [hx, hy, hz]) = (rows.lo.map(<[f32]>::as_ptr), rows.hi.map(<[f32]>::as_ptr));
     let (keys, ids) = (rows.row.as_ptr(), rows.proxy.as_ptr());
     let home = _mm256_set1_epi32(HOME as i32);
     let le = |x, y| _mm256_cmp_ps::<_CMP_LE_OQ>(x, y);
-    let mut compared = 0;
-    for &p in row.at {
-        let p = p as usize;
-        assert!(s <= p && p < e, "fresh entry {p} outside its row {s}..{e}");
-        let a = Probe::of(&rows, p);
-        out.room(e - s);
+    sweep_fresh_with(rows, row, out, |a| {
         let (alx, ahx) = (_mm256_set1_ps(a.lx), _mm256_set1_ps(a.hx));
         let (aly, ahy) = (_mm256_set1_ps(a.lo_y), _mm256_set1_ps(a.hi_y));
         let (alz, ahz) = (_mm256_set1_ps(a.lo_z), _mm256_set1_ps(a.hi_z));
         let ahome = _mm256_set1_epi32(a.home as i32);
         let aid = _mm256_set1_epi32(a.proxy as i32);
-        // Lanes j..j + 8 that meet the probe in y and z and have this row as their home,
-        // and `x` in x.
-        let yz = |j: usize, x| {
-            // SAFETY: every column holds `n` values, and the callers keep j + 8 ≤ n.
+        let lanes = move |j: usize, left: bool| {
+            assert!(j + LANES <= n);
+            // SAFETY: every column holds `n` values, and lanes j..j + 8 are below `n`.
             unsafe {
+                let x = if left {
+                    le(alx, _mm256_loadu_ps(hx.add(j)))
+                } else {
+                    le(_mm256_loadu_ps(lx.add(j)), ahx)
+                };
                 let y = _mm256_and_ps(
                     le(aly, _mm256_loadu_ps(hy.add(j))),
                     le(_mm256_loadu_ps(ly.add(j)), ahy),
@@ -517,58 +529,14 @@ fn sweep_fresh_avx2(rows: Cols, row: &Fresh, out: &mut Found) -> u64 {
                 _mm256_movemask_ps(m) as u32
             }
         };
-        let mut j = p + 1;
-        while j < e {
-            let left = e - j;
-            let m = if j + LANES <= n {
-                // SAFETY: as in `yz`.
-                let m = yz(j, le(unsafe { _mm256_loadu_ps(lx.add(j)) }, ahx));
-                if left < LANES {
-                    m & ((1 << left) - 1)
-                } else {
-                    m
-                }
-            } else {
-                lanes_scalar(&rows, j, &a) & ((1 << left.min(LANES)) - 1)
-            };
-            compared += left.min(LANES) as u64;
-            if j + LANES <= n {
-                // SAFETY: j + 8 ≤ n ids are read; `out` has room for eight pairs.
-                unsafe { store_packed!(out, ids, j, m, aid) };
-            } else {
-                out.push_lanes(a.proxy, rows.proxy, j, m);
-            }
-            if row_done(&rows, j, left, a.hx) {
-                break;
-            }
-            j += LANES;
-        }
-        let stop = super::reach(a.lx, row.width);
-        let mut end = p;
-        while end > s {
-            let w = end.saturating_sub(LANES).max(s);
-            let m = if w + LANES <= n {
-                // SAFETY: as in `yz`.
-                yz(w, le(alx, unsafe { _mm256_loadu_ps(hx.add(w)) }))
-            } else {
-                lanes_left_scalar(&rows, w, &a)
-            };
-            // Fresh entries before the probe meet it in their own scan.
-            let m = m & !row.lanes(w) & ((1 << (end - w)) - 1);
-            compared += (end - w) as u64;
-            if w + LANES <= n {
-                // SAFETY: as above.
-                unsafe { store_packed!(out, ids, w, m, aid) };
-            } else {
-                out.push_lanes(a.proxy, rows.proxy, w, m);
-            }
-            if rows.lo[0][w] < stop {
-                break;
-            }
-            end = w;
-        }
-    }
-    compared
+        let store = move |out: &mut Found, j: usize, m: u32| {
+            assert!(j + LANES <= n);
+            // SAFETY: eight ids from `j` are read; `sweep_fresh_with` made room in `out`
+            // for eight pairs.
+            unsafe { store_packed!(out, ids, j, m, aid) };
+        };
+        (lanes, store)
+    })
 }
 
 /// For each mask of eight lanes, the kept lanes in order and then the others: the
@@ -678,18 +646,23 @@ mod tests {
         for seed in 0..30 {
             let r = random_rows(seed);
             let mut s = seed + 1000;
+            // Fresh entries in every row at once, as a stream marks a chunk's: each row
+            // reads only its own.
+            let mut bits = vec![0u64; r.count() / 64 + 2];
+            for row in 0..r.len() {
+                let share = [0.0, 0.2, 0.5, 1.0][row % 4];
+                for i in r.span(row) {
+                    if lcg(&mut s) < share {
+                        bits[i / 64] |= 1 << (i % 64);
+                    }
+                }
+            }
             for row in 0..r.len() {
                 let span = r.span(row);
-                let share = [0.0, 0.2, 0.5, 1.0][row % 4];
-                let fresh: Vec<u32> = span
+                let fresh: Vec<usize> = span
                     .clone()
-                    .filter(|_| lcg(&mut s) < share)
-                    .map(|i| i as u32)
+                    .filter(|&i| bits[i / 64] >> (i % 64) & 1 == 1)
                     .collect();
-                let mut bits = vec![0u64; r.count() / 64 + 2];
-                for &i in &fresh {
-                    bits[i as usize / 64] |= 1 << (i % 64);
-                }
                 // As the builder measures a row: NaN extents (an infinite point) ignored.
                 let width = span
                     .clone()
@@ -698,20 +671,11 @@ mod tests {
                 for k in kernels() {
                     let mut out = Vec::new();
                     let mut found = Found::new(&mut out);
-                    sweep_fresh(
-                        k,
-                        r.view(),
-                        span.start,
-                        span.end,
-                        &fresh,
-                        &bits,
-                        width,
-                        &mut found,
-                    );
+                    sweep_fresh(k, r.view(), span.start, span.end, &bits, width, &mut found);
                     found.finish();
                     runs.push(out);
                 }
-                let is_fresh = |p: u32| fresh.iter().any(|&i| r.entry(i as usize).proxy == p);
+                let is_fresh = |p: u32| fresh.iter().any(|&i| r.entry(i).proxy == p);
                 let want: Vec<_> = all_pairs(&r, span.start, span.end)
                     .into_iter()
                     .filter(|&(a, b)| is_fresh(a) || is_fresh(b))
