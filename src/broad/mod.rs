@@ -591,10 +591,13 @@ pub struct BroadPhase {
     fresh: Vec<u64>,
     /// Whether a box that is or was static was set or removed since the last update.
     statics_touched: bool,
-    /// The changed dynamic boxes that look for statics near them, and their rows being
-    /// looked up (scratch of [`query::query_statics`]).
-    near: Vec<u32>,
-    lookups: Vec<query::Lookup>,
+    /// The changed dynamic boxes that look for statics near them (with their boxes), and
+    /// the lookups of each task that looks them up (scratch of `statics.rs`).
+    near_boxes: Vec<(u32, Aabb)>,
+    near_slices: Vec<statics::NearSlice>,
+    /// What the lookups of this update found, when they ran beside the placing
+    /// ([`BroadPhase::place_and_look_up`]).
+    looked_ahead: Option<statics::Looked>,
     /// Cell edge length; 0 until the first update fixes it (or [`BroadPhase::with_cell_size`]).
     cell: f32,
     /// Whether the cell size came from the caller (never changed automatically).
@@ -732,6 +735,8 @@ impl BroadPhase {
         if regridded {
             self.regrid();
             self.stats.regridded = true;
+        } else if rayon::current_num_threads() > 1 && self.splices_static_pairs() {
+            self.place_and_look_up();
         } else {
             self.place_moved();
         }
@@ -795,8 +800,12 @@ impl BroadPhase {
             + (self.static_pairs.capacity() + self.pairs_spare.capacity() + self.fresh.capacity())
                 * 8
             + self.large_pairs.capacity() * 8
-            + self.near.capacity() * 4
-            + self.lookups.capacity() * size_of::<query::Lookup>()
+            + self.near_boxes.capacity() * size_of::<(u32, Aabb)>()
+            + self
+                .near_slices
+                .iter()
+                .map(statics::NearSlice::bytes)
+                .sum::<usize>()
     }
 }
 

@@ -108,7 +108,7 @@ pub(super) fn before(a: &Entry, b: &Entry) -> bool {
 
 impl BroadPhase {
     /// Where proxy `p` goes with the current cell size.
-    fn placement(&self, p: &Proxy) -> Place {
+    pub(super) fn placement(&self, p: &Proxy) -> Place {
         if !p.live {
             return Place::None;
         }

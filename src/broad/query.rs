@@ -247,26 +247,24 @@ const BATCH: usize = 256;
 /// How many scans ahead of the one at hand its entries' lines are asked for.
 const AHEAD: usize = 16;
 
-/// [`query_rows`] over the static rows for the boxes `aabb(id)` of many `ids`, calling
-/// `found(id, static)`: in batches, each looked up in stages (rows and their samples,
+/// [`query_rows`] over the static rows for many `boxes` (each with its id), calling
+/// `found(id, static)` box after box: in batches, each looked up in stages (rows and their samples,
 /// the search in `xs`, the scan of the entries) so that the cache misses of different
 /// boxes overlap instead of following one another. `lookups` is scratch. Returns the
 /// entries compared.
 pub(super) fn query_statics(
     kernel: Kernel,
     rows: &StaticRows,
-    ids: &[u32],
-    aabb: impl Fn(u32) -> Aabb,
+    boxes: &[(u32, Aabb)],
     inv: f32,
     lookups: &mut Vec<Lookup>,
     mut found: impl FnMut(u32, u32),
 ) -> u64 {
     let (dir, xs, skip) = (&rows.rows, &rows.xs, &rows.skip);
     let mut compared = 0;
-    for batch in ids.chunks(BATCH) {
+    for batch in boxes.chunks(BATCH) {
         lookups.clear();
-        for (k, &id) in batch.iter().enumerate() {
-            let q = aabb(id);
+        for (k, &(_, q)) in batch.iter().enumerate() {
             let (z0, y0) = (coord(q.lo[2], inv), coord(q.lo[1], inv));
             for_each_row(dir, &q, inv, |r| {
                 let (z, y) = split(dir[r].key);
@@ -286,7 +284,7 @@ pub(super) fn query_statics(
         for p in lookups.iter_mut() {
             let r = p.row as usize;
             let (a, b) = (dir[r].start as usize, dir[r + 1].start as usize);
-            let t = reach(aabb(batch[p.query as usize]).lo[0], dir[r].width);
+            let t = reach(batch[p.query as usize].1.lo[0], dir[r].width);
             let (from, to) = if t.is_nan() {
                 (a, a)
             } else {
@@ -300,7 +298,7 @@ pub(super) fn query_statics(
         // The search's end: the entry the scan starts at.
         for p in lookups.iter_mut() {
             let r = p.row as usize;
-            let q = aabb(batch[p.query as usize]);
+            let q = batch[p.query as usize].1;
             let b = dir[r + 1].start as usize;
             let at = count_while::<true>(kernel, xs, p.from as usize, p.to as usize, p.reach);
             p.from = at as u32;
@@ -319,8 +317,7 @@ pub(super) fn query_statics(
             if let Some(next) = lookups.get(i + AHEAD) {
                 ask(next);
             }
-            let id = batch[p.query as usize];
-            let q = aabb(id);
+            let (id, q) = batch[p.query as usize];
             let mut hit = |s| found(id, s);
             let scan = p.from as usize..p.to as usize;
             compared += match kernel {
@@ -451,23 +448,16 @@ mod tests {
             for &id in &ids {
                 compared += query_rows(&bp.statics, &aabb(id), inv, |st| want.push((id, st)));
             }
+            let boxes: Vec<(u32, Aabb)> = ids.iter().map(|&id| (id, aabb(id))).collect();
             let (mut got, mut lookups) = (Vec::new(), Vec::new());
             for kernel in kernels() {
                 for len in [1, 7, BATCH, ids.len()] {
                     got.clear();
                     let mut c = 0;
-                    for part in ids.chunks(len) {
-                        c += query_statics(
-                            kernel,
-                            &bp.statics,
-                            part,
-                            aabb,
-                            inv,
-                            &mut lookups,
-                            |a, b| {
-                                got.push((a, b));
-                            },
-                        );
+                    for part in boxes.chunks(len) {
+                        c += query_statics(kernel, &bp.statics, part, inv, &mut lookups, |a, b| {
+                            got.push((a, b));
+                        });
                     }
                     assert_eq!(got, want, "round {round}, {kernel:?}, batches of {len}");
                     assert_eq!(c, compared);

@@ -10,9 +10,10 @@
 //! pairs are copied run by run between the changed boxes, found by galloping, and the new
 //! pairs come out of the lookups grouped by box in id order, then sorted group by group.
 
-use super::query::query_statics;
+use super::query::{Lookup, query_statics};
 use super::sweep::Kernel;
-use super::{BroadPhase, Place, bit};
+use super::{Aabb, BroadPhase, Place, StaticRows, bit};
+use rayon::prelude::*;
 
 /// A dynamic–static pair as one sortable key: the dynamic id in the high half.
 #[inline(always)]
@@ -30,13 +31,14 @@ impl BroadPhase {
     /// Brings the kept dynamic–static pairs up to date with the changes of this update
     /// (all of them anew after a regrid). Returns the box pairs compared.
     pub(super) fn update_static_pairs(&mut self, regridded: bool) -> u64 {
+        let looked = self.looked_ahead.take();
         if self.statics.count() == 0 && self.large_static.is_empty() {
             self.static_pairs.clear();
             return 0;
         }
         let mut fresh = std::mem::take(&mut self.fresh);
         fresh.clear();
-        let mut near = std::mem::take(&mut self.near);
+        let mut near = std::mem::take(&mut self.near_boxes);
         near.clear();
         let mut compared = 0;
         let inv = 1.0 / self.cell;
@@ -45,11 +47,9 @@ impl BroadPhase {
             self.static_pairs.clear();
             let statics = self.statics.count() + self.large_static.len();
             if self.dynamic_counts().1 <= statics {
-                near.extend(
-                    (0..self.proxies.len() as u32).filter(|&id| {
-                        matches!(self.proxies[id as usize].placed, Place::Dynamic(..))
-                    }),
-                );
+                near.extend(self.proxies.iter().zip(0..).filter_map(|(p, id)| {
+                    matches!(p.placed, Place::Dynamic(..)).then_some((id, p.aabb))
+                }));
             } else {
                 let ids = (0..self.proxies.len() as u32)
                     .filter(|&id| self.proxies[id as usize].placed.is_static());
@@ -61,16 +61,21 @@ impl BroadPhase {
         } else {
             if self.moved.is_empty() {
                 self.fresh = fresh;
-                self.near = near;
+                self.near_boxes = near;
                 return 0;
             }
             if !self.statics_touched && self.large_static.is_empty() {
-                compared += self.splice_static_pairs(fresh, near);
+                self.near_boxes = near;
+                compared += self.splice_static_pairs(fresh, looked);
                 return compared;
             }
+            debug_assert!(
+                looked.is_none(),
+                "lookups ahead of an update that does not splice"
+            );
             for &id in &self.moved {
                 match self.proxies[id as usize].placed {
-                    Place::Dynamic(..) => near.push(id),
+                    Place::Dynamic(..) => near.push((id, self.proxies[id as usize].aabb)),
                     Place::Static(..) | Place::LargeStatic => {
                         let b = self.proxies[id as usize].aabb;
                         compared += self.query_dynamic(&b, inv, |d| fresh.push(key(d, id)));
@@ -80,7 +85,7 @@ impl BroadPhase {
             }
         }
         compared += self.statics_near(&near, &mut fresh);
-        self.near = near;
+        self.near_boxes = near;
         // A pair of two changed boxes is found from both sides.
         fresh.sort_unstable();
         fresh.dedup();
@@ -99,24 +104,68 @@ impl BroadPhase {
         compared
     }
 
+    /// Whether this update brings the static pairs up to date by splicing: only dynamic
+    /// boxes changed, none is large, and there are statics ([`splice_static_pairs`]).
+    ///
+    /// [`splice_static_pairs`]: BroadPhase::splice_static_pairs
+    pub(super) fn splices_static_pairs(&self) -> bool {
+        self.statics.count() > 0
+            && self.large_static.is_empty()
+            && !self.statics_touched
+            && !self.statics_changed
+            && !self.moved.is_empty()
+    }
+
+    /// [`BroadPhase::place_moved`] with the changed dynamic boxes' static lookups run
+    /// beside it on rayon's pool, for an update that splices the static pairs: the lookups
+    /// read only the static rows and the boxes (copied first), so they need not wait for
+    /// the placing, whose first part runs on one thread. The splice then takes their pairs.
+    pub(super) fn place_and_look_up(&mut self) {
+        debug_assert!(self.splices_static_pairs());
+        let mut boxes = std::mem::take(&mut self.near_boxes);
+        boxes.clear();
+        boxes.extend(self.moved.iter().filter_map(|&id| {
+            let p = &self.proxies[id as usize];
+            matches!(self.placement(p), Place::Dynamic(..)).then_some((id, p.aabb))
+        }));
+        boxes.sort_unstable_by_key(|b| b.0);
+        // Placing reads neither the static rows (no static box changed) nor the slices.
+        let statics = std::mem::take(&mut self.statics);
+        let mut slices = std::mem::take(&mut self.near_slices);
+        let inv = 1.0 / self.cell;
+        let ((), looked) = rayon::join(
+            || self.place_moved(),
+            || look_up(&statics, &boxes, inv, &mut slices),
+        );
+        (self.statics, self.near_slices, self.near_boxes) = (statics, slices, boxes);
+        self.looked_ahead = Some(looked);
+    }
+
     /// [`BroadPhase::update_static_pairs`] when only dynamic boxes changed (no static box
     /// was set or removed, none is large): every kept pair of a changed box is one of the
     /// changed box's run of pairs (pairs are sorted by dynamic id), and its new pairs take
     /// that run's place, so the kept pairs are copied in runs between changed boxes.
-    /// `fresh` and `near` are the scratch lists, empty. Returns the box pairs compared.
-    fn splice_static_pairs(&mut self, mut fresh: Vec<u64>, mut near: Vec<u32>) -> u64 {
+    /// `fresh` is the scratch list, empty; `looked`, the lookups if they ran ahead
+    /// ([`BroadPhase::place_and_look_up`]). Returns the box pairs compared.
+    fn splice_static_pairs(&mut self, mut fresh: Vec<u64>, looked: Option<Looked>) -> u64 {
         // Only clearing the moved bits reads the list after this, in any order.
         let mut changed = std::mem::take(&mut self.moved);
         changed.sort_unstable();
-        near.extend(
-            changed
-                .iter()
-                .filter(|&&id| matches!(self.proxies[id as usize].placed, Place::Dynamic(..))),
-        );
-        // Looked up in id order, the pairs come out grouped by dynamic id, and only each
-        // group needs sorting.
-        let compared = self.statics_near(&near, &mut fresh);
-        sort_groups(&mut fresh);
+        let compared = match looked {
+            Some(looked) => gather(&self.near_slices, looked, &mut fresh),
+            None => {
+                let mut boxes = std::mem::take(&mut self.near_boxes);
+                boxes.clear();
+                boxes.extend(changed.iter().filter_map(|&id| {
+                    let p = &self.proxies[id as usize];
+                    matches!(p.placed, Place::Dynamic(..)).then_some((id, p.aabb))
+                }));
+                // Looked up in id order, the pairs come out sorted.
+                let compared = self.statics_near(&boxes, &mut fresh);
+                self.near_boxes = boxes;
+                compared
+            }
+        };
         let mut out = std::mem::take(&mut self.pairs_spare);
         out.clear();
         out.reserve(self.static_pairs.len() + fresh.len());
@@ -132,38 +181,107 @@ impl BroadPhase {
         out.extend_from_slice(&kept[i..]);
         debug_assert_eq!(j, fresh.len(), "a new pair of an unchanged box");
         self.pairs_spare = std::mem::replace(&mut self.static_pairs, out);
-        (self.fresh, self.near, self.moved) = (fresh, near, changed);
+        (self.fresh, self.moved) = (fresh, changed);
         compared
     }
 
-    /// Pushes `(id, s)` for every static `s` whose box meets the box of a dynamic proxy
-    /// `id` of `ids`, all looked up together; returns the boxes compared.
-    fn statics_near(&mut self, ids: &[u32], out: &mut Vec<u64>) -> u64 {
-        let proxies = &self.proxies;
-        let aabb = |id: u32| proxies[id as usize].aabb;
+    /// Pushes `(id, s)` for every static `s` whose box meets one of the dynamic `boxes`
+    /// (`(id, box)`): the rows' pairs grouped by box in the order of `boxes`, each group
+    /// sorted, then those of the large statics. Returns the boxes compared.
+    fn statics_near(&mut self, boxes: &[(u32, Aabb)], out: &mut Vec<u64>) -> u64 {
         let inv = 1.0 / self.cell;
-        let mut compared = query_statics(
-            Kernel::best(),
-            &self.statics,
-            ids,
-            aabb,
-            inv,
-            &mut self.lookups,
-            |id, s| {
-                out.push(key(id, s));
-            },
-        );
-        for &id in ids {
-            let b = aabb(id);
+        let looked = look_up(&self.statics, boxes, inv, &mut self.near_slices);
+        let mut compared = gather(&self.near_slices, looked, out);
+        for &(id, b) in boxes {
             for &s in &self.large_static {
                 compared += 1;
-                if proxies[s as usize].aabb.overlaps(&b) {
+                if self.proxies[s as usize].aabb.overlaps(&b) {
                     out.push(key(id, s));
                 }
             }
         }
         compared
     }
+}
+
+/// Fewest changed boxes worth a task of their own in [`look_up`]: a few batches of
+/// lookups, against rayon's few microseconds to start a task.
+const PER_TASK: usize = 256;
+
+/// One task's share of [`look_up`] (scratch kept across updates): its rows being looked
+/// up and the pairs it found.
+#[derive(Clone, Debug, Default)]
+pub(super) struct NearSlice {
+    lookups: Vec<Lookup>,
+    found: Vec<u64>,
+}
+
+impl NearSlice {
+    /// Bytes held.
+    pub(super) fn bytes(&self) -> usize {
+        self.lookups.capacity() * std::mem::size_of::<Lookup>() + self.found.capacity() * 8
+    }
+}
+
+/// What [`look_up`] did: the slices it filled and the entries it compared.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Looked {
+    slices: usize,
+    compared: u64,
+}
+
+/// Looks `boxes` up in the static rows, in contiguous slices of `boxes` on rayon's pool
+/// (one slice on one thread or for few boxes), each into its own [`NearSlice`] with its
+/// pairs grouped by box and each group sorted; [`gather`] joins them in slice order, so
+/// the pairs and their order do not depend on the threads.
+fn look_up(
+    statics: &StaticRows,
+    boxes: &[(u32, Aabb)],
+    inv: f32,
+    slices: &mut Vec<NearSlice>,
+) -> Looked {
+    let kernel = Kernel::best();
+    let threads = rayon::current_num_threads();
+    let n = if threads == 1 {
+        1
+    } else {
+        boxes.len().div_ceil(PER_TASK).clamp(1, 4 * threads)
+    };
+    let per = boxes.len().div_ceil(n).max(1);
+    if slices.len() < n {
+        slices.resize_with(n, NearSlice::default);
+    }
+    let one = |slice: &mut NearSlice, boxes: &[(u32, Aabb)]| {
+        slice.found.clear();
+        let found = &mut slice.found;
+        let compared = query_statics(kernel, statics, boxes, inv, &mut slice.lookups, |d, s| {
+            found.push(key(d, s));
+        });
+        sort_groups(found);
+        compared
+    };
+    let compared = if n == 1 {
+        one(&mut slices[0], boxes)
+    } else {
+        slices[..n]
+            .par_iter_mut()
+            .zip(boxes.par_chunks(per))
+            .map(|(slice, boxes)| one(slice, boxes))
+            .sum()
+    };
+    Looked {
+        slices: n,
+        compared,
+    }
+}
+
+/// Appends the pairs [`look_up`] found to `out`, slice after slice; returns the entries
+/// it compared.
+fn gather(slices: &[NearSlice], looked: Looked, out: &mut Vec<u64>) -> u64 {
+    for slice in &slices[..looked.slices] {
+        out.extend_from_slice(&slice.found);
+    }
+    looked.compared
 }
 
 /// The first position from `at` on where `before` fails, for `before` true on a prefix of
@@ -210,7 +328,95 @@ fn merge_into(mut kept: impl Iterator<Item = u64>, fresh: &[u64], out: &mut Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::broad::brute::brute_force_pairs;
+    use crate::broad::place::tests::random_box;
     use crate::testing::lcg;
+
+    /// With only dynamic boxes changing among statics, several threads look the statics
+    /// up in slices beside the placing ([`BroadPhase::place_and_look_up`]) and find the
+    /// pairs, in the same order, that one thread finds after it, and brute force finds:
+    /// with boxes removed, re-added and grown large among the changes.
+    #[test]
+    fn statics_looked_up_beside_the_placing_equal_one_thread() {
+        let serial = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        for seed in 0..3u64 {
+            let mut s = seed * 104_729 + 5;
+            let (statics, n) = (600, 2000);
+            let side = (n as f64 * 2.0).cbrt();
+            let small = |s: &mut u64| {
+                let c = [0, 1, 2].map(|_| (lcg(s) * side) as f32);
+                let h = [0, 1, 2].map(|_| (0.1 + 0.4 * lcg(s)) as f32);
+                Aabb::new(
+                    [0, 1, 2].map(|k| c[k] - h[k]),
+                    [0, 1, 2].map(|k| c[k] + h[k]),
+                )
+            };
+            let mut boxes: Vec<Option<Aabb>> = Vec::new();
+            let (mut bp, mut twin) = (BroadPhase::new(), BroadPhase::new());
+            for i in 0..n {
+                let b = small(&mut s);
+                bp.set(i, b, i >= statics).unwrap();
+                twin.set(i, b, i >= statics).unwrap();
+                boxes.push(Some(b));
+            }
+            let mut ahead = 0;
+            for frame in 0..8 {
+                for _ in 0..1200 {
+                    let i = statics + (lcg(&mut s) * f64::from(n - statics)) as u32;
+                    let r = lcg(&mut s);
+                    let new = match boxes[i as usize] {
+                        None => Some(small(&mut s)),
+                        Some(_) if r < 0.05 => None,
+                        // Spanning many rows: a large dynamic box.
+                        Some(_) if r < 0.07 => Some(random_box(&mut s, side)),
+                        Some(b) => {
+                            let m = [0, 1, 2].map(|_| (lcg(&mut s) as f32 - 0.5) * 0.8);
+                            Some(Aabb::new(
+                                [0, 1, 2].map(|k| b.lo[k] + m[k]),
+                                [0, 1, 2].map(|k| b.hi[k] + m[k]),
+                            ))
+                        }
+                    };
+                    match new {
+                        Some(b) => {
+                            bp.set(i, b, true).unwrap();
+                            twin.set(i, b, true).unwrap();
+                        }
+                        None => {
+                            bp.remove(i);
+                            twin.remove(i);
+                        }
+                    }
+                    boxes[i as usize] = new;
+                }
+                ahead += usize::from(twin.splices_static_pairs());
+                serial.install(|| bp.update());
+                pool.install(|| twin.update());
+                let order: Vec<_> = bp.pairs().collect();
+                assert_eq!(
+                    order,
+                    twin.pairs().collect::<Vec<_>>(),
+                    "seed {seed} frame {frame}"
+                );
+                let mut got = order;
+                got.sort_unstable();
+                let live: Vec<_> = (0..n)
+                    .filter_map(|i| boxes[i as usize].map(|b| (i, b, i >= statics)))
+                    .collect();
+                assert_eq!(got, brute_force_pairs(&live), "seed {seed} frame {frame}");
+            }
+            // Every frame but the first (which places the statics) looked ahead.
+            assert_eq!(ahead, 7, "seed {seed}");
+            assert!(twin.near_slices.len() >= 3, "seed {seed}: too few slices");
+        }
+    }
 
     /// Galloping finds what a binary search of the rest finds, from any start, over
     /// sorted keys with repeats, for thresholds below, among and above them.
