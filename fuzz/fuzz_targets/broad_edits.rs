@@ -1,8 +1,9 @@
 //! Random sequences of broad-phase edits — boxes set (dynamic or static, points, huge,
-//! infinite, NaN, inverted), moved a little or far, switched between dynamic and static,
-//! removed and set again — with updates in between under a chosen or an automatic cell
-//! size: every update's pairs equal the all-pairs oracle, none twice, and box queries
-//! report exactly the boxes they meet. Refused boxes change nothing.
+//! infinite, NaN, inverted), moved a little (several at once, `set_many`) or far,
+//! switched between dynamic and static, removed and set again — with updates in between
+//! under a chosen or an automatic cell size: every update's pairs equal the all-pairs
+//! oracle, none twice, and box queries report exactly the boxes they meet. Refused boxes
+//! (a list of them whole) change nothing.
 #![no_main]
 
 mod decode;
@@ -43,12 +44,22 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             2 => {
-                if let Some((mut a, d)) = model[id as usize] {
-                    let step = f32::from(b.byte() as i8) / 64.0;
-                    let axis = usize::from(b.byte() % 3);
-                    a.lo[axis] += step;
-                    a.hi[axis] += step;
-                    if bp.set(id, a, d).is_ok() {
+                // A few boxes moved a little, set as one list (repeats allowed), all
+                // dynamic or all static.
+                let d = b.byte() % 4 != 0;
+                let mut list = Vec::new();
+                for _ in 0..=b.byte() % 4 {
+                    let id = u32::from(b.byte()) % ids;
+                    if let Some((mut a, _)) = model[id as usize] {
+                        let step = f32::from(b.byte() as i8) / 64.0;
+                        let axis = usize::from(b.byte() % 3);
+                        a.lo[axis] += step;
+                        a.hi[axis] += step;
+                        list.push((id, a));
+                    }
+                }
+                if bp.set_many(&list, d).is_ok() {
+                    for &(id, a) in &list {
                         model[id as usize] = Some((a, d));
                     }
                 }

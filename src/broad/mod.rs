@@ -42,6 +42,7 @@ mod sweep;
 pub use brute::{brute_force_pairs, single_sweep_pairs};
 
 use crate::error::{Error, Result};
+use crate::hint::prefetch;
 
 /// A proxy id that names no proxy.
 const NONE: u32 = u32::MAX;
@@ -641,13 +642,36 @@ impl BroadPhase {
     /// [`Error::InvalidParameter`] for a NaN bound, a lower bound above its upper one, or
     /// `id == u32::MAX`; nothing changes then.
     pub fn set(&mut self, id: u32, aabb: Aabb, dynamic: bool) -> Result<()> {
-        aabb.check(id)?;
-        if id == NONE {
-            return Err(Error::InvalidParameter {
-                name: "proxy id",
-                reason: "u32::MAX is reserved".into(),
-            });
+        check_proxy(id, &aabb)?;
+        self.set_checked(id, aabb, dynamic);
+        Ok(())
+    }
+
+    /// [`BroadPhase::set`] for many proxies, all dynamic or all static: the same result
+    /// as setting them one by one, faster for many (a proxy's record is a cache miss at
+    /// scale, and the records of the boxes a few places ahead are asked for early).
+    ///
+    /// # Errors
+    /// As [`BroadPhase::set`], for the first bad box in `boxes`; nothing changes then.
+    pub fn set_many(&mut self, boxes: &[(u32, Aabb)], dynamic: bool) -> Result<()> {
+        for (id, aabb) in boxes {
+            check_proxy(*id, aabb)?;
         }
+        for (i, &(id, aabb)) in boxes.iter().enumerate() {
+            if let Some(p) = boxes
+                .get(i + SET_AHEAD)
+                .and_then(|&(ahead, _)| self.proxies.get(ahead as usize))
+            {
+                prefetch(p);
+            }
+            self.set_checked(id, aabb, dynamic);
+        }
+        Ok(())
+    }
+
+    /// [`BroadPhase::set`] once its arguments were checked.
+    #[inline]
+    fn set_checked(&mut self, id: u32, aabb: Aabb, dynamic: bool) {
         let i = id as usize;
         if i >= self.proxies.len() {
             self.proxies.resize(
@@ -674,7 +698,6 @@ impl BroadPhase {
             p.moved = true;
             self.moved.push(id);
         }
-        Ok(())
     }
 
     /// Removes proxy `id`; `false` if there was none.
@@ -807,6 +830,21 @@ impl BroadPhase {
                 .map(statics::NearSlice::bytes)
                 .sum::<usize>()
     }
+}
+
+/// How many boxes ahead [`BroadPhase::set_many`] asks for a proxy's record.
+const SET_AHEAD: usize = 16;
+
+/// [`BroadPhase::set`]'s checks of its arguments.
+fn check_proxy(id: u32, aabb: &Aabb) -> Result<()> {
+    aabb.check(id)?;
+    if id == NONE {
+        return Err(Error::InvalidParameter {
+            name: "proxy id",
+            reason: "u32::MAX is reserved".into(),
+        });
+    }
+    Ok(())
 }
 
 /// Merges sorted `fresh` into sorted `kept`, in place from the back (kept pairs of the

@@ -110,8 +110,9 @@ impl Scene {
         Aabb::new(c.map(|v| v - h), c.map(|v| v + h))
     }
 
-    /// Moves every moving box one frame; returns the ids whose fat box was re-made.
-    fn step(&mut self, changed: &mut Vec<u32>) {
+    /// Moves every moving box one frame; lists the boxes whose fat box was re-made (id and
+    /// new fat box, as an engine lists them while it moves its bodies).
+    fn step(&mut self, changed: &mut Vec<(u32, Aabb)>) {
         changed.clear();
         for i in 0..self.moving {
             for k in 0..3 {
@@ -123,7 +124,7 @@ impl Scene {
             }
             if !self.fat[i].contains(&self.tight(i)) {
                 self.fat[i] = fat_box(self.centre[i], self.half[i]);
-                changed.push(i as u32);
+                changed.push((i as u32, self.fat[i]));
             }
         }
     }
@@ -244,16 +245,12 @@ fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
     for frame in 0..a.frames + 2 {
         scene.step(&mut changed);
         let t = Instant::now();
-        for &i in &changed {
-            bp.set(i, scene.fat[i as usize], true)?;
-        }
+        bp.set_many(&changed, true)?;
         bp.update();
         let kdop_ms = t.elapsed().as_secs_f64() * 1e3;
         if let Some(b) = alone.as_mut() {
             let t = Instant::now();
-            for &i in &changed {
-                b.set(i, scene.fat[i as usize], true)?;
-            }
+            b.set_many(&changed, true)?;
             b.update();
             if frame >= 2 {
                 alone_times.record(t.elapsed().as_secs_f64() * 1e6);
@@ -261,7 +258,7 @@ fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
         }
         let parry_ms = parry.as_mut().map(|p| {
             let t = Instant::now();
-            parry_pairs = p.update(&changed, &scene.fat);
+            parry_pairs = p.update(&changed);
             t.elapsed().as_secs_f64() * 1e3
         });
         if frame >= 2 {
@@ -313,7 +310,7 @@ impl Parry {
     fn new(_: &[Aabb]) -> Option<Parry> {
         None
     }
-    fn update(&mut self, _: &[u32], _: &[Aabb]) -> usize {
+    fn update(&mut self, _: &[(u32, Aabb)]) -> usize {
         0
     }
 }
@@ -351,10 +348,9 @@ mod parry_bvh {
         }
 
         /// Updates the changed leaves, refits, optimises a little, and counts all pairs.
-        pub fn update(&mut self, changed: &[u32], fat: &[Aabb]) -> usize {
-            for &i in changed {
-                self.bvh
-                    .insert_or_update_partially(aabb(&fat[i as usize]), i, 0.0);
+        pub fn update(&mut self, changed: &[(u32, Aabb)]) -> usize {
+            for &(i, b) in changed {
+                self.bvh.insert_or_update_partially(aabb(&b), i, 0.0);
             }
             self.bvh.refit(&mut self.ws);
             self.bvh.optimize_incremental(&mut self.ws);
