@@ -22,8 +22,9 @@
 //!
 //! Static boxes sit in an array of their own, re-sorted only when one of them changes;
 //! their pairs with dynamic boxes are kept from update to update and looked for again only
-//! for boxes set since (`statics.rs`), so static and sleeping boxes cost nothing per frame
-//! until they or a neighbour move. Boxes spanning more than two cells in y or z are kept in
+//! for boxes set since (`statics.rs`, on rayon's pool beside the placing when only
+//! dynamic boxes changed), so static and sleeping boxes cost nothing per frame until they
+//! or a neighbour move. Boxes spanning more than two cells in y or z are kept in
 //! lists of their own and compared with the rows they cover (`large.rs`).
 //!
 //! One file per operation: `place.rs` keeps the arrays sorted, `sweep.rs` finds the pairs

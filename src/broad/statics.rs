@@ -9,6 +9,11 @@
 //! frame), each changed box's pairs are one run, which its new pairs replace: the kept
 //! pairs are copied run by run between the changed boxes, found by galloping, and the new
 //! pairs come out of the lookups grouped by box in id order, then sorted group by group.
+//!
+//! The lookups read only the static rows and the changed boxes, so they run in slices on
+//! rayon's pool, each slice into its own list and the lists joined in slice order (the
+//! same pairs in the same order for any number of threads); in the common frame they start
+//! before the changed boxes are placed and run beside the placing.
 
 use super::query::{Lookup, query_statics};
 use super::sweep::Kernel;
