@@ -8,6 +8,14 @@ pub(crate) fn lcg(s: &mut u64) -> f64 {
     ((*s >> 11) as f64) / ((1u64 << 53) as f64)
 }
 
+/// A rayon pool of `threads` threads, for tests that compare thread counts.
+pub(crate) fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a thread pool")
+}
+
 /// A soup of `n` triangles of size about `size` in the cube `[0, 10]^3`.
 pub(crate) fn soup(n: usize, size: f64, s: &mut u64) -> crate::mesh::Mesh {
     let p = |s: &mut u64| glam::DVec3::new(lcg(s), lcg(s), lcg(s));

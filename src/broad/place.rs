@@ -996,14 +996,8 @@ pub(super) mod tests {
             let mut twin = BroadPhase::new();
             // One thread places serially, three in slices (`SLICE` is small in tests):
             // both give the same pairs in the same order.
-            let serial = rayon::ThreadPoolBuilder::new()
-                .num_threads(1)
-                .build()
-                .unwrap();
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(3)
-                .build()
-                .unwrap();
+            let serial = crate::testing::pool(1);
+            let pool = crate::testing::pool(3);
             for i in 0..n as u32 {
                 let b = random_box(&mut s, side);
                 let d = lcg(&mut s) < 0.8;

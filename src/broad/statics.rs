@@ -343,14 +343,8 @@ mod tests {
     /// with boxes removed, re-added and grown large among the changes.
     #[test]
     fn statics_looked_up_beside_the_placing_equal_one_thread() {
-        let serial = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(3)
-            .build()
-            .unwrap();
+        let serial = crate::testing::pool(1);
+        let pool = crate::testing::pool(3);
         for seed in 0..3u64 {
             let mut s = seed * 104_729 + 5;
             let (statics, n) = (600, 2000);

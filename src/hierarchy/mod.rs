@@ -494,11 +494,7 @@ mod tests {
                 ..BuildOptions::ENVIRONMENT
             };
             let build_with = |threads: usize| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .unwrap()
-                    .install(|| Bvh::<18>::build(m.clone(), &o).unwrap())
+                crate::testing::pool(threads).install(|| Bvh::<18>::build(m.clone(), &o).unwrap())
             };
             let one = build_with(1);
             assert_eq!(one, build_with(2), "{rule:?}");

@@ -1321,10 +1321,7 @@ pub(super) mod tests {
         scratch.tallies.clear();
         scratch.top = (0..one.part.bvh.nodes.len() as u32).rev().collect();
         one.deform = Some(scratch);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(3)
-            .build()
-            .unwrap();
+        let pool = crate::testing::pool(3);
         let mut s = 11;
         let mut now = rest.vertices().to_vec();
         for round in 0..6 {
@@ -1372,10 +1369,7 @@ pub(super) mod tests {
         sparse.deform.as_mut().unwrap().force_sparse = Some(true);
         dense.deform.as_mut().unwrap().force_sparse = Some(false);
         assert!(sparse.deform.as_ref().unwrap().pieces.len() >= 4);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(3)
-            .build()
-            .unwrap();
+        let pool = crate::testing::pool(3);
         let mut s = 21;
         let mut now = rest.vertices().to_vec();
         let mut visited = 0;
