@@ -247,12 +247,14 @@ fn look_up(
 ) -> Looked {
     let kernel = Kernel::best();
     let threads = rayon::current_num_threads();
-    let n = if threads == 1 {
+    let want = if threads == 1 {
         1
     } else {
         boxes.len().div_ceil(PER_TASK).clamp(1, 4 * threads)
     };
-    let per = boxes.len().div_ceil(n).max(1);
+    // As many slices as `par_chunks` makes, so that every slice joined was filled anew.
+    let per = boxes.len().div_ceil(want).max(1);
+    let n = boxes.len().div_ceil(per).max(1);
     if slices.len() < n {
         slices.resize_with(n, NearSlice::default);
     }
