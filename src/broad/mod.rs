@@ -597,9 +597,6 @@ pub struct BroadPhase {
     /// the lookups of each task that looks them up (scratch of `statics.rs`).
     near_boxes: Vec<(u32, Aabb)>,
     near_slices: Vec<statics::NearSlice>,
-    /// What the lookups of this update found, when they ran beside the placing
-    /// ([`BroadPhase::place_and_look_up`]).
-    looked_ahead: Option<statics::Looked>,
     /// Cell edge length; 0 until the first update fixes it (or [`BroadPhase::with_cell_size`]).
     cell: f32,
     /// Whether the cell size came from the caller (never changed automatically).
@@ -756,15 +753,17 @@ impl BroadPhase {
             ..BroadStats::default()
         };
         let regridded = self.wants_regrid();
+        // The static lookups, when they ran beside the placing.
+        let mut looked = None;
         if regridded {
             self.regrid();
             self.stats.regridded = true;
         } else if rayon::current_num_threads() > 1 && self.splices_static_pairs() {
-            self.place_and_look_up();
+            looked = Some(self.place_and_look_up());
         } else {
             self.place_moved();
         }
-        let static_compared = self.update_static_pairs(regridded);
+        let static_compared = self.update_static_pairs(regridded, looked);
         self.end_moves();
         self.large_pairs();
         self.stats.compared += static_compared;

@@ -34,9 +34,9 @@ pub(super) fn unkey(k: u64) -> (u32, u32) {
 
 impl BroadPhase {
     /// Brings the kept dynamic–static pairs up to date with the changes of this update
-    /// (all of them anew after a regrid). Returns the box pairs compared.
-    pub(super) fn update_static_pairs(&mut self, regridded: bool) -> u64 {
-        let looked = self.looked_ahead.take();
+    /// (all of them anew after a regrid); `looked`, the lookups if they ran beside the
+    /// placing ([`BroadPhase::place_and_look_up`]). Returns the box pairs compared.
+    pub(super) fn update_static_pairs(&mut self, regridded: bool, looked: Option<Looked>) -> u64 {
         if self.statics.count() == 0 && self.large_static.is_empty() {
             self.static_pairs.clear();
             return 0;
@@ -124,15 +124,12 @@ impl BroadPhase {
     /// [`BroadPhase::place_moved`] with the changed dynamic boxes' static lookups run
     /// beside it on rayon's pool, for an update that splices the static pairs: the lookups
     /// read only the static rows and the boxes (copied first), so they need not wait for
-    /// the placing, whose first part runs on one thread. The splice then takes their pairs.
-    pub(super) fn place_and_look_up(&mut self) {
+    /// the placing, whose first part runs on one thread. The splice then takes their pairs
+    /// (what this returns).
+    pub(super) fn place_and_look_up(&mut self) -> Looked {
         debug_assert!(self.splices_static_pairs());
         let mut boxes = std::mem::take(&mut self.near_boxes);
-        boxes.clear();
-        boxes.extend(self.moved.iter().filter_map(|&id| {
-            let p = &self.proxies[id as usize];
-            matches!(self.placement(p), Place::Dynamic(..)).then_some((id, p.aabb))
-        }));
+        self.near_boxes_of(&self.moved, &mut boxes);
         boxes.sort_unstable_by_key(|b| b.0);
         // Placing reads neither the static rows (no static box changed) nor the slices.
         let statics = std::mem::take(&mut self.statics);
@@ -143,7 +140,19 @@ impl BroadPhase {
             || look_up(&statics, &boxes, inv, &mut slices),
         );
         (self.statics, self.near_slices, self.near_boxes) = (statics, slices, boxes);
-        self.looked_ahead = Some(looked);
+        looked
+    }
+
+    /// Replaces `out` with `(id, box)` of each of `ids` that goes to the dynamic rows (and
+    /// so looks for statics near it), in the order of `ids`. Where it goes is
+    /// [`BroadPhase::placement`], which the placing settles, so this is the same list
+    /// before the placing and after it.
+    fn near_boxes_of(&self, ids: &[u32], out: &mut Vec<(u32, Aabb)>) {
+        out.clear();
+        out.extend(ids.iter().filter_map(|&id| {
+            let p = &self.proxies[id as usize];
+            matches!(self.placement(p), Place::Dynamic(..)).then_some((id, p.aabb))
+        }));
     }
 
     /// [`BroadPhase::update_static_pairs`] when only dynamic boxes changed (no static box
@@ -160,11 +169,7 @@ impl BroadPhase {
             Some(looked) => gather(&self.near_slices, looked, &mut fresh),
             None => {
                 let mut boxes = std::mem::take(&mut self.near_boxes);
-                boxes.clear();
-                boxes.extend(changed.iter().filter_map(|&id| {
-                    let p = &self.proxies[id as usize];
-                    matches!(p.placed, Place::Dynamic(..)).then_some((id, p.aabb))
-                }));
+                self.near_boxes_of(&changed, &mut boxes);
                 // Looked up in id order, the pairs come out sorted.
                 let compared = self.statics_near(&boxes, &mut fresh);
                 self.near_boxes = boxes;
