@@ -912,6 +912,27 @@ pub(super) mod tests {
     use crate::broad::{Aabb, brute_force_pairs};
     use crate::testing::lcg;
 
+    /// Updates `bp` on the one-thread pool `serial` and `twin`, given the same calls, on
+    /// `pool`, and asserts that both list the same pairs in the same order, none twice,
+    /// and that they are brute force's over `live`.
+    pub(in crate::broad) fn update_twins(
+        (serial, pool): (&rayon::ThreadPool, &rayon::ThreadPool),
+        bp: &mut BroadPhase,
+        twin: &mut BroadPhase,
+        live: &[(u32, Aabb, bool)],
+        at: &str,
+    ) {
+        serial.install(|| bp.update());
+        pool.install(|| twin.update());
+        let order: Vec<_> = bp.pairs().collect();
+        assert_eq!(order, twin.pairs().collect::<Vec<_>>(), "{at}");
+        let mut got = order.clone();
+        got.sort_unstable();
+        got.dedup();
+        assert_eq!(got.len(), order.len(), "a pair twice, {at}");
+        assert_eq!(got, brute_force_pairs(live), "{at}");
+    }
+
     /// A random box in a cube of side `side`: mostly unit-sized, some points, some long in
     /// x (many candidates along a row), some large (kept out of the rows).
     pub(in crate::broad) fn random_box(s: &mut u64, side: f64) -> Aabb {
@@ -1052,28 +1073,13 @@ pub(super) mod tests {
                     }
                     boxes[i] = new;
                 }
-                serial.install(|| bp.update());
-                pool.install(|| twin.update());
-                let order: Vec<_> = bp.pairs().collect();
-                assert_eq!(
-                    order,
-                    twin.pairs().collect::<Vec<_>>(),
-                    "seed {seed} frame {frame}"
-                );
-                let mut got = order.clone();
-                got.sort_unstable();
-                got.dedup();
-                assert_eq!(
-                    got.len(),
-                    order.len(),
-                    "a pair twice, seed {seed} frame {frame}"
-                );
                 let live: Vec<_> = boxes
                     .iter()
                     .enumerate()
                     .filter_map(|(i, b)| b.map(|(a, d)| (i as u32, a, d)))
                     .collect();
-                assert_eq!(got, brute_force_pairs(&live), "seed {seed} frame {frame}");
+                let at = format!("seed {seed} frame {frame}");
+                update_twins((&serial, &pool), &mut bp, &mut twin, &live, &at);
                 // The table-led chunk search finds what a search of every chunk does: at
                 // the chunks' first keys and next to them, and anywhere on the grid.
                 let near_firsts = bp
