@@ -248,10 +248,10 @@ const BATCH: usize = 256;
 const AHEAD: usize = 16;
 
 /// [`query_rows`] over the static rows for many `boxes` (each with its id), calling
-/// `found(id, static)` box after box: in batches, each looked up in stages (rows and their samples,
-/// the search in `xs`, the scan of the entries) so that the cache misses of different
-/// boxes overlap instead of following one another. `lookups` is scratch. Returns the
-/// entries compared.
+/// `found(id, static)` box after box: in batches, each looked up in stages (rows and
+/// their samples, the search in `xs`, the scan of the entries) so that the cache misses
+/// of different boxes overlap instead of following one another. `lookups` is scratch.
+/// Returns the entries compared.
 pub(super) fn query_statics(
     kernel: Kernel,
     rows: &StaticRows,
