@@ -69,7 +69,7 @@ impl BroadPhase {
                 self.near_boxes = near;
                 return 0;
             }
-            if !self.statics_touched && self.large_static.is_empty() {
+            if self.splices_static_pairs() {
                 self.near_boxes = near;
                 compared += self.splice_static_pairs(fresh, looked);
                 return compared;
@@ -110,7 +110,10 @@ impl BroadPhase {
     }
 
     /// Whether this update brings the static pairs up to date by splicing: only dynamic
-    /// boxes changed, none is large, and there are statics ([`splice_static_pairs`]).
+    /// boxes changed, none is large, and there are statics ([`splice_static_pairs`]). The
+    /// same before the placing and after it (placing re-sorts the statics only when a
+    /// static box changed), so it decides both whether the lookups run beside the placing
+    /// and whether the pairs are spliced.
     ///
     /// [`splice_static_pairs`]: BroadPhase::splice_static_pairs
     pub(super) fn splices_static_pairs(&self) -> bool {
