@@ -60,16 +60,19 @@ impl<const K: usize> PlacedObject<K> {
         }
         self.object = obj.id;
         self.last = None;
-        self.fly.clear();
-        self.fly.extend(obj.links.iter().map(|&link| FlyNode {
+        // Node and triangle records are not rewritten, only grown: new stamps make every
+        // record of the object before stale, and a node's link is written when it is
+        // re-bounded (many objects of several shapes share a thread's cache in the world,
+        // and rewriting them cost a pass over the nodes per change of object).
+        let blank_node = FlyNode {
             dop: Dop::EMPTY,
             stamp: 0,
-            link,
+            link: 0,
             size: 0.0,
-        }));
-        // Triangle records are not rewritten, only grown: new stamps make every record
-        // of the object before stale (many objects of several shapes share a thread's
-        // cache in the world, and rewriting them cost a pass per change of shape).
+        };
+        if self.fly.len() < obj.links.len() {
+            self.fly.resize(obj.links.len(), blank_node);
+        }
         self.next_stamp();
         self.twin_pose = None;
         let n = obj.part.bvh.tris.len();
@@ -127,6 +130,7 @@ impl<const K: usize> PlacedObject<K> {
         };
         self.fly[0].size = size(&self.fly[0].dop);
         self.fly[0].stamp = self.stamp;
+        self.fly[0].link = obj.links[0];
         Some(self.climber.steps - before)
     }
 
@@ -195,6 +199,7 @@ impl<const K: usize> PlacedObject<K> {
     /// Re-bounds flying node `fi` for the current pose.
     #[inline(never)]
     fn rebound(&mut self, obj: &FlyingObject<K>, fi: usize, stats: &mut QueryStats) {
+        self.fly[fi].link = obj.links[fi];
         // Queries reach nodes only after `set_pose`, which sets both.
         if let (Some((_, eps, method)), Some(frame)) = (self.last, self.frame.as_mut()) {
             let mut dop = crate::tumble::tumble_node(obj, fi, frame, method);
