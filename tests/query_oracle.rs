@@ -257,6 +257,33 @@ fn epsilon_queries_match_brute_force() {
     }
 }
 
+/// One pose queried at one epsilon after another on one state (as the world queries an
+/// object against parts whose sizes give other margins): each epsilon gets exactly the
+/// brute force's pairs, so nodes grown for one epsilon never serve another.
+#[test]
+fn one_pose_at_several_epsilons_answers_each() {
+    let sc = scene(13);
+    let env = Environment::<18>::build(sc.parts.clone(), &BuildOptions::ENVIRONMENT).unwrap();
+    let obj = FlyingObject::<18>::new(sc.object.clone(), &BuildOptions::FLYING).unwrap();
+    let mut st = QueryState::new();
+    let mut widened = 0;
+    for pose in &sc.poses {
+        for eps in [0.0, 0.05, 0.0, 0.2, 0.05] {
+            let q = QueryOptions {
+                epsilon: eps,
+                ..QueryOptions::REPORT
+            };
+            let expect = brute_force_contacts(&env, &obj, pose, eps);
+            let r = env.collide(&obj, pose, &q, &mut st).unwrap();
+            assert_eq!(r.contacts, &expect[..], "epsilon {eps}");
+            if eps > 0.0 {
+                widened += expect.len() - brute_force_contacts(&env, &obj, pose, 0.0).len();
+            }
+        }
+    }
+    assert!(widened > 0, "the epsilons must add near pairs");
+}
+
 /// Same pose twice reuses the tumbled nodes; the answers stay the same.
 #[test]
 fn repeated_pose_reuses_tumbling() {
