@@ -93,8 +93,15 @@ impl<const K: usize> Dop<K> {
     /// Every triple of planes with independent normals meets in a candidate vertex; those
     /// satisfying all halfspaces (up to the tolerance) are the vertices.
     pub(crate) fn vertices_small(&self) -> SmallVec<[DVec3; 64]> {
+        self.vertices_until(usize::MAX)
+    }
+
+    /// [`Dop::vertices_small`], stopped once `enough` vertices are found: all of them if
+    /// there are fewer, else the first `enough` in the same order. For a choice that only
+    /// asks whether the k-DOP has at least so many corners.
+    pub(crate) fn vertices_until(&self, enough: usize) -> SmallVec<[DVec3; 64]> {
         let mut out: SmallVec<[DVec3; 64]> = SmallVec::new();
-        if self.is_empty() || self.b.iter().any(|v| !v.is_finite()) {
+        if enough == 0 || self.is_empty() || self.b.iter().any(|v| !v.is_finite()) {
             return out;
         }
         let a = axes(K);
@@ -135,6 +142,9 @@ impl<const K: usize> Dop<K> {
                 }
                 if ok && !out.iter().any(|w| (*w - v).abs().max_element() <= tol) {
                     out.push(v);
+                    if out.len() >= enough {
+                        return out;
+                    }
                 }
             }
         }
@@ -495,6 +505,37 @@ mod tests {
             one::<18>(seed);
             one::<26>(seed);
         }
+    }
+
+    /// A count stopped at `enough` gives the first `enough` vertices of the full list in
+    /// its order, or the whole list when it is shorter (the build's choice between a
+    /// node's own corners and its k-DOP's rests on it).
+    #[test]
+    fn vertices_until_is_a_prefix_of_the_full_list() {
+        fn one<const K: usize>(seed: u64) {
+            let mut s = seed;
+            for round in 0..200 {
+                let count = 1 + (lcg(&mut s) * 9.0) as usize;
+                let flat = round % 4 == 0;
+                let pts: Vec<DVec3> = (0..count)
+                    .map(|_| {
+                        let p = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * 10.0;
+                        if flat { DVec3::new(p.x, p.y, 2.0) } else { p }
+                    })
+                    .collect();
+                let d = Dop::<K>::from_points(&pts);
+                let all = d.vertices_small();
+                for enough in [0, 1, 3, 6, all.len(), all.len() + 1, usize::MAX] {
+                    let some = d.vertices_until(enough);
+                    let want = &all[..all.len().min(enough)];
+                    assert_eq!(&some[..], want, "k={K} enough={enough}");
+                }
+            }
+        }
+        one::<6>(15);
+        one::<14>(16);
+        one::<18>(17);
+        one::<26>(18);
     }
 
     /// Clipping against the enumeration of plane triples: the same vertex sets.

@@ -146,7 +146,14 @@ impl<const K: usize> FlyingObject<K> {
                             CornerSet::Slabs
                         }
                     } else {
-                        let dop_verts = bvh.nodes[i].dop.vertices_small();
+                        // Where its own corners are listed, only whether the k-DOP has
+                        // at least as many decides, and the count can stop there.
+                        let dop = &bvh.nodes[i].dop;
+                        let dop_verts = if complete {
+                            dop.vertices_until(own.len())
+                        } else {
+                            dop.vertices_small()
+                        };
                         if complete && own.len() <= dop_verts.len() {
                             CornerSet::Own
                         } else {
