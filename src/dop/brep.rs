@@ -507,6 +507,19 @@ mod tests {
         }
     }
 
+    /// The k-DOP of one to nine random points in a cube of side 10, flat (all at z = 2)
+    /// when `flat`.
+    fn random_dop<const K: usize>(s: &mut u64, flat: bool) -> Dop<K> {
+        let count = 1 + (lcg(s) * 9.0) as usize;
+        let pts: Vec<DVec3> = (0..count)
+            .map(|_| {
+                let p = DVec3::new(lcg(s), lcg(s), lcg(s)) * 10.0;
+                if flat { DVec3::new(p.x, p.y, 2.0) } else { p }
+            })
+            .collect();
+        Dop::<K>::from_points(&pts)
+    }
+
     /// A count stopped at `enough` gives the first `enough` vertices of the full list in
     /// its order, or the whole list when it is shorter (the build's choice between a
     /// node's own corners and its k-DOP's rests on it).
@@ -515,15 +528,7 @@ mod tests {
         fn one<const K: usize>(seed: u64) {
             let mut s = seed;
             for round in 0..200 {
-                let count = 1 + (lcg(&mut s) * 9.0) as usize;
-                let flat = round % 4 == 0;
-                let pts: Vec<DVec3> = (0..count)
-                    .map(|_| {
-                        let p = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * 10.0;
-                        if flat { DVec3::new(p.x, p.y, 2.0) } else { p }
-                    })
-                    .collect();
-                let d = Dop::<K>::from_points(&pts);
+                let d = random_dop::<K>(&mut s, round % 4 == 0);
                 let all = d.vertices_small();
                 for enough in [0, 1, 3, 6, all.len(), all.len() + 1, usize::MAX] {
                     let some = d.vertices_until(enough);
@@ -544,15 +549,7 @@ mod tests {
         fn one<const K: usize>(seed: u64) {
             let mut s = seed;
             for round in 0..300 {
-                let count = 1 + (lcg(&mut s) * 9.0) as usize;
-                let flat = round % 5 == 0;
-                let pts: Vec<DVec3> = (0..count)
-                    .map(|_| {
-                        let p = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * 10.0;
-                        if flat { DVec3::new(p.x, p.y, 2.0) } else { p }
-                    })
-                    .collect();
-                let d = Dop::<K>::from_points(&pts);
+                let d = random_dop::<K>(&mut s, round % 5 == 0);
                 let fast = d.vertices_by_clipping();
                 let slow = d.vertices_small();
                 let tol = 1e-9 * 10.0;
