@@ -13,8 +13,9 @@ use glam::DVec3;
 use super::workspace::PairStack;
 
 /// The pose cache of one flying object: re-bounded nodes, placed triangles, the root's
-/// hill-climbing state. Its size follows the object's hierarchy (about 128 bytes per
-/// triangle), not the environment's; it binds to another object on first use.
+/// hill-climbing state. Its size follows the largest object it has been bound to (about
+/// 128 bytes per triangle), not the environment's; it binds to another object on first
+/// use.
 #[derive(Clone, Debug, Default)]
 pub struct PlacedObject<const K: usize> {
     object: u64,
@@ -25,8 +26,9 @@ pub struct PlacedObject<const K: usize> {
     /// The margins of that epsilon, per direction.
     growth: Growth,
     frame: Option<PoseFrame<K>>,
-    /// Per flying node: its re-bounded k-DOP, the stamp of the pose it is for, its link.
-    /// One record, so a node costs one cache miss, not three.
+    /// Per flying node: its re-bounded k-DOP, the stamp of the pose it is for, its link
+    /// (all three valid only while the stamp is current). One record, so a node costs one
+    /// cache miss, not three.
     pub(crate) fly: Vec<FlyNode<K>>,
     /// Per object triangle (leaf order): its placed corners, their box, and the stamp of
     /// the pose they are for. One record per triangle rather than per vertex: a pair's test
@@ -366,6 +368,7 @@ impl<const K: usize> PlacedObject<K> {
 pub(crate) struct FlyNode<const K: usize> {
     pub(crate) dop: Dop<K>,
     stamp: u32,
+    /// The node's link in the object's hierarchy, copied when the node is re-bounded.
     pub(crate) link: u32,
     /// [`size`] of `dop`, for the descent rule.
     pub(crate) size: f32,
