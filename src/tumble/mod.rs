@@ -148,12 +148,8 @@ impl<const K: usize> FlyingObject<K> {
                     } else {
                         // Where its own corners are listed, only whether the k-DOP has
                         // at least as many decides, and the count can stop there.
-                        let dop = &bvh.nodes[i].dop;
-                        let dop_verts = if complete {
-                            dop.vertices_until(own.len())
-                        } else {
-                            dop.vertices_small()
-                        };
+                        let enough = if complete { own.len() } else { usize::MAX };
+                        let dop_verts = bvh.nodes[i].dop.vertices_until(enough);
                         if complete && own.len() <= dop_verts.len() {
                             CornerSet::Own
                         } else {
