@@ -521,8 +521,9 @@ impl<const K: usize> FlyingObject<K> {
 
     /// The corners of the renewed slots `lo..hi`: each new leaf's distinct corners listed
     /// for the refit while they fit in the room the old nodes' lists left, and kept for
-    /// re-bounding where they also fit in the old slot's corner arrays (padded with copies
-    /// of the first, harmless for extremes); inner nodes and the rest keep none.
+    /// re-bounding while they fit in the room the old slots' corner arrays left (padded
+    /// with copies of the first, harmless for extremes); inner nodes and the rest keep
+    /// none.
     fn recorner_subtree(&mut self, scratch: &mut DeformScratch<K>, lo: usize, hi: usize) {
         let bvh = &self.part.bvh;
         let r = &mut scratch.renew;
@@ -551,35 +552,61 @@ impl<const K: usize> FlyingObject<K> {
         let gap_at = (lo..hi).find(|&j| bvh.nodes[j].link & LEAF == 0);
         let mut cursor = room_lo;
         let stored = &mut self.stored;
+        // The slots' corner arrays are re-cut among the new nodes: each kept list takes
+        // what it needs, in slot order (one by one where that pays, else in lanes), and
+        // the last slot's ranges take what is left. The old slots' ranges would leave a
+        // leaf with more corners than its slot held, or on an inner node's slot with
+        // none, bounded from its slabs.
+        let (mut pts_at, pts_end) = (stored.own_start[lo], stored.own_start[hi]);
+        let (mut lanes_at, lanes_end) = (stored.vstart[lo], stored.vstart[hi]);
         for j in lo..hi {
             scratch.own_at[j] = cursor;
+            stored.own_start[j] = pts_at;
+            stored.vstart[j] = lanes_at;
             let (start, len) = r.runs[j - lo];
             let (start, len) = (start as usize, len as usize);
-            let (mut set, mut slack) = (CornerSet::Slabs, (0.0, 0.0));
+            let mut set = CornerSet::Slabs;
             if len > 0 {
-                let own = &r.corners[start..start + len];
                 let at = cursor as usize;
-                scratch.own[at..at + len].copy_from_slice(own);
+                scratch.own[at..at + len].copy_from_slice(&r.corners[start..start + len]);
                 cursor += len as u32;
-                r.pts.clear();
-                r.pts.extend(own.iter().map(|&v| bvh.vertices[v as usize]));
-                let own_room = (stored.own_start[j + 1] - stored.own_start[j]) as usize;
-                let lane_room = (stored.vstart[j + 1] - stored.vstart[j]) as usize * LANES;
-                let lanes = !(own_in_lanes(K) && len <= own_room) && len <= lane_room;
-                if lanes {
-                    let v = stored.vstart[j] as usize..stored.vstart[j + 1] as usize;
-                    slack = write_lanes(&mut stored.verts[v], &r.pts);
+                let chunks = len.div_ceil(LANES) as u32;
+                let points = pts_at + len as u32 <= pts_end;
+                if lanes_at + chunks <= lanes_end && !(own_in_lanes(K) && points) {
+                    lanes_at += chunks;
                     set = CornerSet::Own;
-                } else if len <= own_room {
-                    let o = stored.own_start[j] as usize..stored.own_start[j + 1] as usize;
-                    slack = write_points(&mut stored.own_pts[o], &r.pts);
+                } else if points {
+                    pts_at += len as u32;
                     set = CornerSet::OwnLanes;
                 }
             } else if Some(j) == gap_at {
                 cursor += room;
             }
-            stored.slack[j] = slack;
             stored.corners[j] = set;
+            stored.slack[j] = (0.0, 0.0);
+        }
+        // Then the corners into their ranges, padded to them with copies of the first.
+        for j in lo..hi {
+            let set = stored.corners[j];
+            if !matches!(set, CornerSet::Own | CornerSet::OwnLanes) {
+                continue;
+            }
+            let (start, len) = r.runs[j - lo];
+            r.pts.clear();
+            r.pts.extend(
+                r.corners[start as usize..(start + len) as usize]
+                    .iter()
+                    .map(|&v| bvh.vertices[v as usize]),
+            );
+            let (o, v) = (
+                stored.own_start[j] as usize..stored.own_start[j + 1] as usize,
+                stored.vstart[j] as usize..stored.vstart[j + 1] as usize,
+            );
+            stored.slack[j] = if set == CornerSet::Own {
+                write_lanes(&mut stored.verts[v], &r.pts)
+            } else {
+                write_points(&mut stored.own_pts[o], &r.pts)
+            };
         }
         debug_assert_eq!(cursor, room_hi, "the renewed lists fill the old room");
     }
@@ -861,6 +888,14 @@ mod tests {
             }
             valid(&obj);
             corners_sound(&obj);
+            // Renewed leaves keep their corners: the subtree's room (its old leaves' and
+            // small inner nodes' corners) holds the new leaves', however they fall on
+            // the old slots.
+            let bare = (0..obj.part.bvh.nodes.len())
+                .filter(|&i| obj.part.bvh.nodes[i].is_leaf())
+                .filter(|&i| obj.stored.corners[i] == CornerSet::Slabs)
+                .count();
+            assert_eq!(bare, 0, "frame {frame}: leaves bounded from their slabs");
             let (whole, _) = obj.cost_ratios();
             if r.subtrees > 0 {
                 assert!(
