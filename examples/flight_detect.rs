@@ -132,6 +132,10 @@ fn fly<const K: usize>(
     name: &str,
 ) {
     let mut state = QueryState::new();
+    state.prepare(env, obj);
+    if options.rebound == kdop::Rebound::Corners {
+        obj.prepare_corners();
+    }
     let mut sum = QueryStats::default();
     let mut hits = 0usize;
     let t = std::time::Instant::now();

@@ -179,6 +179,8 @@ impl<const K: usize> QueryState<K> {
     /// themselves as they first need it; calling it up front (as `kdop check` does before
     /// its timer starts) makes the first query cost what the next ones do. Only the stack,
     /// the refined-leaf scratch and the contact lists grow later, to the largest query.
+    /// Queries by [`Rebound::Corners`](crate::Rebound::Corners) also need the object's
+    /// [`FlyingObject::prepare_corners`].
     pub fn prepare(&mut self, env: &Environment<K>, object: &FlyingObject<K>) {
         match env.flying_for(object) {
             Some(part) => self.prepare_for(object.statics(), part),

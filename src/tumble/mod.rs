@@ -31,6 +31,7 @@ use crate::pose::Pose;
 use glam::DVec3;
 use rayon::prelude::*;
 use std::cmp::Ordering;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 mod deform;
@@ -58,8 +59,13 @@ pub struct FlyingObject<const K: usize> {
     pub(crate) parent: Vec<u32>,
     /// Copy of every node's link, compact: the traversal reads it on every step.
     pub(crate) links: Vec<u32>,
-    /// Per node, the vertices re-bounding projects ([`CornerArrays`]).
+    /// Per node, the vertices re-bounding projects ([`CornerArrays`]): its own triangle
+    /// corners, or the root's k-DOP corners; none for other [`CornerSet::Dop`] nodes.
     pub(crate) stored: CornerArrays,
+    /// The k-DOP corners of the [`CornerSet::Dop`] nodes but the root, enumerated at the
+    /// first re-bounding by [`Rebound::Corners`] that needs them
+    /// ([`FlyingObject::dop_corners`]): the default [`Rebound::Slabs`] never reads them.
+    pub(crate) later: OnceLock<CornerArrays>,
     pub(crate) hull: Hull,
     /// Positions of the hull vertices (same order as `hull.vertices`).
     pub(crate) hull_pts: Vec<DVec3>,
@@ -90,26 +96,30 @@ impl<const K: usize> FlyingObject<K> {
     pub fn new(mesh: Mesh, options: &BuildOptions) -> Result<Self> {
         zone!("FlyingObject::new");
         let (bvh, codes) = Bvh::<K>::build_with_codes(mesh, options)?;
-        Ok(Self::from_bvh(bvh, codes))
+        Ok(Self::from_bvh_with(bvh, codes, true, true))
     }
 
     /// [`FlyingObject::new`] for a shape that goes on deforming (a worn shape rebuilt):
-    /// nodes not bounded by their own triangles' corners keep none
-    /// ([`CornerSet::Slabs`], re-bounded from their slabs), so no k-DOP's corners are
-    /// enumerated — most of a build's time, and what a deformation's refit drops anyway.
+    /// nodes not bounded by their own triangles' corners keep none, not even the root
+    /// ([`CornerSet::Slabs`], re-bounded from their slabs whatever the method), as a
+    /// deformation's refit leaves them.
     pub(crate) fn new_deforming(mesh: Mesh, options: &BuildOptions) -> Result<Self> {
         zone!("FlyingObject::new_deforming");
         let (bvh, codes) = Bvh::<K>::build_with_codes(mesh, options)?;
-        Ok(Self::from_bvh_with(bvh, codes, false))
+        Ok(Self::from_bvh_with(bvh, codes, false, true))
     }
 
+    /// The object of a built hierarchy, made on the caller's thread alone: for a
+    /// `OnceLock`'s initialisation, which must not wait on rayon's pool (a task of the
+    /// pool taken while waiting could ask for the same lock, on the same thread).
     pub(crate) fn from_bvh(bvh: Bvh<K>, codes: Vec<[u8; K]>) -> Self {
-        Self::from_bvh_with(bvh, codes, true)
+        Self::from_bvh_with(bvh, codes, true, false)
     }
 
     /// The object of a built hierarchy; `dop_corners`: whether nodes not bounded by their
-    /// own corners enumerate their k-DOP's (else they keep none).
-    fn from_bvh_with(bvh: Bvh<K>, codes: Vec<[u8; K]>, dop_corners: bool) -> Self {
+    /// own corners are re-bounded from their k-DOP's by [`Rebound::Corners`] (else they
+    /// keep none); `on_pool`: whether the nodes are gone through on rayon's pool.
+    fn from_bvh_with(bvh: Bvh<K>, codes: Vec<[u8; K]>, dop_corners: bool, on_pool: bool) -> Self {
         let n = bvh.nodes.len();
         let mut parent = vec![u32::MAX; n];
         for (i, node) in bvh.nodes.iter().enumerate() {
@@ -118,55 +128,62 @@ impl<const K: usize> FlyingObject<K> {
                 parent[node.first_child() as usize + 1] = i as u32;
             }
         }
-        // Each node's corners, in parallel (enumerating a k-DOP's corners is most of the
-        // work), a run of nodes into one flat list each, then stored in node order. Not a
-        // list per node: millions of small blocks freed at once leave the allocator a
-        // consolidation of milliseconds inside whichever later call first asks for a
-        // large block (a query's, say).
+        // Each node's corners, a run of nodes into one flat list each (runs in parallel
+        // where allowed: listing a node's distinct corners sorts its triangles'), then
+        // stored in node order. Not a list per node: millions of small blocks freed at
+        // once leave the allocator a consolidation of milliseconds inside whichever later
+        // call first asks for a large block (a query's, say).
         const RUN: usize = 256;
-        let runs: Vec<CornerRun> = (0..n.div_ceil(RUN))
-            .into_par_iter()
-            .map(|r| {
-                let nodes = r * RUN..((r + 1) * RUN).min(n);
-                let mut run = CornerRun {
-                    sets: Vec::with_capacity(nodes.len()),
-                    ends: Vec::with_capacity(nodes.len()),
-                    verts: Vec::new(),
-                };
-                let mut own = Vec::new();
-                for i in nodes {
-                    // The node's own triangle corners if there are fewer of them than k-DOP
-                    // corners (always so for small leaves): cheaper, and exact rather than
-                    // approximate.
-                    let complete = own_corners(&bvh, i, &mut own);
-                    let set = if !dop_corners {
-                        if complete {
-                            CornerSet::Own
-                        } else {
-                            CornerSet::Slabs
-                        }
+        let run_of = |r: usize| {
+            let nodes = r * RUN..((r + 1) * RUN).min(n);
+            let mut run = CornerRun {
+                sets: Vec::with_capacity(nodes.len()),
+                ends: Vec::with_capacity(nodes.len()),
+                verts: Vec::new(),
+            };
+            let mut own = Vec::new();
+            for i in nodes {
+                // The node's own triangle corners where it has no more than its k-DOP
+                // (nearly always so for small nodes): cheaper, and exact rather than
+                // approximate. Otherwise its k-DOP's corners, which only the root keeps
+                // from the start (the world bounds its objects by them); the others'
+                // are enumerated when first needed.
+                let complete = own_corners(&bvh, i, &mut own);
+                let set = if !complete {
+                    if dop_corners {
+                        CornerSet::Dop
                     } else {
-                        // Where its own corners are listed, only whether the k-DOP has
-                        // at least as many decides, and the count can stop there.
-                        let enough = if complete { own.len() } else { usize::MAX };
-                        let dop_verts = bvh.nodes[i].dop.vertices_until(enough);
-                        if complete && own.len() <= dop_verts.len() {
-                            CornerSet::Own
-                        } else {
-                            run.verts.extend_from_slice(&dop_verts);
-                            CornerSet::Dop
-                        }
-                    };
-                    if set == CornerSet::Own {
-                        run.verts
-                            .extend(own.iter().map(|&v| bvh.vertices[v as usize]));
+                        CornerSet::Slabs
                     }
-                    run.sets.push(set);
-                    run.ends.push(run.verts.len() as u32);
+                } else if !dop_corners || own.len() <= ALWAYS_OWN {
+                    CornerSet::Own
+                } else {
+                    // Only whether the k-DOP has fewer corners decides, so the count
+                    // stops there; a node that has fewer keeps none until first needed.
+                    let fewer = bvh.nodes[i].dop.vertices_until(own.len()).len() < own.len();
+                    if fewer {
+                        CornerSet::Dop
+                    } else {
+                        CornerSet::Own
+                    }
+                };
+                if set == CornerSet::Own {
+                    run.verts
+                        .extend(own.iter().map(|&v| bvh.vertices[v as usize]));
+                } else if set == CornerSet::Dop && i == 0 {
+                    run.verts
+                        .extend_from_slice(&bvh.nodes[0].dop.vertices_small());
                 }
-                run
-            })
-            .collect();
+                run.sets.push(set);
+                run.ends.push(run.verts.len() as u32);
+            }
+            run
+        };
+        let runs: Vec<CornerRun> = if on_pool {
+            (0..n.div_ceil(RUN)).into_par_iter().map(run_of).collect()
+        } else {
+            (0..n.div_ceil(RUN)).map(run_of).collect()
+        };
         let mut arrays = CornerArrays::with_capacity(n);
         let mut node = bvh.nodes.iter();
         for run in &runs {
@@ -175,7 +192,11 @@ impl<const K: usize> FlyingObject<K> {
                 let verts = &run.verts[start..end as usize];
                 start = end as usize;
                 let scale = node.next().map_or(0.0, |n| n.dop.magnitude());
-                arrays.push::<K>(verts, set, scale);
+                if verts.is_empty() && set == CornerSet::Dop {
+                    arrays.push_none(set);
+                } else {
+                    arrays.push::<K>(verts, set, scale);
+                }
             }
         }
         let (hull, hull_pts, magnitude) = hull_of(&bvh);
@@ -197,6 +218,7 @@ impl<const K: usize> FlyingObject<K> {
             parent,
             links,
             stored: arrays,
+            later: OnceLock::new(),
             hull,
             hull_pts,
             magnitude,
@@ -206,6 +228,35 @@ impl<const K: usize> FlyingObject<K> {
             inner_area,
             built_cost: inner_area / root_area,
         }
+    }
+
+    /// Enumerates the k-DOP corners that [`Rebound::Corners`] re-bounds large nodes from,
+    /// once per object; otherwise the first query by that method does it (the default,
+    /// [`Rebound::Slabs`], never needs them). Call it before timing queries by corners.
+    pub fn prepare_corners(&self) {
+        self.dop_corners();
+    }
+
+    /// The k-DOP corners of the [`CornerSet::Dop`] nodes but the root (which keeps its
+    /// own in [`FlyingObject::stored`]), enumerated by the first call, on the caller's
+    /// thread: an enumeration inside a `OnceLock`'s initialisation on rayon's pool could
+    /// take another task of the pool that waits for the same lock. A deformation's refit
+    /// changes no [`CornerSet::Dop`] node's bound without making it [`CornerSet::Slabs`],
+    /// and a renewal makes none, so corners enumerated before them stay true.
+    pub(crate) fn dop_corners(&self) -> &CornerArrays {
+        self.later.get_or_init(|| {
+            let nodes = &self.part.bvh.nodes;
+            let mut arrays = CornerArrays::with_capacity(nodes.len());
+            for (i, node) in nodes.iter().enumerate() {
+                if i != 0 && self.stored.corners[i] == CornerSet::Dop {
+                    let corners = node.dop.vertices_small();
+                    arrays.push::<K>(&corners, CornerSet::Dop, node.dop.magnitude());
+                } else {
+                    arrays.push_none(CornerSet::Slabs);
+                }
+            }
+            arrays
+        })
     }
 
     /// Every node's k-DOP re-bounded under `pose` as queries do it (§4.1: the root exact by
@@ -267,6 +318,11 @@ impl<const K: usize> FlyingObject<K> {
             + self.stored.own_start.len() * 4
             + self.stored.own_pts.len() * 12
             + self.stored.slack.len() * 16
+            + self.later.get().map_or(0, |c| {
+                c.vstart.len() * 4
+                    + c.verts.len() * std::mem::size_of::<[[f32; LANES]; 3]>()
+                    + c.slack.len() * 16
+            })
             + self.hull.adjacency.len() * 4
             + self.hull.adj_start.len() * 4
             + self.hull_pts.len() * 24
@@ -631,7 +687,7 @@ pub(crate) enum CornerSet {
     /// nodes ([`FlyingObject::deform`]): enumerating a k-DOP's corners costs far more than
     /// refitting it.
     Slabs,
-    /// Its own triangle corners (fewer than its k-DOP's), in lanes of vertices.
+    /// Its own triangle corners (at most [`MAX_VERTS`]), in lanes of vertices.
     Own,
     /// Its own triangle corners, one vertex at a time onto every direction ([`own_lanes`]).
     OwnLanes,
@@ -655,6 +711,11 @@ const fn own_in_lanes(k: usize) -> bool {
 /// A node's own triangle corners replace its k-DOP's corners only up to this many (a
 /// 26-DOP has at most 48 corners, §5).
 const MAX_VERTS: usize = 48;
+
+/// A node with at most this many corners of its own keeps them without counting its
+/// k-DOP's: on the paper's five scenes 25 of some 77,000 such nodes have a k-DOP of fewer
+/// corners (none in the Interior and Torus objects), and counting was most of a build.
+const ALWAYS_OWN: usize = 12;
 
 /// The convex hull of the vertices the triangles use, its vertices' positions, and the
 /// largest coordinate magnitude among those vertices.
@@ -831,15 +892,21 @@ impl CornerArrays {
         }
     }
 
+    /// The next node's corners: none for now (`set` [`CornerSet::Slabs`], or a
+    /// [`CornerSet::Dop`] node whose corners are enumerated when first needed).
+    pub(crate) fn push_none(&mut self, set: CornerSet) {
+        self.slack.push((0.0, 0.0));
+        self.corners.push(set);
+        self.own_start.push(self.own_pts.len() as u32);
+        self.vstart.push(self.verts.len() as u32);
+    }
+
     /// The next node's corners: its own triangles' (`set` [`CornerSet::Own`], stored as
     /// [`CornerSet::OwnLanes`] where that pays), its k-DOP's ([`CornerSet::Dop`]), whose
     /// bounds' largest magnitude is `scale`, or none ([`CornerSet::Slabs`], no `verts`).
     pub(crate) fn push<const K: usize>(&mut self, verts: &[DVec3], set: CornerSet, scale: f64) {
         if set == CornerSet::Slabs {
-            self.slack.push((0.0, 0.0));
-            self.corners.push(set);
-            self.own_start.push(self.own_pts.len() as u32);
-            self.vstart.push(self.verts.len() as u32);
+            self.push_none(set);
             return;
         }
         let exact = set != CornerSet::Dop;
@@ -948,8 +1015,10 @@ fn project_lanes<const K: usize>(
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Rebound {
     /// The paper's approximation method: the k-DOP of the node's transformed k-DOP corners
-    /// (or of its own triangle corners, where it has fewer of those). Exact for the
-    /// rotated k-DOP, and costs a projection of up to 48 corners per node.
+    /// (or of its own triangle corners, where it has no more of those, up to 48). Exact for
+    /// the rotated k-DOP, and costs a projection of up to 48 corners per node. An object's k-DOP
+    /// corners are enumerated by the first query that needs them
+    /// ([`FlyingObject::prepare_corners`]).
     Corners,
     /// From the node's own slabs, by LP duality: each world bound is a combination of
     /// three stored bounds with weights fixed per pose, one small matrix product per node
@@ -997,12 +1066,17 @@ pub(crate) fn tumble_node<const K: usize>(
         frame.prepare_dual();
         return tumble_dual(&obj.part.bvh.nodes[node].dop, frame);
     }
+    let kept = if set == CornerSet::Dop && node != 0 {
+        obj.dop_corners()
+    } else {
+        &obj.stored
+    };
     #[cfg(target_arch = "x86_64")]
     if K > 6 && std::arch::is_x86_feature_detected!("avx") {
         // SAFETY: the CPU has AVX, checked just above.
-        return unsafe { tumble_avx(obj, node, frame) };
+        return unsafe { tumble_avx(kept, node, frame) };
     }
-    tumble_lanes(obj, node, frame)
+    tumble_lanes(kept, node, frame)
 }
 
 /// [`own_portable`] compiled with AVX: the sixteen direction lanes are two registers
@@ -1033,7 +1107,7 @@ fn own_portable<const K: usize>(
     let mut lo = [f32::INFINITY; 2 * LANES];
     let mut hi = [f32::NEG_INFINITY; 2 * LANES];
     own_lanes::<K>(pts, frame, &mut lo, &mut hi);
-    corner_bounds(obj, node, frame, &lo, &hi)
+    corner_bounds(obj.stored.slack[node], frame, &lo, &hi)
 }
 
 /// Per direction `i` (lanes): the extremes over `pts` of `fl32(A^T d_i) . p` in `f32`,
@@ -1078,13 +1152,13 @@ fn own_lanes<const K: usize>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
 unsafe fn tumble_avx<const K: usize>(
-    obj: &FlyingObject<K>,
+    kept: &CornerArrays,
     node: usize,
     frame: &PoseFrame<K>,
 ) -> Dop<K> {
     let mut lo = [[f32::INFINITY; LANES]; 16];
     let mut hi = [[f32::NEG_INFINITY; LANES]; 16];
-    corner_lanes(obj, node, frame, &mut lo, &mut hi);
+    corner_lanes(kept, node, frame, &mut lo, &mut hi);
     let mut l = [0.0f32; 2 * LANES];
     let mut h = [0.0f32; 2 * LANES];
     // One group of eight directions for k = 14, two for k = 18 and 26.
@@ -1096,7 +1170,7 @@ unsafe fn tumble_avx<const K: usize>(
             h[at..at + LANES].copy_from_slice(&fold8_avx::<true>(&hi, at));
         }
     }
-    corner_bounds(obj, node, frame, &l, &h)
+    corner_bounds(kept.slack[node], frame, &l, &h)
 }
 
 /// Lane `j` of the result is the minimum (`MAX == false`) or maximum of the lanes of
@@ -1144,18 +1218,14 @@ unsafe fn fold8_avx<const MAX: bool>(v: &[[f32; LANES]; 16], at: usize) -> [f32;
 
 /// The portable body of [`tumble_node`] for a pose that is not a pure translation.
 #[inline(always)]
-fn tumble_lanes<const K: usize>(
-    obj: &FlyingObject<K>,
-    node: usize,
-    frame: &PoseFrame<K>,
-) -> Dop<K> {
+fn tumble_lanes<const K: usize>(kept: &CornerArrays, node: usize, frame: &PoseFrame<K>) -> Dop<K> {
     let mut lo = [[f32::INFINITY; LANES]; 16];
     let mut hi = [[f32::NEG_INFINITY; LANES]; 16];
-    corner_lanes(obj, node, frame, &mut lo, &mut hi);
+    corner_lanes(kept, node, frame, &mut lo, &mut hi);
     // Lanes reduced by halving, so that each step is one vector minimum or maximum.
     let l = std::array::from_fn(|i| fold_lanes(&lo[i], |x, y| if y < x { y } else { x }));
     let h = std::array::from_fn(|i| fold_lanes(&hi[i], |x, y| if y > x { y } else { x }));
-    corner_bounds(obj, node, frame, &l, &h)
+    corner_bounds(kept.slack[node], frame, &l, &h)
 }
 
 /// Per direction (rows; callers start them at ±infinity, and rows past `K / 2` stay so),
@@ -1164,14 +1234,13 @@ fn tumble_lanes<const K: usize>(
 /// NaN, and this compiles to minps/maxps.
 #[inline(always)]
 fn corner_lanes<const K: usize>(
-    obj: &FlyingObject<K>,
+    kept: &CornerArrays,
     node: usize,
     frame: &PoseFrame<K>,
     lo: &mut [[f32; LANES]; 16],
     hi: &mut [[f32; LANES]; 16],
 ) {
-    let chunks =
-        &obj.stored.verts[obj.stored.vstart[node] as usize..obj.stored.vstart[node + 1] as usize];
+    let chunks = &kept.verts[kept.vstart[node] as usize..kept.vstart[node + 1] as usize];
     let a = &frame.a32;
     for [cx, cy, cz] in chunks {
         let mut w = [[0.0f32; LANES]; 3];
@@ -1191,15 +1260,13 @@ fn corner_lanes<const K: usize>(
 /// the infinities [`corner_lanes`] leaves there).
 #[inline(always)]
 fn corner_bounds<const K: usize>(
-    obj: &FlyingObject<K>,
-    node: usize,
+    (sl, m): (f64, f64),
     frame: &PoseFrame<K>,
     l: &[f32; 2 * LANES],
     h: &[f32; 2 * LANES],
 ) -> Dop<K> {
     let n = K / 2;
     let w = if n <= LANES { LANES } else { 2 * LANES };
-    let (sl, m) = obj.stored.slack[node];
     let node_term = sl + 7.0 * U32 * m;
     let mut lo = [0.0f32; 2 * LANES];
     let mut hi = [0.0f32; 2 * LANES];
@@ -1882,10 +1949,10 @@ pub(crate) mod tests {
                     );
                     for i in 0..obj.part.bvh.nodes.len() {
                         let corners = tumble_node(&obj, i, &mut frame, Rebound::Corners);
-                        let portable = if obj.stored.corners[i] == CornerSet::OwnLanes {
-                            own_portable(&obj, i, &frame)
-                        } else {
-                            tumble_lanes(&obj, i, &frame)
+                        let portable = match obj.stored.corners[i] {
+                            CornerSet::OwnLanes => own_portable(&obj, i, &frame),
+                            CornerSet::Dop if i != 0 => tumble_lanes(obj.dop_corners(), i, &frame),
+                            _ => tumble_lanes(&obj.stored, i, &frame),
                         };
                         assert_eq!(bits(corners), bits(portable), "k={K} node {i}");
                         let dop = &obj.part.bvh.nodes[i].dop;

@@ -483,6 +483,8 @@ impl<const K: usize> FlyingObject<K> {
         std::mem::swap(&mut bvh.ids, &mut st.ids);
         scratch.index_leaves(bvh, 0..n);
         std::mem::swap(&mut self.stored, &mut st.stored);
+        // The new tree keeps no k-DOP corners.
+        self.later = std::sync::OnceLock::new();
         std::mem::swap(&mut scratch.own, &mut st.own);
         std::mem::swap(&mut scratch.own_at, &mut st.own_at);
         scratch.flags.fill(0);

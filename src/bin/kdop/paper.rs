@@ -329,6 +329,7 @@ fn cv_cu<const K: usize>(scene: &PaperScene, seed: u64) -> kdop::Result<(f64, f6
     let mut pairs = Vec::with_capacity(100_000);
     let (mut cu_ns, mut cu_slabs_ns) = (0.0, 0.0);
     let mut cu_rounds = 0u32;
+    obj.prepare_corners();
     while pairs.len() < 100_000 {
         let pose = Pose::new(DMat3::from_quat(rng.rotation()), rng.in_box(elo, ehi))?;
         let t = Instant::now();
