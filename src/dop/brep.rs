@@ -6,7 +6,10 @@
 //! integer inverses, so each candidate vertex is `adj(M) b / det(M)` computed in `f64`
 //! (error a few ulps); a candidate is kept if it satisfies every halfspace up to a tolerance
 //! far above that error. Wrongly kept candidates lie within the tolerance of the polytope,
-//! so the vertex set may only err outward — what tumbling (§4.1) needs.
+//! so the vertex set may only err outward — what tumbling (§4.1) needs. The eight
+//! candidates of a triple (each plane at its lower or upper bound) are tested together, a
+//! candidate's projection on each direction taken as a fixed combination of the three
+//! bounds, in AVX where the CPU has it: no branch per candidate, and only kept ones made.
 //!
 //! Volume: the bounding box is clipped by each diagonal halfspace in turn, keeping the face
 //! polygons; the volume sums area times height over the faces. The two constructions check
@@ -24,6 +27,10 @@ use std::sync::OnceLock;
 struct Triple {
     axes: [usize; 3],
     inv: [[f64; 3]; 3],
+    /// Row `i`: the projection onto direction `i` of the point where the three planes meet,
+    /// as a combination of their three bounds (`d_i . inv`), so that a candidate is tested
+    /// without being made.
+    proj: [[f64; 3]; 13],
 }
 
 fn triples(k: usize) -> &'static [Triple] {
@@ -63,15 +70,86 @@ fn triples(k: usize) -> &'static [Triple] {
                             *v = f64::from(cof(c, r)) / f64::from(det);
                         }
                     }
+                    let proj = std::array::from_fn(|d| {
+                        std::array::from_fn(|q| {
+                            a.get(d).map_or(0.0, |row| {
+                                (0..3).map(|c| f64::from(row[c]) * inv[c][q]).sum()
+                            })
+                        })
+                    });
                     out.push(Triple {
                         axes: [i, j, l],
                         inv,
+                        proj,
                     });
                 }
             }
         }
         out
     })
+}
+
+/// Which of the eight candidates of triple `t` lie within every slab `lo..hi` (the first
+/// `n`): bit `c` for the planes at the bounds `r[q][c >> q & 1]`. A candidate's projection
+/// onto direction `i` is `(a + b) + c`, the three planes' terms `t.proj[i][q] r_q` summed
+/// in that order, as [`inside_avx`] sums them, so the two agree bit for bit.
+#[inline(always)]
+fn inside_portable(t: &Triple, r: &[[f64; 2]; 3], lo: &[f64; 13], hi: &[f64; 13], n: usize) -> u8 {
+    let mut inside = 0xffu8;
+    for i in 0..n {
+        let p = &t.proj[i];
+        let term = |q: usize, s: usize| p[q] * r[q][s];
+        for c in 0..8 {
+            let v = (term(0, c & 1) + term(1, c >> 1 & 1)) + term(2, c >> 2);
+            if v < lo[i] || v > hi[i] {
+                inside &= !(1 << c);
+            }
+        }
+    }
+    inside
+}
+
+/// [`inside_portable`] with the eight candidates in two AVX vectors (the third plane at
+/// its lower bound in the first, at its upper in the second): no branch per candidate.
+///
+/// # Safety
+/// The CPU must support AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn inside_avx(
+    t: &Triple,
+    r: &[[f64; 2]; 3],
+    lo: &[f64; 13],
+    hi: &[f64; 13],
+    n: usize,
+) -> u8 {
+    use std::arch::x86_64::*;
+    let all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+    let (mut in0, mut in1) = (all, all);
+    for i in 0..n {
+        let p = &t.proj[i];
+        let (a0, a1) = (p[0] * r[0][0], p[0] * r[0][1]);
+        let (b0, b1) = (p[1] * r[1][0], p[1] * r[1][1]);
+        let (c0, c1) = (p[2] * r[2][0], p[2] * r[2][1]);
+        // Lanes 0..4: choices c with bit 0 from `a`, bit 1 from `b`.
+        let ab = _mm256_add_pd(_mm256_set_pd(a1, a0, a1, a0), _mm256_set_pd(b1, b1, b0, b0));
+        let (v0, v1) = (
+            _mm256_add_pd(ab, _mm256_set1_pd(c0)),
+            _mm256_add_pd(ab, _mm256_set1_pd(c1)),
+        );
+        let (l, h) = (_mm256_set1_pd(lo[i]), _mm256_set1_pd(hi[i]));
+        let out0 = _mm256_or_pd(
+            _mm256_cmp_pd::<_CMP_LT_OQ>(v0, l),
+            _mm256_cmp_pd::<_CMP_GT_OQ>(v0, h),
+        );
+        let out1 = _mm256_or_pd(
+            _mm256_cmp_pd::<_CMP_LT_OQ>(v1, l),
+            _mm256_cmp_pd::<_CMP_GT_OQ>(v1, h),
+        );
+        in0 = _mm256_andnot_pd(out0, in0);
+        in1 = _mm256_andnot_pd(out1, in1);
+    }
+    (_mm256_movemask_pd(in0) | _mm256_movemask_pd(in1) << 4) as u8
 }
 
 impl<const K: usize> Dop<K> {
@@ -104,7 +182,6 @@ impl<const K: usize> Dop<K> {
         if enough == 0 || self.is_empty() || self.b.iter().any(|v| !v.is_finite()) {
             return out;
         }
-        let a = axes(K);
         let n = K / 2;
         let tol = self.tolerance();
         let lo: [f64; 13] = std::array::from_fn(|i| {
@@ -121,26 +198,32 @@ impl<const K: usize> Dop<K> {
                 0.0
             }
         });
+        #[cfg(target_arch = "x86_64")]
+        let avx = std::arch::is_x86_feature_detected!("avx");
         for t in triples(K) {
-            for choice in 0..8usize {
-                let r = [0, 1, 2].map(|q| {
-                    let ax = t.axes[q];
-                    f64::from(self.b[if choice >> q & 1 == 1 { n + ax } else { ax }])
-                });
+            // Each plane at its lower and its upper bound: the eight candidates.
+            let r: [[f64; 2]; 3] = t
+                .axes
+                .map(|ax| [f64::from(self.b[ax]), f64::from(self.b[n + ax])]);
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the CPU has AVX, checked above.
+            let mut inside = if avx {
+                unsafe { inside_avx(t, &r, &lo, &hi, n) }
+            } else {
+                inside_portable(t, &r, &lo, &hi, n)
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let mut inside = inside_portable(t, &r, &lo, &hi, n);
+            while inside != 0 {
+                let choice = inside.trailing_zeros() as usize;
+                inside &= inside - 1;
+                let r = [0, 1, 2].map(|q| r[q][choice >> q & 1]);
                 let v = DVec3::new(
                     t.inv[0][0] * r[0] + t.inv[0][1] * r[1] + t.inv[0][2] * r[2],
                     t.inv[1][0] * r[0] + t.inv[1][1] * r[1] + t.inv[1][2] * r[2],
                     t.inv[2][0] * r[0] + t.inv[2][1] * r[1] + t.inv[2][2] * r[2],
                 );
-                let mut ok = true;
-                for (i, d) in a.iter().enumerate() {
-                    let p = f64::from(d[0]) * v.x + f64::from(d[1]) * v.y + f64::from(d[2]) * v.z;
-                    if p < lo[i] || p > hi[i] {
-                        ok = false;
-                        break;
-                    }
-                }
-                if ok && !out.iter().any(|w| (*w - v).abs().max_element() <= tol) {
+                if !out.iter().any(|w| (*w - v).abs().max_element() <= tol) {
                     out.push(v);
                     if out.len() >= enough {
                         return out;
@@ -518,6 +601,72 @@ mod tests {
             })
             .collect();
         Dop::<K>::from_points(&pts)
+    }
+
+    /// The candidates kept by the projections through `proj` are those whose meeting point,
+    /// made and projected direction by direction, lies within every slab (but where it lies
+    /// within rounding of a bound), and the AVX form keeps the same ones bit for bit.
+    #[test]
+    fn candidates_kept_are_those_within_every_slab() {
+        fn one<const K: usize>(seed: u64) {
+            let mut s = seed;
+            let n = K / 2;
+            for round in 0..100 {
+                let d = random_dop::<K>(&mut s, round % 4 == 0);
+                let tol = d.tolerance();
+                let lo: [f64; 13] = std::array::from_fn(|i| {
+                    if i < n {
+                        f64::from(d.b[i]) - 3.0 * tol
+                    } else {
+                        0.0
+                    }
+                });
+                let hi: [f64; 13] = std::array::from_fn(|i| {
+                    if i < n {
+                        f64::from(d.b[n + i]) + 3.0 * tol
+                    } else {
+                        0.0
+                    }
+                });
+                for t in triples(K) {
+                    let r: [[f64; 2]; 3] = t
+                        .axes
+                        .map(|ax| [f64::from(d.b[ax]), f64::from(d.b[n + ax])]);
+                    let kept = inside_portable(t, &r, &lo, &hi, n);
+                    #[cfg(target_arch = "x86_64")]
+                    if std::arch::is_x86_feature_detected!("avx") {
+                        // SAFETY: the CPU has AVX, checked just above.
+                        let wide = unsafe { inside_avx(t, &r, &lo, &hi, n) };
+                        assert_eq!(kept, wide, "k={K} triple {:?}", t.axes);
+                    }
+                    for c in 0..8 {
+                        let r = [0, 1, 2].map(|q| r[q][c >> q & 1]);
+                        let v = DVec3::from_array(std::array::from_fn(|row| {
+                            (0..3).map(|q| t.inv[row][q] * r[q]).sum::<f64>()
+                        }));
+                        let p: Vec<f64> = axes(K)
+                            .iter()
+                            .map(|a| DVec3::from_array(a.map(f64::from)).dot(v))
+                            .collect();
+                        let within = (0..n).all(|i| p[i] >= lo[i] && p[i] <= hi[i]);
+                        let near = (0..n).any(|i| {
+                            (p[i] - lo[i]).abs() <= 1e-12 * (1.0 + p[i].abs())
+                                || (p[i] - hi[i]).abs() <= 1e-12 * (1.0 + p[i].abs())
+                        });
+                        assert!(
+                            within == (kept >> c & 1 == 1) || near,
+                            "k={K} triple {:?} choice {c}: kept {} within {within}",
+                            t.axes,
+                            kept >> c & 1
+                        );
+                    }
+                }
+            }
+        }
+        one::<6>(21);
+        one::<14>(22);
+        one::<18>(23);
+        one::<26>(24);
     }
 
     /// A count stopped at `enough` gives the first `enough` vertices of the full list in
