@@ -152,6 +152,17 @@ unsafe fn inside_avx(
     (_mm256_movemask_pd(in0) | _mm256_movemask_pd(in1) << 4) as u8
 }
 
+/// [`inside_avx`] where the CPU has AVX, else [`inside_portable`].
+#[inline(always)]
+fn inside(t: &Triple, r: &[[f64; 2]; 3], lo: &[f64; 13], hi: &[f64; 13], n: usize) -> u8 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: the CPU has AVX, checked just above.
+        return unsafe { inside_avx(t, r, lo, hi, n) };
+    }
+    inside_portable(t, r, lo, hi, n)
+}
+
 impl<const K: usize> Dop<K> {
     /// The vertices of the polytope (its boundary representation's corner points), each
     /// appearing once. Empty for an empty k-DOP. For a flat or degenerate k-DOP these are
@@ -168,6 +179,24 @@ impl<const K: usize> Dop<K> {
         1024.0 * EPS * self.magnitude().max(f64::MIN_POSITIVE)
     }
 
+    /// The slabs' lower and upper bounds widened by three tolerances `tol` (zeros past
+    /// `K / 2`): what a candidate corner must lie within.
+    fn widened_slabs(&self, tol: f64) -> ([f64; 13], [f64; 13]) {
+        let n = K / 2;
+        let bound = |i: usize, by: f64| f64::from(self.b[i]) + by;
+        (
+            std::array::from_fn(|i| if i < n { bound(i, -3.0 * tol) } else { 0.0 }),
+            std::array::from_fn(|i| if i < n { bound(n + i, 3.0 * tol) } else { 0.0 }),
+        )
+    }
+
+    /// Each plane of triple `t` at its lower and its upper bound: its eight candidates.
+    fn triple_bounds(&self, t: &Triple) -> [[f64; 2]; 3] {
+        let n = K / 2;
+        t.axes
+            .map(|ax| [f64::from(self.b[ax]), f64::from(self.b[n + ax])])
+    }
+
     /// Every triple of planes with independent normals meets in a candidate vertex; those
     /// satisfying all halfspaces (up to the tolerance) are the vertices.
     pub(crate) fn vertices_small(&self) -> SmallVec<[DVec3; 64]> {
@@ -182,38 +211,11 @@ impl<const K: usize> Dop<K> {
         if enough == 0 || self.is_empty() || self.b.iter().any(|v| !v.is_finite()) {
             return out;
         }
-        let n = K / 2;
         let tol = self.tolerance();
-        let lo: [f64; 13] = std::array::from_fn(|i| {
-            if i < n {
-                f64::from(self.b[i]) - 3.0 * tol
-            } else {
-                0.0
-            }
-        });
-        let hi: [f64; 13] = std::array::from_fn(|i| {
-            if i < n {
-                f64::from(self.b[n + i]) + 3.0 * tol
-            } else {
-                0.0
-            }
-        });
-        #[cfg(target_arch = "x86_64")]
-        let avx = std::arch::is_x86_feature_detected!("avx");
+        let (lo, hi) = self.widened_slabs(tol);
         for t in triples(K) {
-            // Each plane at its lower and its upper bound: the eight candidates.
-            let r: [[f64; 2]; 3] = t
-                .axes
-                .map(|ax| [f64::from(self.b[ax]), f64::from(self.b[n + ax])]);
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: the CPU has AVX, checked above.
-            let mut inside = if avx {
-                unsafe { inside_avx(t, &r, &lo, &hi, n) }
-            } else {
-                inside_portable(t, &r, &lo, &hi, n)
-            };
-            #[cfg(not(target_arch = "x86_64"))]
-            let mut inside = inside_portable(t, &r, &lo, &hi, n);
+            let r = self.triple_bounds(t);
+            let mut inside = inside(t, &r, &lo, &hi, K / 2);
             while inside != 0 {
                 let choice = inside.trailing_zeros() as usize;
                 inside &= inside - 1;
@@ -613,25 +615,9 @@ mod tests {
             let n = K / 2;
             for round in 0..100 {
                 let d = random_dop::<K>(&mut s, round % 4 == 0);
-                let tol = d.tolerance();
-                let lo: [f64; 13] = std::array::from_fn(|i| {
-                    if i < n {
-                        f64::from(d.b[i]) - 3.0 * tol
-                    } else {
-                        0.0
-                    }
-                });
-                let hi: [f64; 13] = std::array::from_fn(|i| {
-                    if i < n {
-                        f64::from(d.b[n + i]) + 3.0 * tol
-                    } else {
-                        0.0
-                    }
-                });
+                let (lo, hi) = d.widened_slabs(d.tolerance());
                 for t in triples(K) {
-                    let r: [[f64; 2]; 3] = t
-                        .axes
-                        .map(|ax| [f64::from(d.b[ax]), f64::from(d.b[n + ax])]);
+                    let r = d.triple_bounds(t);
                     let kept = inside_portable(t, &r, &lo, &hi, n);
                     #[cfg(target_arch = "x86_64")]
                     if std::arch::is_x86_feature_detected!("avx") {
