@@ -192,11 +192,7 @@ impl<const K: usize> FlyingObject<K> {
                 let verts = &run.verts[start..end as usize];
                 start = end as usize;
                 let scale = node.next().map_or(0.0, |n| n.dop.magnitude());
-                if verts.is_empty() && set == CornerSet::Dop {
-                    arrays.push_none(set);
-                } else {
-                    arrays.push::<K>(verts, set, scale);
-                }
+                arrays.push::<K>(verts, set, scale);
             }
         }
         let (hull, hull_pts, magnitude) = hull_of(&bvh);
@@ -252,7 +248,7 @@ impl<const K: usize> FlyingObject<K> {
                     let corners = node.dop.vertices_small();
                     arrays.push::<K>(&corners, CornerSet::Dop, node.dop.magnitude());
                 } else {
-                    arrays.push_none(CornerSet::Slabs);
+                    arrays.push::<K>(&[], CornerSet::Slabs, 0.0);
                 }
             }
             arrays
@@ -313,16 +309,8 @@ impl<const K: usize> FlyingObject<K> {
             + self.part.codes.len() * K
             + self.parent.len() * 4
             + self.links.len() * 4
-            + self.stored.vstart.len() * 4
-            + self.stored.verts.len() * std::mem::size_of::<[[f32; LANES]; 3]>()
-            + self.stored.own_start.len() * 4
-            + self.stored.own_pts.len() * 12
-            + self.stored.slack.len() * 16
-            + self.later.get().map_or(0, |c| {
-                c.vstart.len() * 4
-                    + c.verts.len() * std::mem::size_of::<[[f32; LANES]; 3]>()
-                    + c.slack.len() * 16
-            })
+            + self.stored.memory_bytes()
+            + self.later.get().map_or(0, CornerArrays::memory_bytes)
             + self.hull.adjacency.len() * 4
             + self.hull.adj_start.len() * 4
             + self.hull_pts.len() * 24
@@ -713,8 +701,8 @@ const fn own_in_lanes(k: usize) -> bool {
 const MAX_VERTS: usize = 48;
 
 /// A node with at most this many corners of its own keeps them without counting its
-/// k-DOP's: on the paper's five scenes 25 of some 77,000 such nodes have a k-DOP of fewer
-/// corners (none in the Interior and Torus objects), and counting was most of a build.
+/// k-DOP's: such a node almost never has a k-DOP of fewer corners, and counting was most
+/// of a build (`docs/benchmarks.md`, "World step", building the world).
 const ALWAYS_OWN: usize = 12;
 
 /// The convex hull of the vertices the triangles use, its vertices' positions, and the
@@ -892,21 +880,25 @@ impl CornerArrays {
         }
     }
 
-    /// The next node's corners: none for now (`set` [`CornerSet::Slabs`], or a
-    /// [`CornerSet::Dop`] node whose corners are enumerated when first needed).
-    pub(crate) fn push_none(&mut self, set: CornerSet) {
-        self.slack.push((0.0, 0.0));
-        self.corners.push(set);
-        self.own_start.push(self.own_pts.len() as u32);
-        self.vstart.push(self.verts.len() as u32);
+    /// Bytes of its arrays (the set of each node aside).
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.vstart.len() * 4
+            + self.verts.len() * std::mem::size_of::<[[f32; LANES]; 3]>()
+            + self.own_start.len() * 4
+            + self.own_pts.len() * 12
+            + self.slack.len() * 16
     }
 
     /// The next node's corners: its own triangles' (`set` [`CornerSet::Own`], stored as
     /// [`CornerSet::OwnLanes`] where that pays), its k-DOP's ([`CornerSet::Dop`]), whose
-    /// bounds' largest magnitude is `scale`, or none ([`CornerSet::Slabs`], no `verts`).
+    /// bounds' largest magnitude is `scale`, or none ([`CornerSet::Slabs`], or a
+    /// [`CornerSet::Dop`] node given no `verts`: its corners are made when first needed).
     pub(crate) fn push<const K: usize>(&mut self, verts: &[DVec3], set: CornerSet, scale: f64) {
-        if set == CornerSet::Slabs {
-            self.push_none(set);
+        if set == CornerSet::Slabs || (set == CornerSet::Dop && verts.is_empty()) {
+            self.slack.push((0.0, 0.0));
+            self.corners.push(set);
+            self.own_start.push(self.own_pts.len() as u32);
+            self.vstart.push(self.verts.len() as u32);
             return;
         }
         let exact = set != CornerSet::Dop;
