@@ -464,48 +464,45 @@ fn an_empty_environment_meets_nothing() {
 fn first_queries_from_many_threads_answer_as_brute_force() {
     use rayon::prelude::*;
     let (report, _) = common::report_and_detect((kdop::Descent::Larger, kdop::Rebound::Corners));
-    let answers = |env: &Environment<18>, obj: &FlyingObject<18>, poses: &[Pose]| {
-        common::on_threads(4, || {
-            poses
+    let check = |sc: &Scene| {
+        let env = Environment::<18>::build(sc.parts.clone(), &BuildOptions::ENVIRONMENT).unwrap();
+        let obj = FlyingObject::<18>::new(sc.object.clone(), &BuildOptions::FLYING).unwrap();
+        let answers = common::on_threads(4, || {
+            sc.poses
                 .par_iter()
                 .map(|pose| {
                     let mut state = QueryState::new();
-                    let out = env.collide(obj, pose, &report, &mut state).unwrap();
-                    let got: Vec<_> = out
-                        .contacts
+                    let out = env.collide(&obj, pose, &report, &mut state).unwrap();
+                    out.contacts
                         .iter()
                         .map(|c| key(env.part_ids(), c))
-                        .collect();
-                    got
+                        .collect::<Vec<_>>()
                 })
                 .collect::<Vec<_>>()
-        })
+        });
+        let oracle = oracle_for(sc);
+        assert_eq!(answers, oracle);
+        assert!(
+            oracle.iter().any(|c| !c.is_empty()),
+            "no contacts to compare"
+        );
     };
     // Many parts, a fresh object: the corners are made by whichever query needs them first.
     let sc = welded_scene(11);
-    let env = Environment::<18>::build(sc.parts.clone(), &BuildOptions::ENVIRONMENT).unwrap();
-    let obj = FlyingObject::<18>::new(sc.object.clone(), &BuildOptions::FLYING).unwrap();
-    let oracle = oracle_for(&sc);
-    assert_eq!(answers(&env, &obj, &sc.poses), oracle);
-    assert!(
-        oracle.iter().any(|c| !c.is_empty()),
-        "no contacts to compare"
-    );
-    // One small part, an object many times larger: the part flies in the object's frame.
+    check(&sc);
+    // One small part, an object many times larger: the part flies in the object's frame
+    // (the environment's flying copy is made for objects over 4 times its size).
     let mut rng = Rng::new(12);
     let big = Pose::new(DMat3::from_diagonal(DVec3::splat(8.0)), DVec3::ZERO).unwrap();
-    let part = kdop::scene::icosphere(0.5, 4).unwrap();
     let large = Scene {
-        parts: vec![(part, Pose::IDENTITY)],
+        parts: vec![(kdop::scene::icosphere(0.5, 4).unwrap(), Pose::IDENTITY)],
         object: sc.object.transformed(&big).unwrap(),
         poses: (0..32).map(|_| random_pose(&mut rng, 6.0, false)).collect(),
     };
-    let env = Environment::<18>::build(large.parts.clone(), &BuildOptions::ENVIRONMENT).unwrap();
-    let obj = FlyingObject::<18>::new(large.object.clone(), &BuildOptions::FLYING).unwrap();
-    let oracle = oracle_for(&large);
-    assert_eq!(answers(&env, &obj, &large.poses), oracle);
-    assert!(
-        oracle.iter().any(|c| !c.is_empty()),
-        "no contacts to compare"
-    );
+    let extent = |m: &Mesh| {
+        let (lo, hi) = m.bounds();
+        (hi - lo).max_element()
+    };
+    assert!(extent(&large.object) > 8.0 * extent(&large.parts[0].0));
+    check(&large);
 }
