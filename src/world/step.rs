@@ -442,6 +442,10 @@ impl<const K: usize> World<K> {
                 .zip(outs.par_chunks_mut(per))
                 .zip(batches.par_iter_mut())
                 .enumerate()
+                // Each batch a task of its own: rayon's adaptive splitting stops dividing a
+                // range that was never stolen, so a few costly pairs sorted side by side
+                // would otherwise run on one thread while the others idle.
+                .with_max_len(1)
                 .for_each(|(b, ((jobs, outs), contacts))| {
                     contacts.clear();
                     let mut ws = world.workspace();
