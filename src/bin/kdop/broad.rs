@@ -41,7 +41,22 @@ pub struct BroadArgs {
     /// the choice: the fat boxes' median extent is 1.4).
     #[arg(long)]
     cell: Option<f32>,
+    /// Share of the boxes (0 to 1) ten times larger than the rest, as vehicles among
+    /// debris: the grid's cells follow the many small boxes, and the large ones are looked
+    /// up in the rows they cover.
+    #[arg(long, default_value_t = 0.0, value_parser = share)]
+    large: f64,
 }
+
+fn share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("expected a share from 0 to 1, got {s:?}")),
+    }
+}
+
+/// How much larger the boxes of `--large` are.
+const LARGE_SCALE: f32 = 10.0;
 
 /// Fat boxes grow by this share of the box's size on each side.
 const FAT: f32 = 0.2;
@@ -61,7 +76,7 @@ struct Scene {
 }
 
 impl Scene {
-    fn new(moving: usize, statics: usize, seed: u64) -> Scene {
+    fn new(moving: usize, statics: usize, seed: u64, large: f64) -> Scene {
         let n = moving + statics;
         let mut rng = Rng::new(seed);
         // Mean box volume about 1.25: a density of 1/5 per unit volume gives about one
@@ -77,7 +92,11 @@ impl Scene {
         };
         for i in 0..n {
             let c = [0, 1, 2].map(|_| (rng.f64() as f32) * side);
-            let h = 0.25 + 0.5 * rng.f64() as f32;
+            let mut h = 0.25 + 0.5 * rng.f64() as f32;
+            // Drawn only when asked for, so that the default scene stays the same.
+            if large > 0.0 && rng.f64() < large {
+                h *= LARGE_SCALE;
+            }
             let dir = loop {
                 let d = [0, 1, 2].map(|_| 2.0 * rng.f64() as f32 - 1.0);
                 let l = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
@@ -214,7 +233,7 @@ impl Row {
 }
 
 fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
-    let mut scene = Scene::new(n, a.statics, a.seed);
+    let mut scene = Scene::new(n, a.statics, a.seed, a.large);
     let new_phase = || match a.cell {
         Some(size) => BroadPhase::with_cell_size(size),
         None => Ok(BroadPhase::new()),
