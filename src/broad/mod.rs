@@ -582,8 +582,10 @@ pub struct BroadPhase {
     /// Large proxies, dynamic and static, each in id order.
     large_dynamic: Vec<u32>,
     large_static: Vec<u32>,
-    /// Pairs of large dynamic boxes.
+    /// Pairs of large dynamic boxes, and each slice's when they are found in slices on
+    /// rayon's pool (scratch of `large.rs`).
     large_pairs: Vec<(u32, u32)>,
+    large_slices: Vec<Vec<(u32, u32)>>,
     /// Pairs of a dynamic box with a static one, as `statics::key(dynamic, static)`,
     /// sorted; kept across updates.
     static_pairs: Vec<u64>,
@@ -823,6 +825,11 @@ impl BroadPhase {
             + (self.static_pairs.capacity() + self.pairs_spare.capacity() + self.fresh.capacity())
                 * 8
             + self.large_pairs.capacity() * 8
+            + self
+                .large_slices
+                .iter()
+                .map(|s| s.capacity() * 8)
+                .sum::<usize>()
             + self.near_boxes.capacity() * size_of::<(u32, Aabb)>()
             + self
                 .near_slices

@@ -58,9 +58,10 @@ impl BroadPhase {
             } else {
                 let ids = (0..self.proxies.len() as u32)
                     .filter(|&id| self.proxies[id as usize].placed.is_static());
+                let kernel = Kernel::best();
                 for s in ids {
                     let b = self.proxies[s as usize].aabb;
-                    compared += self.query_dynamic(&b, inv, |d| fresh.push(key(d, s)));
+                    compared += self.query_dynamic(kernel, &b, inv, |d| fresh.push(key(d, s)));
                 }
             }
         } else {
@@ -78,12 +79,13 @@ impl BroadPhase {
                 looked.is_none(),
                 "lookups ahead of an update that does not splice"
             );
+            let kernel = Kernel::best();
             for &id in &self.moved {
                 match self.proxies[id as usize].placed {
                     Place::Dynamic(..) => near.push((id, self.proxies[id as usize].aabb)),
                     Place::Static(..) | Place::LargeStatic => {
                         let b = self.proxies[id as usize].aabb;
-                        compared += self.query_dynamic(&b, inv, |d| fresh.push(key(d, id)));
+                        compared += self.query_dynamic(kernel, &b, inv, |d| fresh.push(key(d, id)));
                     }
                     Place::LargeDynamic | Place::None => {}
                 }
