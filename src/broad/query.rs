@@ -20,18 +20,21 @@ pub(super) trait Sorted {
     fn skip(&self) -> &[f32];
     /// Entry `i`.
     fn entry(&self, i: usize) -> Entry;
-    /// Calls `found` with each of entries `from..to` that meets `q` and whose home bits
-    /// with `home` (the row's being `q`'s lower corner's in z, bit 1, and in y, bit 0) make
-    /// the row their pair's home, in order (AVX2: eight or one record per compare).
+    /// Calls `found` with each entry of the scan that meets its box and whose home bits
+    /// make the row their pair's home, in order (AVX2: eight or one record per compare).
     #[cfg(target_arch = "x86_64")]
-    unsafe fn scan_avx2(
-        &self,
-        from: usize,
-        to: usize,
-        home: u32,
-        q: &Aabb,
-        found: &mut impl FnMut(u32),
-    );
+    unsafe fn scan_avx2(&self, scan: Scan<'_>, found: &mut impl FnMut(u32));
+}
+
+/// What one row's scan reads: entries `from..to` (all starting before `q` ends along x),
+/// and the row's `home` bits for `q` (the row is `q`'s lower corner's in z, bit 1, and in
+/// y, bit 0).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Scan<'q> {
+    from: usize,
+    to: usize,
+    home: u32,
+    q: &'q Aabb,
 }
 
 impl Sorted for Rows {
@@ -50,16 +53,9 @@ impl Sorted for Rows {
     }
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn scan_avx2(
-        &self,
-        from: usize,
-        to: usize,
-        home: u32,
-        q: &Aabb,
-        found: &mut impl FnMut(u32),
-    ) {
+    unsafe fn scan_avx2(&self, scan: Scan<'_>, found: &mut impl FnMut(u32)) {
         // SAFETY: the caller runs AVX2.
-        unsafe { scan_columns_avx2(self.view(), from, to, home, q, found) }
+        unsafe { scan_columns_avx2(self.view(), scan, found) }
     }
 }
 
@@ -79,14 +75,8 @@ impl Sorted for StaticRows {
     }
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn scan_avx2(
-        &self,
-        from: usize,
-        to: usize,
-        home: u32,
-        q: &Aabb,
-        found: &mut impl FnMut(u32),
-    ) {
+    unsafe fn scan_avx2(&self, scan: Scan<'_>, found: &mut impl FnMut(u32)) {
+        let Scan { from, to, home, q } = scan;
         // SAFETY: the caller runs AVX2.
         unsafe { scan_static_avx2(&self.entries[from..to], home, q, found) };
     }
@@ -121,8 +111,14 @@ pub(super) fn query_rows(
                 let (z, y) = split(dir[r].key);
                 let home =
                     u32::from(z == coord(q.lo[2], inv)) << 1 | u32::from(y == coord(q.lo[1], inv));
+                let scan = Scan {
+                    from: start,
+                    to: end,
+                    home,
+                    q,
+                };
                 // SAFETY: `Kernel::Avx2` is only made after the CPU was found to run AVX2.
-                unsafe { rows.scan_avx2(start, end, home, q, &mut found) };
+                unsafe { rows.scan_avx2(scan, &mut found) };
                 (end - start) as u64
             }
         };
@@ -275,25 +271,18 @@ fn scan_static_avx2(entries: &[Entry], home: u32, q: &Aabb, found: &mut impl FnM
     entries.len() as u64
 }
 
-/// [`scan_row`] over dynamic columns with AVX2, given the entries the scan reads (all
-/// starting before `q` ends along x) and the row's `home` bits for `q`: eight entries'
-/// bounds compared with `q` by six instructions (the same comparisons, exactly), their
-/// home bits by one.
+/// [`scan_row`] over dynamic columns with AVX2, for the entries and home bits of `scan`:
+/// eight entries' bounds compared with `q` by six instructions (the same comparisons,
+/// exactly), their home bits by one.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn scan_columns_avx2(
-    c: Cols<'_>,
-    from: usize,
-    to: usize,
-    home: u32,
-    q: &Aabb,
-    found: &mut impl FnMut(u32),
-) {
+fn scan_columns_avx2(c: Cols<'_>, scan: Scan<'_>, found: &mut impl FnMut(u32)) {
     use std::arch::x86_64::{
         _CMP_LE_OQ, _mm256_and_ps, _mm256_castsi256_ps, _mm256_cmp_ps, _mm256_cmpeq_epi32,
         _mm256_loadu_ps, _mm256_loadu_si256, _mm256_movemask_ps, _mm256_or_si256,
         _mm256_set1_epi32, _mm256_set1_ps, _mm256_srli_epi32,
     };
+    let Scan { from, to, home, q } = scan;
     assert!(from <= to && to <= c.len(), "a scan outside its columns");
     let (qlo, qhi) = (
         q.lo.map(|v| _mm256_set1_ps(v)),
@@ -535,6 +524,18 @@ mod tests {
         k
     }
 
+    /// `n` random boxes (ids `0..n`, `dynamic` choosing which move) in a cube sized for a
+    /// few overlaps each, not yet updated; and the cube's side.
+    fn random_phase(s: &mut u64, n: usize, dynamic: impl Fn(u32) -> bool) -> (BroadPhase, f64) {
+        let side = (n as f64 * 2.0).cbrt();
+        let mut bp = BroadPhase::new();
+        for i in 0..n as u32 {
+            let b = crate::broad::place::tests::random_box(s, side);
+            bp.set(i, b, dynamic(i)).unwrap();
+        }
+        (bp, side)
+    }
+
     /// Looking many boxes up in the static rows together gives, box after box, what
     /// looking each up alone gives (one at a time, by the scalar scan): over batches of
     /// every size, with either kernel, with boxes of no extent, long thin ones, and
@@ -544,12 +545,7 @@ mod tests {
         let mut s = 17u64;
         for round in 0..4 {
             let n = 2000 + 600 * round;
-            let side = (n as f64 * 2.0).cbrt();
-            let mut bp = BroadPhase::new();
-            for i in 0..n as u32 {
-                let b = crate::broad::place::tests::random_box(&mut s, side);
-                bp.set(i, b, i % 5 == 0).unwrap();
-            }
+            let (mut bp, _) = random_phase(&mut s, n, |i| i % 5 == 0);
             let far = n as u32;
             bp.set(
                 far,
@@ -601,12 +597,7 @@ mod tests {
         let mut s = 29u64;
         for round in 0..3 {
             let n = 3000 + 1000 * round;
-            let side = (n as f64 * 2.0).cbrt();
-            let mut bp = BroadPhase::new();
-            for i in 0..n as u32 {
-                let b = crate::broad::place::tests::random_box(&mut s, side);
-                bp.set(i, b, i % 3 != 0).unwrap();
-            }
+            let (mut bp, side) = random_phase(&mut s, n, |i| i % 3 != 0);
             bp.update();
             let inv = 1.0 / bp.cell;
             let placed_in_rows = |id: u32| {
