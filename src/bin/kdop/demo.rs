@@ -155,6 +155,13 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     }
 
     // Billiard paths inside the room, kept half an object away from its walls.
+    let room = (hi - lo).min_element();
+    if extent > 0.5 * room {
+        eprintln!(
+            "note: the objects ({extent:.3} across) are larger than half the room ({room:.3}): \
+             they touch its walls and one another from the start"
+        );
+    }
     let margin = DVec3::splat(extent).min((hi - lo) * 0.49);
     let bounds = (lo + margin, hi - margin);
     let speed = 0.02 * extent;
