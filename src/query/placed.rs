@@ -358,8 +358,8 @@ unsafe impl ZeroIsStale for PlacedTri {}
 
 /// Grows `v` to `n` records if it holds fewer, the new ones stale, keeping the old ones.
 /// A zeroed allocation: the system backs a large one with pages only as they are first
-/// touched, so sizing a cache for a large object costs little until queries read it (a
-/// pass writing blank records took 8.6 ms for a 57,640-triangle object).
+/// touched, so sizing a cache for a large object costs little until queries read it,
+/// where a pass writing blank records cost each thread a stall at its first query.
 fn grow_zeroed<T: ZeroIsStale>(v: &mut Vec<T>, n: usize) {
     if v.len() >= n {
         return;
