@@ -582,6 +582,8 @@ pub struct BroadPhase {
     /// Large proxies, dynamic and static, each in id order.
     large_dynamic: Vec<u32>,
     large_static: Vec<u32>,
+    /// The boxes of `large_static` as columns (scratch of `statics.rs`).
+    large_static_columns: statics::Columns,
     /// Pairs of large dynamic boxes, and each slice's when they are found in slices on
     /// rayon's pool (scratch of `large.rs`).
     large_pairs: Vec<(u32, u32)>,
@@ -831,6 +833,7 @@ impl BroadPhase {
                 .map(|s| s.capacity() * 8)
                 .sum::<usize>()
             + self.near_boxes.capacity() * size_of::<(u32, Aabb)>()
+            + self.large_static_columns.bytes()
             + self
                 .near_slices
                 .iter()

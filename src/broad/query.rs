@@ -31,10 +31,10 @@ pub(super) trait Sorted {
 /// y, bit 0).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Scan<'q> {
-    from: usize,
-    to: usize,
-    home: u32,
-    q: &'q Aabb,
+    pub(super) from: usize,
+    pub(super) to: usize,
+    pub(super) home: u32,
+    pub(super) q: &'q Aabb,
 }
 
 impl Sorted for Rows {
@@ -317,12 +317,34 @@ fn scan_columns_avx2(c: Cols<'_>, scan: Scan<'_>, found: &mut impl FnMut(u32)) {
         }
         i += 8;
     }
-    for j in i..to {
+    scan_columns_scalar(c, Scan { from: i, ..scan }, found);
+}
+
+/// [`scan_columns_avx2`] one entry at a time: any machine, and the AVX2 scan's last few.
+fn scan_columns_scalar(c: Cols<'_>, scan: Scan<'_>, found: &mut impl FnMut(u32)) {
+    let Scan { from, to, home, q } = scan;
+    for j in from..to {
         let e = c.get(j);
         let meets = (0..3).all(|k| e.lo[k] <= q.hi[k] && q.lo[k] <= e.hi[k]);
         if meets && (e.row >> 30 | home) == 3 {
             found(e.proxy);
         }
+    }
+}
+
+/// Calls `found` with each entry of columns `c` in the scan's range that meets its box and
+/// has its home in the row (entries not sorted along x are all read).
+pub(super) fn scan_columns(
+    kernel: Kernel,
+    c: Cols<'_>,
+    scan: Scan<'_>,
+    found: &mut impl FnMut(u32),
+) {
+    match kernel {
+        Kernel::Scalar => scan_columns_scalar(c, scan, found),
+        // SAFETY: `Kernel::Avx2` is only made after the CPU was found to run AVX2.
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx2 => unsafe { scan_columns_avx2(c, scan, found) },
     }
 }
 

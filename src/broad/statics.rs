@@ -15,9 +15,9 @@
 //! same pairs in the same order for any number of threads); in the common frame they start
 //! before the changed boxes are placed and run beside the placing.
 
-use super::query::{Lookup, query_statics};
+use super::query::{Lookup, Scan, query_statics, scan_columns};
 use super::sweep::Kernel;
-use super::{Aabb, BroadPhase, Place, StaticRows, bit};
+use super::{Aabb, BroadPhase, Cols, Place, StaticRows, bit};
 use rayon::prelude::*;
 
 /// A dynamic–static pair as one sortable key: the dynamic id in the high half.
@@ -207,15 +207,79 @@ impl BroadPhase {
         let inv = 1.0 / self.cell;
         let looked = look_up(&self.statics, boxes, inv, &mut self.near_slices);
         let mut compared = gather(&self.near_slices, looked, out);
-        for &(id, b) in boxes {
-            for &s in &self.large_static {
-                compared += 1;
-                if self.proxies[s as usize].aabb.overlaps(&b) {
-                    out.push(key(id, s));
-                }
-            }
+        if self.large_static.is_empty() {
+            return compared;
         }
+        // Every box reads every large static: their boxes as columns, eight compared at a
+        // time, in place of a scattered proxy record each.
+        let mut large = std::mem::take(&mut self.large_static_columns);
+        large.fill(&self.large_static, |s| self.proxies[s as usize].aabb);
+        let kernel = Kernel::best();
+        for (id, b) in boxes {
+            let scan = Scan {
+                from: 0,
+                to: large.proxy.len(),
+                home: 3,
+                q: b,
+            };
+            scan_columns(kernel, large.cols(), scan, &mut |s| out.push(key(*id, s)));
+            compared += large.proxy.len() as u64;
+        }
+        self.large_static_columns = large;
         compared
+    }
+}
+
+/// Boxes as columns in the layout of the dynamic rows ([`Cols`]), for comparing one box
+/// with all of them by [`scan_columns`]: the large statics, whose lookups read them all.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Columns {
+    lo: [Vec<f32>; 3],
+    hi: [Vec<f32>; 3],
+    proxy: Vec<u32>,
+    /// Every entry's home bits set: a pair with a large static has no home row.
+    row: Vec<u32>,
+}
+
+impl Columns {
+    /// Replaces the columns with the boxes of `ids`, in order.
+    fn fill(&mut self, ids: &[u32], aabb: impl Fn(u32) -> Aabb) {
+        for c in self.lo.iter_mut().chain(&mut self.hi) {
+            c.clear();
+        }
+        self.proxy.clear();
+        self.row.clear();
+        for &id in ids {
+            let b = aabb(id);
+            for k in 0..3 {
+                self.lo[k].push(b.lo[k]);
+                self.hi[k].push(b.hi[k]);
+            }
+            self.proxy.push(id);
+            self.row.push(u32::MAX);
+        }
+    }
+
+    /// The columns as the scans read them.
+    fn cols(&self) -> Cols<'_> {
+        Cols {
+            lo: [0, 1, 2].map(|k| &self.lo[k][..]),
+            hi: [0, 1, 2].map(|k| &self.hi[k][..]),
+            proxy: &self.proxy,
+            row: &self.row,
+        }
+    }
+
+    /// Bytes held.
+    pub(super) fn bytes(&self) -> usize {
+        4 * (self
+            .lo
+            .iter()
+            .chain(&self.hi)
+            .map(Vec::capacity)
+            .sum::<usize>()
+            + self.proxy.capacity()
+            + self.row.capacity())
     }
 }
 
@@ -347,6 +411,44 @@ mod tests {
     use super::*;
     use crate::broad::place::tests::{random_box, update_twins};
     use crate::testing::lcg;
+
+    /// A box compared with columns of boxes finds, by either kernel and in column order,
+    /// exactly the boxes it meets (one by one with [`Aabb::overlaps`]): columns of every
+    /// length around the eight lanes, boxes of no extent and unbounded ones.
+    #[test]
+    fn column_scans_find_what_each_box_meets() {
+        let mut kernels = vec![Kernel::Scalar];
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            kernels.push(Kernel::Avx2);
+        }
+        let mut s = 41u64;
+        for n in [0usize, 1, 7, 8, 9, 23, 200] {
+            let boxes: Vec<Aabb> = (0..n).map(|_| random_box(&mut s, 6.0)).collect();
+            let mut cols = Columns::default();
+            cols.fill(&(0..n as u32).collect::<Vec<_>>(), |i| boxes[i as usize]);
+            for k in 0..50 {
+                let q = match k {
+                    0 => Aabb::new([f32::NEG_INFINITY; 3], [f32::INFINITY; 3]),
+                    _ => random_box(&mut s, 6.0),
+                };
+                let want: Vec<u32> = (0..n as u32)
+                    .filter(|&i| boxes[i as usize].overlaps(&q))
+                    .collect();
+                for &kernel in &kernels {
+                    let mut got = Vec::new();
+                    let scan = Scan {
+                        from: 0,
+                        to: n,
+                        home: 3,
+                        q: &q,
+                    };
+                    scan_columns(kernel, cols.cols(), scan, &mut |i| got.push(i));
+                    assert_eq!(got, want, "{n} boxes, query {k}, {kernel:?}");
+                }
+            }
+        }
+    }
 
     /// With only dynamic boxes changing among statics, several threads look the statics
     /// up in slices beside the placing ([`BroadPhase::place_and_look_up`]) and find the
