@@ -348,8 +348,8 @@ impl Rows {
         self.n
     }
 
-    /// Entry `i`.
-    #[inline(always)]
+    /// Entry `i` (tests read rows this way; scans read the columns).
+    #[cfg(test)]
     fn entry(&self, i: usize) -> Entry {
         self.view().get(i)
     }

@@ -18,12 +18,10 @@ pub(super) trait Sorted {
     fn xs(&self) -> &[f32];
     /// Every [`SKIP`]th of [`Sorted::xs`], or nothing (then rows are searched whole).
     fn skip(&self) -> &[f32];
-    /// Entry `i`.
-    fn entry(&self, i: usize) -> Entry;
     /// Calls `found` with each entry of the scan that meets its box and whose home bits
-    /// make the row their pair's home, in order (AVX2: eight or one record per compare).
-    #[cfg(target_arch = "x86_64")]
-    unsafe fn scan_avx2(&self, scan: Scan<'_>, found: &mut impl FnMut(u32));
+    /// make the row their pair's home, in order: one at a time, or eight (dynamic columns)
+    /// or one record (static) per AVX2 compare.
+    fn scan(&self, kernel: Kernel, scan: Scan<'_>, found: &mut impl FnMut(u32));
 }
 
 /// What one row's scan reads: entries `from..to` (all starting before `q` ends along x),
@@ -48,14 +46,8 @@ impl Sorted for Rows {
         &[]
     }
     #[inline(always)]
-    fn entry(&self, i: usize) -> Entry {
-        Rows::entry(self, i)
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn scan_avx2(&self, scan: Scan<'_>, found: &mut impl FnMut(u32)) {
-        // SAFETY: the caller runs AVX2.
-        unsafe { scan_columns_avx2(self.view(), scan, found) }
+    fn scan(&self, kernel: Kernel, scan: Scan<'_>, found: &mut impl FnMut(u32)) {
+        scan_columns(kernel, self.view(), scan, found);
     }
 }
 
@@ -70,16 +62,34 @@ impl Sorted for StaticRows {
         &self.skip
     }
     #[inline(always)]
-    fn entry(&self, i: usize) -> Entry {
-        self.entries[i]
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    unsafe fn scan_avx2(&self, scan: Scan<'_>, found: &mut impl FnMut(u32)) {
+    fn scan(&self, kernel: Kernel, scan: Scan<'_>, found: &mut impl FnMut(u32)) {
         let Scan { from, to, home, q } = scan;
-        // SAFETY: the caller runs AVX2.
-        unsafe { scan_static_avx2(&self.entries[from..to], home, q, found) };
+        let entries = &self.entries[from..to];
+        match kernel {
+            Kernel::Scalar => entries
+                .iter()
+                .filter(|e| meets_at_home(e, home, q))
+                .for_each(|e| found(e.proxy)),
+            // SAFETY: `Kernel::Avx2` is only made after the CPU was found to run AVX2.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => unsafe { scan_static_avx2(entries, home, q, found) },
+        }
     }
+}
+
+/// Whether entry `e` meets `q` and its pair with `q` has its home in the entry's row, whose
+/// `home` bits for `q` say whether it is `q`'s lower corner's row in z (bit 1) and in y
+/// (bit 0): the pair's home is the row of the lower corner of the two boxes' intersection.
+#[inline(always)]
+fn meets_at_home(e: &Entry, home: u32, q: &Aabb) -> bool {
+    (0..3).all(|k| e.lo[k] <= q.hi[k] && q.lo[k] <= e.hi[k]) && (e.row >> 30 | home) == 3
+}
+
+/// Row `key`'s home bits for `q` (see [`meets_at_home`]).
+#[inline(always)]
+fn home_bits(key: u32, q: &Aabb, inv: f32) -> u32 {
+    let (z, y) = split(key);
+    u32::from(z == coord(q.lo[2], inv)) << 1 | u32::from(y == coord(q.lo[1], inv))
 }
 
 /// Calls `found` with the id of every entry of `rows` whose box meets `q`; returns the
@@ -103,25 +113,16 @@ pub(super) fn query_rows(
         } else {
             first_at_least(rows.xs(), rows.skip(), span.start, span.end, t)
         };
-        compared += match kernel {
-            Kernel::Scalar => scan_row(rows, r, start, q, inv, &mut found),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => {
-                let end = count_while::<false>(kernel, rows.xs(), start, span.end, q.hi[0]);
-                let (z, y) = split(dir[r].key);
-                let home =
-                    u32::from(z == coord(q.lo[2], inv)) << 1 | u32::from(y == coord(q.lo[1], inv));
-                let scan = Scan {
-                    from: start,
-                    to: end,
-                    home,
-                    q,
-                };
-                // SAFETY: `Kernel::Avx2` is only made after the CPU was found to run AVX2.
-                unsafe { rows.scan_avx2(scan, &mut found) };
-                (end - start) as u64
-            }
+        // The entries that start before `q` ends along x.
+        let end = count_while::<false>(kernel, rows.xs(), start, span.end, q.hi[0]);
+        let scan = Scan {
+            from: start,
+            to: end,
+            home: home_bits(dir[r].key, q, inv),
+            q,
         };
+        rows.scan(kernel, scan, &mut found);
+        compared += (end - start) as u64;
     });
     compared
 }
@@ -159,40 +160,6 @@ fn for_each_row(dir: &[Row], q: &Aabb, inv: f32, mut each: impl FnMut(usize)) {
         each(r);
         r += 1;
     }
-}
-
-/// Scans row `r` of `rows` from entry `start` on until the lower x bounds pass `q`'s upper
-/// one, calling `found` with each entry that meets `q` and has its home row here (the row
-/// of the lower corner of the entry's or `q`'s box, in z and in y); returns the entries
-/// compared.
-#[inline(always)]
-fn scan_row(
-    rows: &impl Sorted,
-    r: usize,
-    start: usize,
-    q: &Aabb,
-    inv: f32,
-    found: &mut impl FnMut(u32),
-) -> u64 {
-    let dir = rows.dir();
-    let (z, y) = split(dir[r].key);
-    let (first_z, first_y) = (z == coord(q.lo[2], inv), y == coord(q.lo[1], inv));
-    let mut compared = 0;
-    for i in start..dir[r + 1].start as usize {
-        // The entry's own lower bound, not `xs`: a record read once.
-        let e = rows.entry(i);
-        if e.lo[0] > q.hi[0] {
-            break;
-        }
-        compared += 1;
-        let home_z = e.row >> 31 != 0 || first_z;
-        let home_y = (e.row >> 30) & 1 != 0 || first_y;
-        let meets = (0..3).all(|k| e.lo[k] <= q.hi[k] && q.lo[k] <= e.hi[k]);
-        if meets && home_z && home_y {
-            found(e.proxy);
-        }
-    }
-    compared
 }
 
 /// The first position from `from` on, below `to`, whose value is not below `t` (`STRICT`)
@@ -243,14 +210,14 @@ fn count_while_avx2<const STRICT: bool>(xs: &[f32], from: usize, to: usize, t: f
     i + xs[i..].iter().take_while(|&&x| keep(x)).count()
 }
 
-/// [`scan_row`] over static records with AVX2, given the records the scan reads (all
+/// [`meets_at_home`] over static records with AVX2, given the records the scan reads (all
 /// starting before `q` ends along x) and the row's `home` bits for `q`: a record loaded as
 /// eight lanes is compared with `q` in one instruction (its lower bounds with q's upper
 /// ones, and its upper bounds, negated, with q's lower ones, negated: the same
 /// comparisons, exactly).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn scan_static_avx2(entries: &[Entry], home: u32, q: &Aabb, found: &mut impl FnMut(u32)) -> u64 {
+fn scan_static_avx2(entries: &[Entry], home: u32, q: &Aabb, found: &mut impl FnMut(u32)) {
     use std::arch::x86_64::{
         _CMP_LE_OQ, _mm256_cmp_ps, _mm256_loadu_ps, _mm256_movemask_ps, _mm256_setr_ps,
         _mm256_xor_ps,
@@ -268,10 +235,9 @@ fn scan_static_avx2(entries: &[Entry], home: u32, q: &Aabb, found: &mut impl FnM
             found(e.proxy);
         }
     }
-    entries.len() as u64
 }
 
-/// [`scan_row`] over dynamic columns with AVX2, for the entries and home bits of `scan`:
+/// [`meets_at_home`] over dynamic columns with AVX2, for the entries and home bits of `scan`:
 /// eight entries' bounds compared with `q` by six instructions (the same comparisons,
 /// exactly), their home bits by one.
 #[cfg(target_arch = "x86_64")]
@@ -325,8 +291,7 @@ fn scan_columns_scalar(c: Cols<'_>, scan: Scan<'_>, found: &mut impl FnMut(u32))
     let Scan { from, to, home, q } = scan;
     for j in from..to {
         let e = c.get(j);
-        let meets = (0..3).all(|k| e.lo[k] <= q.hi[k] && q.lo[k] <= e.hi[k]);
-        if meets && (e.row >> 30 | home) == 3 {
+        if meets_at_home(&e, home, q) {
             found(e.proxy);
         }
     }
@@ -389,13 +354,11 @@ pub(super) fn query_statics(
     for batch in boxes.chunks(BATCH) {
         lookups.clear();
         for (k, &(_, q)) in batch.iter().enumerate() {
-            let (z0, y0) = (coord(q.lo[2], inv), coord(q.lo[1], inv));
             for_each_row(dir, &q, inv, |r| {
-                let (z, y) = split(dir[r].key);
                 lookups.push(Lookup {
                     query: k as u32,
                     row: r as u32,
-                    home: u32::from(z == z0) << 1 | u32::from(y == y0),
+                    home: home_bits(dir[r].key, &q, inv),
                     ..Lookup::default()
                 });
                 let j = (dir[r].start as usize).div_ceil(SKIP);
@@ -443,15 +406,15 @@ pub(super) fn query_statics(
             }
             let (id, q) = batch[p.query as usize];
             let mut hit = |s| found(id, s);
-            let scan = p.from as usize..p.to as usize;
-            compared += match kernel {
-                Kernel::Scalar => scan_row(rows, p.row as usize, scan.start, &q, inv, &mut hit),
-                // SAFETY: `Kernel::Avx2` is only made after the CPU was found to run AVX2.
-                #[cfg(target_arch = "x86_64")]
-                Kernel::Avx2 => unsafe {
-                    scan_static_avx2(&rows.entries[scan], p.home, &q, &mut hit)
-                },
+            let (from, to) = (p.from as usize, p.to as usize);
+            let scan = Scan {
+                from,
+                to,
+                home: p.home,
+                q: &q,
             };
+            rows.scan(kernel, scan, &mut hit);
+            compared += (to - from) as u64;
         }
     }
     compared
