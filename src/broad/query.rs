@@ -499,16 +499,6 @@ mod tests {
     use super::*;
     use crate::testing::lcg;
 
-    /// The kernels this CPU runs: the scalar one always.
-    fn kernels() -> Vec<Kernel> {
-        let mut k = vec![Kernel::Scalar];
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            k.push(Kernel::Avx2);
-        }
-        k
-    }
-
     /// `n` random boxes (ids `0..n`, `dynamic` choosing which move) in a cube sized for a
     /// few overlaps each, not yet updated; and the cube's side.
     fn random_phase(s: &mut u64, n: usize, dynamic: impl Fn(u32) -> bool) -> (BroadPhase, f64) {
@@ -552,7 +542,7 @@ mod tests {
             }
             let boxes: Vec<(u32, Aabb)> = ids.iter().map(|&id| (id, aabb(id))).collect();
             let (mut got, mut lookups) = (Vec::new(), Vec::new());
-            for kernel in kernels() {
+            for kernel in Kernel::all() {
                 for len in [1, 7, BATCH, ids.len()] {
                     got.clear();
                     let mut c = 0;
@@ -606,7 +596,7 @@ mod tests {
                     .collect();
                 want.sort_unstable();
                 let mut runs = Vec::new();
-                for kernel in kernels() {
+                for kernel in Kernel::all() {
                     let mut got = Vec::new();
                     let mut compared = bp.query_dynamic(kernel, &q, inv, |id| got.push(id));
                     compared += query_rows(kernel, &bp.statics, &q, inv, |id| got.push(id));

@@ -417,11 +417,6 @@ mod tests {
     /// length around the eight lanes, boxes of no extent and unbounded ones.
     #[test]
     fn column_scans_find_what_each_box_meets() {
-        let mut kernels = vec![Kernel::Scalar];
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            kernels.push(Kernel::Avx2);
-        }
         let mut s = 41u64;
         for n in [0usize, 1, 7, 8, 9, 23, 200] {
             let boxes: Vec<Aabb> = (0..n).map(|_| random_box(&mut s, 6.0)).collect();
@@ -435,7 +430,7 @@ mod tests {
                 let want: Vec<u32> = (0..n as u32)
                     .filter(|&i| boxes[i as usize].overlaps(&q))
                     .collect();
-                for &kernel in &kernels {
+                for kernel in Kernel::all() {
                     let mut got = Vec::new();
                     let scan = Scan {
                         from: 0,

@@ -122,6 +122,17 @@ pub(super) enum Kernel {
 }
 
 impl Kernel {
+    /// Every form this CPU runs, the scalar one first (tests compare them).
+    #[cfg(test)]
+    pub(super) fn all() -> Vec<Kernel> {
+        let mut kernels = vec![Kernel::Scalar];
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            kernels.push(Kernel::Avx2);
+        }
+        kernels
+    }
+
     /// The fastest form this CPU runs.
     pub(super) fn best() -> Kernel {
         #[cfg(target_arch = "x86_64")]
@@ -626,16 +637,6 @@ mod tests {
         out
     }
 
-    /// The kernels this machine runs.
-    fn kernels() -> Vec<Kernel> {
-        let mut kernels = vec![Kernel::Scalar];
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            kernels.push(Kernel::Avx2);
-        }
-        kernels
-    }
-
     /// Sweeping a row for its fresh entries alone finds exactly the pairs of comparing all
     /// that have a fresh member, each once, with both kernels in the same order: on rows
     /// of every length with points, infinite bounds and both home bits, and fresh entries
@@ -668,7 +669,7 @@ mod tests {
                     .clone()
                     .fold(0.0f32, |w, i| w.max(r.entry(i).hi[0] - r.entry(i).lo[0]));
                 let mut runs = Vec::new();
-                for k in kernels() {
+                for k in Kernel::all() {
                     let mut out = Vec::new();
                     let mut found = Found::new(&mut out);
                     sweep_fresh(k, r.view(), span.start, span.end, &bits, width, &mut found);
@@ -694,7 +695,7 @@ mod tests {
     /// every length (the last row's tail shorter than eight lanes included).
     #[test]
     fn kernels_equal_all_pairs() {
-        let kernels = kernels();
+        let kernels = Kernel::all();
         for seed in 0..30 {
             let r = random_rows(seed);
             for row in 0..r.len() {
