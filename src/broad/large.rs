@@ -1,6 +1,6 @@
 //! Pairs of large dynamic boxes, those spanning more than two cells in y or z (the rows'
 //! neighbourhood cannot hold them): each is compared anew every update with the rows it
-//! covers, dynamic and static (`query_rows`), with the large statics and with the large
+//! covers, dynamic, static and coarse static (`query_rows`), with the large statics and with the large
 //! dynamic boxes after it. A scene's few large boxes cost their own pairs' worth; many of
 //! them are looked up in slices on rayon's pool, the slices' pairs joined in slice order
 //! (the same pairs in the same order for any number of threads).
@@ -60,6 +60,9 @@ impl BroadPhase {
             let mut pair = |o: u32| out.push((l.min(o), l.max(o)));
             compared += self.query_dynamic(kernel, &b, inv, &mut pair);
             compared += query_rows(kernel, &self.statics, &b, inv, &mut pair);
+            for (rows, inv) in &self.static_levels()[1..] {
+                compared += query_rows(kernel, *rows, &b, *inv, &mut pair);
+            }
             for &o in self.large_static.iter().chain(&self.large_dynamic[i + 1..]) {
                 compared += 1;
                 if self.proxies[o as usize].aabb.overlaps(&b) {

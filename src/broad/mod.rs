@@ -24,8 +24,12 @@
 //! their pairs with dynamic boxes are kept from update to update and looked for again only
 //! for boxes set since (`statics.rs`, on rayon's pool beside the placing when only
 //! dynamic boxes changed), so static and sleeping boxes cost nothing per frame until they
-//! or a neighbour move. Boxes spanning more than two cells in y or z are kept in
-//! lists of their own and compared with the rows they cover (`large.rs`).
+//! or a neighbour move. A static box spanning more than two cells in y or z goes to the
+//! rows of a coarser grid, the first of a few levels (each cell a fixed multiple of the
+//! one below) where it spans at most two cells, looked up there as in the rows: a
+//! hierarchical grid, so that large statics cost their neighbours' worth, not their
+//! number. Dynamic boxes spanning more than two cells, and static ones too large for every
+//! level, are kept in lists of their own (`large.rs`).
 //!
 //! One file per operation: `place.rs` keeps the arrays sorted, `sweep.rs` finds the pairs
 //! of dynamic boxes in a row (eight candidates at a time, AVX2 or scalar), `statics.rs`
@@ -132,13 +136,29 @@ enum Place {
     Static(u32, u32),
     /// In the large dynamic list.
     LargeDynamic,
-    /// In the large static list.
+    /// In the coarse static rows of the level of the third field (too large for the rows
+    /// and the levels below), in the rows of that level from the first key to the second.
+    Coarse(u32, u32, u8),
+    /// In the large static list (too large for every level of coarse rows).
     LargeStatic,
 }
 
 impl Place {
     fn is_static(self) -> bool {
-        matches!(self, Place::Static(..) | Place::LargeStatic)
+        matches!(
+            self,
+            Place::Static(..) | Place::Coarse(..) | Place::LargeStatic
+        )
+    }
+
+    /// Which static rows hold it, as a bit: the rows the first, each level of the coarse
+    /// rows the next ones (0 for none).
+    fn rows_bit(self) -> u32 {
+        match self {
+            Place::Static(..) => 1,
+            Place::Coarse(.., level) => 2 << level,
+            _ => 0,
+        }
     }
 }
 
@@ -579,6 +599,15 @@ pub struct BroadPhase {
     statics: StaticRows,
     static_spare: Vec<Entry>,
     statics_changed: bool,
+    /// Static boxes too large for the rows, each in the first level of coarser rows where
+    /// it spans at most two cells in y and z, as `statics` (level `l` has cells of edge
+    /// `coarse_cell` times [`place::COARSE_STEP`]^`l`, `coarse_cell` a multiple of `cell`);
+    /// the buffer they are re-sorted into, and which levels changed since they were sorted
+    /// (a bit each).
+    coarse: [StaticRows; place::COARSE_LEVELS],
+    coarse_spare: Vec<Entry>,
+    coarse_changed: u32,
+    coarse_cell: f32,
     /// Large proxies, dynamic and static, each in id order.
     large_dynamic: Vec<u32>,
     large_static: Vec<u32>,
@@ -632,6 +661,7 @@ impl BroadPhase {
         }
         Ok(BroadPhase {
             cell: size,
+            coarse_cell: size * place::COARSE_MIN,
             fixed: true,
             ..Self::default()
         })
@@ -821,7 +851,8 @@ impl BroadPhase {
                 .sum::<usize>()
             + self.spares.bytes()
             + self.statics.bytes()
-            + self.static_spare.capacity() * size_of::<Entry>()
+            + self.coarse.iter().map(StaticRows::bytes).sum::<usize>()
+            + (self.static_spare.capacity() + self.coarse_spare.capacity()) * size_of::<Entry>()
             + self.incoming.capacity() * size_of::<Entry>()
             + self.placing.iter().map(place::Slice::bytes).sum::<usize>()
             + (self.static_pairs.capacity() + self.pairs_spare.capacity() + self.fresh.capacity())

@@ -7,8 +7,8 @@
 
 use super::sweep::{Found, Kernel, sweep_fresh, sweep_row};
 use super::{
-    BroadPhase, Chunk, ColsMut, Entry, NONE, Place, Proxy, Row, Rows, SKIP, Spare, StaticRows, bit,
-    set_bit,
+    Aabb, BroadPhase, Chunk, ColsMut, Entry, NONE, Place, Proxy, Row, Rows, SKIP, Spare,
+    StaticRows, bit, set_bit,
 };
 use crate::hint::{prefetch, prefetch_at};
 use rayon::prelude::*;
@@ -19,6 +19,16 @@ const CELL_PER_EXTENT: f32 = 1.5;
 /// The percentile of the boxes' extents the cell is fitted to: boxes above it may span
 /// three cells and go to the large lists.
 const EXTENT_PERCENTILE: f64 = 0.95;
+/// The first level of coarse cells is this many times the cells: a static box spanning
+/// more than two cells goes to the first level of coarse rows where it spans at most two.
+/// Fixed ratios, not cells fitted to the large boxes: each level then holds boxes within
+/// a small range of sizes whatever their spread, so a row's widest box stays near its
+/// cell and a lookup scans few entries it does not meet.
+pub(super) const COARSE_MIN: f32 = 4.0;
+/// Each level of coarse cells is this many times the one below...
+pub(super) const COARSE_STEP: f32 = 4.0;
+/// ... over this many levels; a static box too large for all of them is a large one.
+pub(super) const COARSE_LEVELS: usize = 6;
 /// Entries a chunk is made with; a chunk grown past twice this is split. Small enough
 /// that a chunk's columns stay in a core's cache while it is streamed and swept, large
 /// enough that a chunk is worth a task. Tests use small chunks, so that splits happen.
@@ -120,8 +130,41 @@ impl BroadPhase {
             (true, true) => Place::Dynamic(key(z0, y0), key(z1, y1)),
             (true, false) => Place::Static(key(z0, y0), key(z1, y1)),
             (false, true) => Place::LargeDynamic,
-            (false, false) => Place::LargeStatic,
+            (false, false) => self.coarse_placement(&p.aabb),
         }
+    }
+
+    /// Where a static box too large for the rows goes: the first level of coarse rows
+    /// where it spans at most two cells in y and in z, else the large static list.
+    fn coarse_placement(&self, b: &Aabb) -> Place {
+        if self.coarse_cell <= 0.0 {
+            return Place::LargeStatic;
+        }
+        for level in 0..COARSE_LEVELS {
+            let inv = self.coarse_inv(level);
+            let (y0, y1) = (coord(b.lo[1], inv), coord(b.hi[1], inv));
+            let (z0, z1) = (coord(b.lo[2], inv), coord(b.hi[2], inv));
+            if y1 - y0 <= 1 && z1 - z0 <= 1 {
+                return Place::Coarse(key(z0, y0), key(z1, y1), level as u8);
+            }
+        }
+        Place::LargeStatic
+    }
+
+    /// The inverse of the cell edge of coarse level `level` (the one place it is
+    /// computed, so that placing and looking up agree on every cell).
+    #[inline]
+    pub(super) fn coarse_inv(&self, level: usize) -> f32 {
+        1.0 / (self.coarse_cell * COARSE_STEP.powi(level as i32))
+    }
+
+    /// The static rows a box looks up, each with the inverse of its cell edge: the rows,
+    /// then the levels of coarse rows.
+    pub(super) fn static_levels(&self) -> [(&StaticRows, f32); 1 + COARSE_LEVELS] {
+        std::array::from_fn(|l| match l {
+            0 => (&self.statics, 1.0 / self.cell),
+            _ => (&self.coarse[l - 1], self.coarse_inv(l - 1)),
+        })
     }
 
     /// Rows of dynamic boxes, and their entries.
@@ -209,12 +252,14 @@ impl BroadPhase {
     pub(super) fn regrid(&mut self) {
         if !self.fixed {
             self.cell = self.chosen_cell_size();
+            self.coarse_cell = self.cell * COARSE_MIN;
         }
         for &id in &self.moved {
             self.proxies[id as usize].moved = false;
         }
         self.moved.clear();
         let (mut dynamic, mut statics) = (Vec::new(), Vec::new());
+        let mut coarse: [Vec<Entry>; COARSE_LEVELS] = Default::default();
         self.large_dynamic.clear();
         self.large_static.clear();
         for id in 0..self.proxies.len() as u32 {
@@ -224,6 +269,7 @@ impl BroadPhase {
             match placed {
                 Place::Dynamic(lo, hi) => entries(id, &p.aabb, lo, hi, &mut dynamic),
                 Place::Static(lo, hi) => entries(id, &p.aabb, lo, hi, &mut statics),
+                Place::Coarse(lo, hi, l) => entries(id, &p.aabb, lo, hi, &mut coarse[l as usize]),
                 Place::LargeDynamic => self.large_dynamic.push(id),
                 Place::LargeStatic => self.large_static.push(id),
                 Place::None => {}
@@ -235,7 +281,12 @@ impl BroadPhase {
         self.index_chunks();
         self.statics.entries = statics;
         directory(&mut self.statics);
-        self.statics_changed = false;
+        for (rows, mut entries) in self.coarse.iter_mut().zip(coarse) {
+            entries.par_sort_unstable_by_key(rank);
+            rows.entries = entries;
+            directory(rows);
+        }
+        (self.statics_changed, self.coarse_changed) = (false, 0);
         self.regrid_large = (self.large_dynamic.len() + self.large_static.len()) as u64;
         let (rows, entries) = self.dynamic_counts();
         let rows = (rows + self.statics.len()).max(1) as u64;
@@ -319,8 +370,19 @@ impl BroadPhase {
             self.placing = placing;
         }
         if self.statics_changed {
-            self.resort_statics();
+            let mut rows = std::mem::take(&mut self.statics);
+            self.resort_statics(&mut rows, 1);
+            self.statics = rows;
+            self.statics_changed = false;
         }
+        for level in 0..COARSE_LEVELS {
+            if self.coarse_changed & (2 << level) != 0 {
+                let mut rows = std::mem::take(&mut self.coarse[level]);
+                self.resort_statics(&mut rows, 2 << level);
+                self.coarse[level] = rows;
+            }
+        }
+        self.coarse_changed = 0;
     }
 
     /// [`BroadPhase::place_moved`]'s placing on one thread: each changed proxy's old
@@ -377,9 +439,9 @@ impl BroadPhase {
             Place::LargeStatic => insert_sorted(&mut self.large_static, id),
             _ => {}
         }
-        if old.is_static() || new.is_static() {
-            self.statics_changed = true;
-        }
+        let rows = old.rows_bit() | new.rows_bit();
+        self.statics_changed |= rows & 1 != 0;
+        self.coarse_changed |= rows & !1;
     }
 
     /// Places the changed proxies `ids` into `out` (one slice of [`BroadPhase::place_moved`],
@@ -472,23 +534,31 @@ impl BroadPhase {
         }
     }
 
-    /// The static array after this update's changes: changed entries drop out, and every
-    /// changed proxy that is now a static one of the rows merges in anew.
-    fn resort_statics(&mut self) {
+    /// The static rows `rows` (taken out of `self`; those of [`Place::rows_bit`] `which`)
+    /// after this update's changes: changed entries drop out, and every changed proxy that
+    /// is now in those rows merges in anew.
+    fn resort_statics(&mut self, rows: &mut StaticRows, which: u32) {
         self.incoming.clear();
         for &id in &self.moved {
             let p = &self.proxies[id as usize];
-            if let Place::Static(lo, hi) = p.placed {
+            if let Place::Static(lo, hi) | Place::Coarse(lo, hi, _) = p.placed
+                && p.placed.rows_bit() == which
+            {
                 entries(id, &p.aabb, lo, hi, &mut self.incoming);
             }
         }
         self.incoming.sort_unstable_by_key(rank);
-        let mut out = std::mem::take(&mut self.static_spare);
+        let spare = if which == 1 {
+            &mut self.static_spare
+        } else {
+            &mut self.coarse_spare
+        };
+        let mut out = std::mem::take(spare);
         out.clear();
-        out.reserve(self.statics.count() + self.incoming.len());
+        out.reserve(rows.count() + self.incoming.len());
         let inc = &self.incoming;
         let mut j = 0;
-        for e in &self.statics.entries {
+        for e in &rows.entries {
             if bit(&self.moved_bits, e.proxy) {
                 continue;
             }
@@ -499,9 +569,8 @@ impl BroadPhase {
             out.push(*e);
         }
         out.extend_from_slice(&inc[j..]);
-        self.static_spare = std::mem::replace(&mut self.statics.entries, out);
-        directory(&mut self.statics);
-        self.statics_changed = false;
+        *spare = std::mem::replace(&mut rows.entries, out);
+        directory(rows);
     }
 
     /// Forgets this update's changes: the bits, the list and the dirty chunks.

@@ -490,7 +490,9 @@ impl BroadPhase {
         }
         let (kernel, inv) = (Kernel::best(), 1.0 / self.cell);
         self.query_dynamic(kernel, aabb, inv, &mut found);
-        query_rows(kernel, &self.statics, aabb, inv, &mut found);
+        for (rows, inv) in self.static_levels() {
+            query_rows(kernel, rows, aabb, inv, &mut found);
+        }
     }
 }
 

@@ -15,6 +15,7 @@
 //! same pairs in the same order for any number of threads); in the common frame they start
 //! before the changed boxes are placed and run beside the placing.
 
+use super::place::COARSE_LEVELS;
 use super::query::{Lookup, Scan, query_statics, scan_columns};
 use super::sweep::Kernel;
 use super::{Aabb, BroadPhase, Cols, Place, StaticRows, bit};
@@ -37,7 +38,12 @@ impl BroadPhase {
     /// (all of them anew after a regrid); `looked`, the lookups if they ran beside the
     /// placing ([`BroadPhase::place_and_look_up`]). Returns the box pairs compared.
     pub(super) fn update_static_pairs(&mut self, regridded: bool, looked: Option<Looked>) -> u64 {
-        if self.statics.count() == 0 && self.large_static.is_empty() {
+        if self
+            .static_levels()
+            .iter()
+            .all(|(rows, _)| rows.count() == 0)
+            && self.large_static.is_empty()
+        {
             self.static_pairs.clear();
             return 0;
         }
@@ -50,7 +56,12 @@ impl BroadPhase {
         if regridded {
             // Every pair anew, from the smaller side.
             self.static_pairs.clear();
-            let statics = self.statics.count() + self.large_static.len();
+            let statics = self
+                .static_levels()
+                .iter()
+                .map(|(rows, _)| rows.count())
+                .sum::<usize>()
+                + self.large_static.len();
             if self.dynamic_counts().1 <= statics {
                 near.extend(self.proxies.iter().zip(0..).filter_map(|(p, id)| {
                     matches!(p.placed, Place::Dynamic(..)).then_some((id, p.aabb))
@@ -83,7 +94,7 @@ impl BroadPhase {
             for &id in &self.moved {
                 match self.proxies[id as usize].placed {
                     Place::Dynamic(..) => near.push((id, self.proxies[id as usize].aabb)),
-                    Place::Static(..) | Place::LargeStatic => {
+                    Place::Static(..) | Place::Coarse(..) | Place::LargeStatic => {
                         let b = self.proxies[id as usize].aabb;
                         compared += self.query_dynamic(kernel, &b, inv, |d| fresh.push(key(d, id)));
                     }
@@ -112,17 +123,21 @@ impl BroadPhase {
     }
 
     /// Whether this update brings the static pairs up to date by splicing: only dynamic
-    /// boxes changed, none is large, and there are statics ([`splice_static_pairs`]). The
+    /// boxes changed, there are statics and none is in the large list
+    /// ([`splice_static_pairs`]). The
     /// same before the placing and after it (placing re-sorts the statics only when a
     /// static box changed), so it decides both whether the lookups run beside the placing
     /// and whether the pairs are spliced.
     ///
     /// [`splice_static_pairs`]: BroadPhase::splice_static_pairs
     pub(super) fn splices_static_pairs(&self) -> bool {
-        self.statics.count() > 0
+        self.static_levels()
+            .iter()
+            .any(|(rows, _)| rows.count() > 0)
             && self.large_static.is_empty()
             && !self.statics_touched
             && !self.statics_changed
+            && self.coarse_changed == 0
             && !self.moved.is_empty()
     }
 
@@ -138,13 +153,18 @@ impl BroadPhase {
         boxes.sort_unstable_by_key(|b| b.0);
         // Placing reads neither the static rows (no static box changed) nor the slices.
         let statics = std::mem::take(&mut self.statics);
+        let coarse = std::mem::take(&mut self.coarse);
         let mut slices = std::mem::take(&mut self.near_slices);
-        let inv = 1.0 / self.cell;
+        let levels = std::array::from_fn(|l| match l {
+            0 => (&statics, 1.0 / self.cell),
+            _ => (&coarse[l - 1], self.coarse_inv(l - 1)),
+        });
         let ((), looked) = rayon::join(
             || self.place_moved(),
-            || look_up(&statics, &boxes, inv, &mut slices),
+            || look_up(levels, &boxes, &mut slices),
         );
-        (self.statics, self.near_slices, self.near_boxes) = (statics, slices, boxes);
+        (self.statics, self.coarse) = (statics, coarse);
+        (self.near_slices, self.near_boxes) = (slices, boxes);
         looked
     }
 
@@ -201,12 +221,14 @@ impl BroadPhase {
     }
 
     /// Pushes `(id, s)` for every static `s` whose box meets one of the dynamic `boxes`
-    /// (`(id, box)`): the rows' pairs grouped by box in the order of `boxes`, each group
-    /// sorted, then those of the large statics. Returns the boxes compared.
+    /// (`(id, box)`): the rows' and the coarse rows' pairs as [`look_up`] orders them
+    /// (ascending when `boxes` ascend by id), then those of the large statics. Returns the
+    /// boxes compared.
     fn statics_near(&mut self, boxes: &[(u32, Aabb)], out: &mut Vec<u64>) -> u64 {
-        let inv = 1.0 / self.cell;
-        let looked = look_up(&self.statics, boxes, inv, &mut self.near_slices);
-        let mut compared = gather(&self.near_slices, looked, out);
+        let mut slices = std::mem::take(&mut self.near_slices);
+        let looked = look_up(self.static_levels(), boxes, &mut slices);
+        let mut compared = gather(&slices, looked, out);
+        self.near_slices = slices;
         if self.large_static.is_empty() {
             return compared;
         }
@@ -309,14 +331,15 @@ pub(super) struct Looked {
     compared: u64,
 }
 
-/// Looks `boxes` up in the static rows, in contiguous slices of `boxes` on rayon's pool
-/// (one slice on one thread or for few boxes), each into its own [`NearSlice`] with its
-/// pairs grouped by box and each group sorted; [`gather`] joins them in slice order, so
-/// the pairs and their order do not depend on the threads.
+/// Looks `boxes` up in the static rows of each of `levels` (rows, and the inverse of their
+/// cell edge), in contiguous slices of `boxes` on rayon's pool (one slice on one thread or
+/// for few boxes), each into its own [`NearSlice`]; [`gather`] joins them in slice order,
+/// so the pairs and their order do not depend on the threads. A slice's pairs come
+/// grouped by box in the order of `boxes`, each group sorted, when one level has pairs;
+/// sorted, when several do. Either way they ascend when `boxes` ascend by id.
 fn look_up(
-    statics: &StaticRows,
+    levels: [(&StaticRows, f32); 1 + COARSE_LEVELS],
     boxes: &[(u32, Aabb)],
-    inv: f32,
     slices: &mut Vec<NearSlice>,
 ) -> Looked {
     let kernel = Kernel::best();
@@ -335,10 +358,19 @@ fn look_up(
     let one = |slice: &mut NearSlice, boxes: &[(u32, Aabb)]| {
         slice.found.clear();
         let found = &mut slice.found;
-        let compared = query_statics(kernel, statics, boxes, inv, &mut slice.lookups, |d, s| {
-            found.push(key(d, s));
-        });
-        sort_groups(found);
+        let (mut compared, mut runs) = (0, 0);
+        for (rows, inv) in levels.into_iter().filter(|(rows, _)| rows.count() > 0) {
+            let start = found.len();
+            compared += query_statics(kernel, rows, boxes, inv, &mut slice.lookups, |d, s| {
+                found.push(key(d, s));
+            });
+            sort_groups(&mut found[start..]);
+            runs += usize::from(found.len() > start);
+        }
+        if runs > 1 {
+            // Ascending runs when the boxes ascend: the stable sort merges them.
+            found.sort();
+        }
         compared
     };
     let compared = if n == 1 {
@@ -513,6 +545,81 @@ mod tests {
             // Every frame but the first (which places the statics) looked ahead.
             assert_eq!(ahead, 7, "seed {seed}");
             assert!(twin.near_slices.len() >= 3, "seed {seed}: too few slices");
+        }
+    }
+
+    /// Static boxes from ordinary to thousands of times larger go to the rows, to several
+    /// levels of coarse rows and (unbounded) to the large list; moving boxes among them find,
+    /// on one thread and on three in the same order, the pairs brute force finds: while
+    /// only they move (the kept pairs spliced, the coarse rows looked up beside the
+    /// placing), when a static box changes level, and with a large static (no splicing).
+    #[test]
+    fn statics_of_every_size_pair_as_brute_force_finds() {
+        let serial = crate::testing::pool(1);
+        let pool = crate::testing::pool(3);
+        for seed in 0..3u64 {
+            let mut s = seed * 7877 + 3;
+            let side = 40.0;
+            let sized = |s: &mut u64, h: f64| {
+                let c = [0, 1, 2].map(|_| (lcg(s) * side) as f32);
+                let h = [0, 1, 2].map(|_| (h * (0.5 + lcg(s))) as f32);
+                Aabb::new(
+                    [0, 1, 2].map(|k| c[k] - h[k]),
+                    [0, 1, 2].map(|k| c[k] + h[k]),
+                )
+            };
+            // Half-extents about 0.3 (the rows, the cell fitted to them), and for one box
+            // in twenty of the statics 3, 12, 50 and 400 (coarse levels).
+            let scale = |i: u32| [3.0, 12.0, 50.0, 400.0].get(i as usize % 80).copied();
+            let (statics, n) = (700u32, 1000u32);
+            let mut boxes: Vec<Option<(Aabb, bool)>> = Vec::new();
+            let (mut bp, mut twin) = (BroadPhase::new(), BroadPhase::new());
+            for i in 0..n {
+                let b = sized(&mut s, scale(i).filter(|_| i < statics).unwrap_or(0.3));
+                bp.set(i, b, i >= statics).unwrap();
+                twin.set(i, b, i >= statics).unwrap();
+                boxes.push(Some((b, i >= statics)));
+            }
+            let (mut spliced, mut levels) = (0, 0);
+            for frame in 0..10 {
+                for i in statics..n {
+                    let b = sized(&mut s, 0.3);
+                    bp.set(i, b, true).unwrap();
+                    twin.set(i, b, true).unwrap();
+                    boxes[i as usize] = Some((b, true));
+                }
+                let changed = match frame {
+                    // A static box grows out of its level, one shrinks into the rows, one
+                    // moves within its level.
+                    4 => vec![
+                        (0, sized(&mut s, 60.0)),
+                        (2, sized(&mut s, 0.3)),
+                        (81, sized(&mut s, 12.0)),
+                    ],
+                    // An unbounded static box: the large list.
+                    7 => vec![(
+                        10,
+                        Aabb::new([f32::NEG_INFINITY; 3], [0.0, f32::INFINITY, 5.0]),
+                    )],
+                    _ => vec![],
+                };
+                for (i, b) in changed {
+                    bp.set(i, b, false).unwrap();
+                    twin.set(i, b, false).unwrap();
+                    boxes[i as usize] = Some((b, false));
+                }
+                spliced += usize::from(twin.splices_static_pairs());
+                let live: Vec<_> = (0..n)
+                    .filter_map(|i| boxes[i as usize].map(|(b, d)| (i, b, d)))
+                    .collect();
+                let at = format!("seed {seed} frame {frame}");
+                update_twins((&serial, &pool), &mut bp, &mut twin, &live, &at);
+                levels = levels.max(bp.coarse.iter().filter(|r| r.count() > 0).count());
+                assert_eq!(bp.large_static.is_empty(), frame < 7, "{at}");
+            }
+            // Frames 1-3, 5-6 splice (0 places, 4 and 7 change statics, 8-9 have a large one).
+            assert_eq!(spliced, 5, "seed {seed}");
+            assert!(levels >= 3, "seed {seed}: {levels} coarse levels");
         }
     }
 
