@@ -24,12 +24,13 @@
 //! their pairs with dynamic boxes are kept from update to update and looked for again only
 //! for boxes set since (`statics.rs`, on rayon's pool beside the placing when only
 //! dynamic boxes changed), so static and sleeping boxes cost nothing per frame until they
-//! or a neighbour move. A static box spanning more than two cells in y or z goes to the
-//! rows of a coarser grid, the first of a few levels (each cell a fixed multiple of the
-//! one below) where it spans at most two cells, looked up there as in the rows: a
-//! hierarchical grid, so that large statics cost their neighbours' worth, not their
-//! number. Dynamic boxes spanning more than two cells, and static ones too large for every
-//! level, are kept in lists of their own (`large.rs`).
+//! or a neighbour move. A box spanning more than two cells in y or z, or longer than two
+//! along x (a row's longest box sets how far back every search in it reaches), is *large*.
+//! A large static box goes to the rows of a coarser grid, the first of a few levels (each
+//! cell a fixed multiple of the one below) where it fits, looked up there as in the rows:
+//! a hierarchical grid, so that large statics cost their neighbours' worth, not their
+//! number. Large dynamic boxes, and static ones too large for every level, are kept in
+//! lists of their own (`large.rs`).
 //!
 //! One file per operation: `place.rs` keeps the arrays sorted, `sweep.rs` finds the pairs
 //! of dynamic boxes in a row (eight candidates at a time, AVX2 or scalar), `statics.rs`
@@ -617,6 +618,8 @@ pub struct BroadPhase {
     /// rayon's pool (scratch of `large.rs`).
     large_pairs: Vec<(u32, u32)>,
     large_slices: Vec<Vec<(u32, u32)>>,
+    /// The large dynamic boxes in rows of the coarse levels (scratch of `large.rs`).
+    large_rows: large::LargeRows,
     /// Pairs of a dynamic box with a static one, as `statics::key(dynamic, static)`,
     /// sorted; kept across updates.
     static_pairs: Vec<u64>,
@@ -865,6 +868,7 @@ impl BroadPhase {
                 .sum::<usize>()
             + self.near_boxes.capacity() * size_of::<(u32, Aabb)>()
             + self.large_static_columns.bytes()
+            + self.large_rows.bytes()
             + self
                 .near_slices
                 .iter()

@@ -106,7 +106,7 @@ const POSITION: u128 = u32::MAX as u128;
 /// An entry's place in the order: row, lower x bound, then id (so that the order depends
 /// on the boxes alone).
 #[inline(always)]
-fn rank(e: &Entry) -> u128 {
+pub(super) fn rank(e: &Entry) -> u128 {
     rank_of(e.row, e.lo[0], e.proxy)
 }
 
@@ -114,6 +114,17 @@ fn rank(e: &Entry) -> u128 {
 #[inline(always)]
 pub(super) fn before(a: &Entry, b: &Entry) -> bool {
     rank(a) < rank(b)
+}
+
+/// The longest x-extent a box in rows of cells of edge `1 / inv` may have, in cells.
+const X_CELLS: f32 = 2.0;
+
+/// Whether box `b` is short enough along x for rows of cells of edge `1 / inv`: a row's
+/// widest box sets how far back every search and sweep in it reaches, so one box far
+/// longer than the rest along x would make every lookup in its rows scan that far.
+#[inline(always)]
+fn fits_along_x(b: &Aabb, inv: f32) -> bool {
+    (b.hi[0] - b.lo[0]) * inv <= X_CELLS
 }
 
 impl BroadPhase {
@@ -125,7 +136,7 @@ impl BroadPhase {
         let inv = 1.0 / self.cell;
         let (y0, y1) = (coord(p.aabb.lo[1], inv), coord(p.aabb.hi[1], inv));
         let (z0, z1) = (coord(p.aabb.lo[2], inv), coord(p.aabb.hi[2], inv));
-        let normal = y1 - y0 <= 1 && z1 - z0 <= 1;
+        let normal = y1 - y0 <= 1 && z1 - z0 <= 1 && fits_along_x(&p.aabb, inv);
         match (normal, p.dynamic) {
             (true, true) => Place::Dynamic(key(z0, y0), key(z1, y1)),
             (true, false) => Place::Static(key(z0, y0), key(z1, y1)),
@@ -135,20 +146,29 @@ impl BroadPhase {
     }
 
     /// Where a static box too large for the rows goes: the first level of coarse rows
-    /// where it spans at most two cells in y and in z, else the large static list.
+    /// where it spans at most two cells in y and in z and fits along x, else the large
+    /// static list.
     fn coarse_placement(&self, b: &Aabb) -> Place {
-        if self.coarse_cell <= 0.0 {
-            return Place::LargeStatic;
+        match self.coarse_level(b) {
+            Some((level, lo, hi)) => Place::Coarse(lo, hi, level),
+            None => Place::LargeStatic,
         }
-        for level in 0..COARSE_LEVELS {
+    }
+
+    /// The first level of coarse rows where box `b` spans at most two cells in y and in z
+    /// and fits along x, with the keys of its first and last rows there; `None` if it
+    /// fits none.
+    pub(super) fn coarse_level(&self, b: &Aabb) -> Option<(u8, u32, u32)> {
+        if self.coarse_cell <= 0.0 {
+            return None;
+        }
+        (0..COARSE_LEVELS).find_map(|level| {
             let inv = self.coarse_inv(level);
             let (y0, y1) = (coord(b.lo[1], inv), coord(b.hi[1], inv));
             let (z0, z1) = (coord(b.lo[2], inv), coord(b.hi[2], inv));
-            if y1 - y0 <= 1 && z1 - z0 <= 1 {
-                return Place::Coarse(key(z0, y0), key(z1, y1), level as u8);
-            }
-        }
-        Place::LargeStatic
+            (y1 - y0 <= 1 && z1 - z0 <= 1 && fits_along_x(b, inv))
+                .then(|| (level as u8, key(z0, y0), key(z1, y1)))
+        })
     }
 
     /// The inverse of the cell edge of coarse level `level` (the one place it is
@@ -294,13 +314,17 @@ impl BroadPhase {
     }
 
     /// The cell edge: [`CELL_PER_EXTENT`] times the [`EXTENT_PERCENTILE`] of the live boxes'
-    /// largest extent in y and z (finite ones), or 1 if that is zero or out of range.
+    /// largest extent in y and z, or x-extent over [`X_CELLS`] if larger (finite ones), or
+    /// 1 if that is zero or out of range.
     fn chosen_cell_size(&self) -> f32 {
         let mut ext: Vec<f32> = self
             .proxies
             .iter()
             .filter(|p| p.live)
-            .map(|p| (p.aabb.hi[1] - p.aabb.lo[1]).max(p.aabb.hi[2] - p.aabb.lo[2]))
+            .map(|p| {
+                let e = |k: usize| p.aabb.hi[k] - p.aabb.lo[k];
+                e(1).max(e(2)).max(e(0) / X_CELLS)
+            })
             .filter(|e| e.is_finite())
             .collect();
         if ext.is_empty() {
@@ -879,7 +903,7 @@ fn split_chunk(c: &mut Chunk, kernel: Kernel) -> Chunk {
 
 /// Pushes proxy `id`'s entries, one per row from key `lo` to key `hi` (rows of its lower
 /// and upper corners), each marked with where it lies from the lower corner's row.
-fn entries(id: u32, b: &super::Aabb, lo: u32, hi: u32, out: &mut Vec<Entry>) {
+pub(super) fn entries(id: u32, b: &super::Aabb, lo: u32, hi: u32, out: &mut Vec<Entry>) {
     out.extend(rows_of(lo, hi).map(|row| Entry::new(id, b, row)));
 }
 
@@ -895,7 +919,7 @@ fn rows_of(lo: u32, hi: u32) -> impl Iterator<Item = u32> {
 
 /// Re-makes the row directory of sorted `r.entries`, their lower x bounds and the
 /// samples of those.
-fn directory(r: &mut StaticRows) {
+pub(super) fn directory(r: &mut StaticRows) {
     r.rows.clear();
     let mut last = NONE;
     for (i, e) in r.entries.iter().enumerate() {

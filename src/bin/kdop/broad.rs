@@ -46,6 +46,10 @@ pub struct BroadArgs {
     /// up in the rows they cover.
     #[arg(long, default_value_t = 0.0, value_parser = share)]
     large: f64,
+    /// Share of the boxes (0 to 1) ten times longer along one axis (x, y or z at random)
+    /// than the rest, as pipes, rails and beams among small parts.
+    #[arg(long, default_value_t = 0.0, value_parser = share)]
+    long: f64,
 }
 
 fn share(s: &str) -> Result<f64, String> {
@@ -55,7 +59,7 @@ fn share(s: &str) -> Result<f64, String> {
     }
 }
 
-/// How much larger the boxes of `--large` are.
+/// How much larger the boxes of `--large` are, and the long axis of those of `--long`.
 const LARGE_SCALE: f32 = 10.0;
 
 /// Fat boxes grow by this share of the box's size on each side.
@@ -68,7 +72,8 @@ const ALL_PAIRS_UP_TO: usize = 20_000;
 /// The boxes and their motions.
 struct Scene {
     centre: Vec<[f32; 3]>,
-    half: Vec<f32>,
+    /// Half-extents.
+    half: Vec<[f32; 3]>,
     velocity: Vec<[f32; 3]>,
     fat: Vec<Aabb>,
     side: f32,
@@ -76,7 +81,7 @@ struct Scene {
 }
 
 impl Scene {
-    fn new(moving: usize, statics: usize, seed: u64, large: f64) -> Scene {
+    fn new(moving: usize, statics: usize, seed: u64, (large, long): (f64, f64)) -> Scene {
         let n = moving + statics;
         let mut rng = Rng::new(seed);
         // Mean box volume about 1.25: a density of 1/5 per unit volume gives about one
@@ -97,6 +102,10 @@ impl Scene {
             if large > 0.0 && rng.f64() < large {
                 h *= LARGE_SCALE;
             }
+            let mut half = [h; 3];
+            if long > 0.0 && rng.f64() < long {
+                half[((rng.f64() * 3.0) as usize).min(2)] *= LARGE_SCALE;
+            }
             let dir = loop {
                 let d = [0, 1, 2].map(|_| 2.0 * rng.f64() as f32 - 1.0);
                 let l = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
@@ -104,6 +113,7 @@ impl Scene {
                     break d.map(|v| v / l);
                 }
             };
+            // A speed of a share of the box's smallest size per frame.
             let speed = if i < moving { SPEED * 2.0 * h } else { 0.0 };
             let velocity = dir.map(|v| v * speed);
             // The fat box as if made some frames ago on the same path (a random share of
@@ -117,16 +127,19 @@ impl Scene {
             };
             let made = [0, 1, 2].map(|k| c[k] - velocity[k] * age);
             s.centre.push(c);
-            s.half.push(h);
+            s.half.push(half);
             s.velocity.push(velocity);
-            s.fat.push(fat_box(made, h));
+            s.fat.push(fat_box(made, half));
         }
         s
     }
 
     fn tight(&self, i: usize) -> Aabb {
         let (c, h) = (self.centre[i], self.half[i]);
-        Aabb::new(c.map(|v| v - h), c.map(|v| v + h))
+        Aabb::new(
+            [0, 1, 2].map(|k| c[k] - h[k]),
+            [0, 1, 2].map(|k| c[k] + h[k]),
+        )
     }
 
     /// Moves every moving box one frame; lists the boxes whose fat box was re-made (id and
@@ -155,9 +168,24 @@ impl Scene {
     }
 }
 
-fn fat_box(c: [f32; 3], h: f32) -> Aabb {
-    let f = h * (1.0 + 2.0 * FAT);
-    Aabb::new(c.map(|v| v - f), c.map(|v| v + f))
+/// The fat box of a box of centre `c` and half-extents `h`: grown on each side by [`FAT`]
+/// times its smallest size, so that a long box's fat box lasts as many frames as a
+/// small one's.
+fn fat_box(c: [f32; 3], h: [f32; 3]) -> Aabb {
+    let least = h[0].min(h[1]).min(h[2]);
+    // Along the shortest axes as one product, so that cubes' fat boxes stay the same to
+    // the last bit as before long boxes existed (and with them the pairs of a run).
+    let f = h.map(|v| {
+        if v == least {
+            v * (1.0 + 2.0 * FAT)
+        } else {
+            v + least * 2.0 * FAT
+        }
+    });
+    Aabb::new(
+        [0, 1, 2].map(|k| c[k] - f[k]),
+        [0, 1, 2].map(|k| c[k] + f[k]),
+    )
 }
 
 /// Runs `kdop bench broad`.
@@ -233,7 +261,7 @@ impl Row {
 }
 
 fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
-    let mut scene = Scene::new(n, a.statics, a.seed, a.large);
+    let mut scene = Scene::new(n, a.statics, a.seed, (a.large, a.long));
     let new_phase = || match a.cell {
         Some(size) => BroadPhase::with_cell_size(size),
         None => Ok(BroadPhase::new()),
