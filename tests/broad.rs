@@ -370,3 +370,51 @@ fn set_many_refuses_a_list_with_a_bad_box_whole() {
     assert!(bp.set_many(&[(5, unit), (u32::MAX, unit)], true).is_err());
     assert!(bp.is_empty());
 }
+
+/// Large dynamic boxes that do not move cost no lookups: an update where nothing changed
+/// compares no boxes and keeps every pair, and one where a few small boxes moved compares
+/// far fewer boxes than the large ones' own lookups did, with the pairs of brute force.
+#[test]
+fn sleeping_large_boxes_cost_no_lookups() {
+    let mut rng = Rng::new(77);
+    let n = 3000u32;
+    let spread = 12.0;
+    let mut bp = BroadPhase::new();
+    let mut boxes: Vec<Option<(Aabb, bool)>> = Vec::new();
+    for i in 0..n {
+        let c = rng.vec(-spread, spread);
+        let h = if i % 50 == 0 { 4.0 } else { 0.3 };
+        let c = [c.x as f32, c.y as f32, c.z as f32];
+        let b = Aabb::new(c.map(|v| v - h), c.map(|v| v + h));
+        bp.set(i, b, true).unwrap();
+        boxes.push(Some((b, true)));
+    }
+    bp.update();
+    let first = bp.stats();
+    assert!(first.large >= 50, "{first:?}");
+    let pairs = sorted_pairs(&bp);
+    bp.update();
+    assert_eq!(bp.stats().compared, 0, "{:?}", bp.stats());
+    assert_eq!(sorted_pairs(&bp), pairs);
+    for frame in 0..4 {
+        for k in 0..10 {
+            let i = 1 + k * 97 + frame;
+            let c = rng.vec(-spread, spread);
+            let c = [c.x as f32, c.y as f32, c.z as f32];
+            let b = Aabb::new(c.map(|v| v - 0.3), c.map(|v| v + 0.3));
+            bp.set(i, b, true).unwrap();
+            boxes[i as usize] = Some((b, true));
+        }
+        bp.update();
+        assert!(
+            bp.stats().compared * 10 < first.compared,
+            "frame {frame}: {:?} against {first:?}",
+            bp.stats()
+        );
+        assert_eq!(
+            sorted_pairs(&bp),
+            brute_force_pairs(&live(&boxes)),
+            "frame {frame}"
+        );
+    }
+}

@@ -618,8 +618,10 @@ pub struct BroadPhase {
     /// rayon's pool (scratch of `large.rs`).
     large_pairs: Vec<(u32, u32)>,
     large_slices: Vec<Vec<(u32, u32)>>,
-    /// The large dynamic boxes in rows of the coarse levels (scratch of `large.rs`).
+    /// The large dynamic boxes in rows of the coarse levels (kept by `large.rs` while
+    /// they do not change), and whether one changed since they were entered.
     large_rows: large::LargeRows,
+    large_moved: bool,
     /// Pairs of a dynamic box with a static one, as `statics::key(dynamic, static)`,
     /// sorted; kept across updates.
     static_pairs: Vec<u64>,
@@ -801,8 +803,8 @@ impl BroadPhase {
             self.place_moved();
         }
         let static_compared = self.update_static_pairs(regridded, looked);
+        self.large_pairs(regridded);
         self.end_moves();
-        self.large_pairs();
         self.stats.compared += static_compared;
         self.stats.pairs += self
             .dynamic

@@ -463,6 +463,7 @@ impl BroadPhase {
             Place::LargeStatic => insert_sorted(&mut self.large_static, id),
             _ => {}
         }
+        self.large_moved |= old == Place::LargeDynamic || new == Place::LargeDynamic;
         let rows = old.rows_bit() | new.rows_bit();
         self.statics_changed |= rows & 1 != 0;
         self.coarse_changed |= rows & !1;
