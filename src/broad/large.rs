@@ -108,12 +108,11 @@ impl BroadPhase {
         let mut out = std::mem::take(&mut self.large_pairs);
         let bits = &self.moved_bits;
         out.retain(|&(a, b)| !bit(bits, a) && !bit(bits, b));
-        let changed: Vec<usize> = (0..self.large_dynamic.len())
-            .filter(|&i| bit(bits, self.large_dynamic[i]))
-            .collect();
         let mut compared = 0;
-        for i in changed {
-            compared += self.large_slice_pairs(i..i + 1, Some(bits), &mut out);
+        for (i, &l) in self.large_dynamic.iter().enumerate() {
+            if bit(bits, l) {
+                compared += self.large_slice_pairs(i..i + 1, Some(bits), &mut out);
+            }
         }
         let (kernel, large) = (Kernel::best(), &self.large_rows);
         for &o in &self.moved {
