@@ -2,9 +2,9 @@
 //! than two along x (the rows' neighbourhood cannot hold them): each is compared anew every
 //! update with the rows it covers, dynamic, static and coarse static (`query_rows`), with
 //! the statics too large for every level, and with the other large dynamic boxes. For
-//! those, the large dynamic boxes are entered each update in rows of the coarse levels (as
-//! the coarse statics are, `place.rs`) and each looks up its own level and the coarser
-//! ones, so that their pairs cost what their neighbours do, not the square of their
+//! those, the large dynamic boxes are entered in rows of the coarse levels (as the coarse
+//! statics are, `place.rs`; anew when one of them changed) and each looks up its own level
+//! and the coarser ones, so that their pairs cost what their neighbours do, not the square of their
 //! number. A scene's few large boxes cost their own pairs' worth; many of them are looked
 //! up in slices on rayon's pool, the slices' pairs joined in slice order (the same pairs in
 //! the same order for any number of threads).
@@ -32,8 +32,8 @@ const HUGE: u8 = u8::MAX;
 /// small share of what a large box's own lookup costs.
 const KEEP_UP_TO: usize = 8;
 
-/// The large dynamic boxes as rows of the coarse levels, remade each update (scratch of
-/// this file).
+/// The large dynamic boxes as rows of the coarse levels, remade at an update where one of
+/// them changed.
 #[derive(Clone, Debug, Default)]
 pub(super) struct LargeRows {
     levels: [StaticRows; COARSE_LEVELS],

@@ -124,10 +124,9 @@ impl BroadPhase {
 
     /// Whether this update brings the static pairs up to date by splicing: only dynamic
     /// boxes changed, there are statics and none is in the large list
-    /// ([`splice_static_pairs`]). The
-    /// same before the placing and after it (placing re-sorts the statics only when a
-    /// static box changed), so it decides both whether the lookups run beside the placing
-    /// and whether the pairs are spliced.
+    /// ([`splice_static_pairs`]). The same before the placing and after it (placing
+    /// re-sorts the statics only when a static box changed), so it decides both whether
+    /// the lookups run beside the placing and whether the pairs are spliced.
     ///
     /// [`splice_static_pairs`]: BroadPhase::splice_static_pairs
     pub(super) fn splices_static_pairs(&self) -> bool {
@@ -368,8 +367,8 @@ fn look_up(
             runs += usize::from(found.len() > start);
         }
         if runs > 1 {
-            // Ascending runs when the boxes ascend: the stable sort merges them.
-            found.sort();
+            // Not the stable sort, which would merge the levels' runs faster but allocates.
+            found.sort_unstable();
         }
         compared
     };
