@@ -181,9 +181,19 @@ impl BroadPhase {
     /// The static rows a box looks up, each with the inverse of its cell edge: the rows,
     /// then the levels of coarse rows.
     pub(super) fn static_levels(&self) -> [(&StaticRows, f32); 1 + COARSE_LEVELS] {
+        self.levels_of(&self.statics, &self.coarse)
+    }
+
+    /// [`BroadPhase::static_levels`] for rows `statics` and coarse rows `coarse` taken
+    /// out of `self` (to be read beside a call that changes it).
+    pub(super) fn levels_of<'a>(
+        &self,
+        statics: &'a StaticRows,
+        coarse: &'a [StaticRows; COARSE_LEVELS],
+    ) -> [(&'a StaticRows, f32); 1 + COARSE_LEVELS] {
         std::array::from_fn(|l| match l {
-            0 => (&self.statics, 1.0 / self.cell),
-            _ => (&self.coarse[l - 1], self.coarse_inv(l - 1)),
+            0 => (statics, 1.0 / self.cell),
+            _ => (&coarse[l - 1], self.coarse_inv(l - 1)),
         })
     }
 

@@ -154,10 +154,7 @@ impl BroadPhase {
         let statics = std::mem::take(&mut self.statics);
         let coarse = std::mem::take(&mut self.coarse);
         let mut slices = std::mem::take(&mut self.near_slices);
-        let levels = std::array::from_fn(|l| match l {
-            0 => (&statics, 1.0 / self.cell),
-            _ => (&coarse[l - 1], self.coarse_inv(l - 1)),
-        });
+        let levels = self.levels_of(&statics, &coarse);
         let ((), looked) = rayon::join(
             || self.place_moved(),
             || look_up(levels, &boxes, &mut slices),
