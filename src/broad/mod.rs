@@ -595,20 +595,19 @@ pub struct BroadPhase {
     placing: Vec<place::Slice>,
     /// New static entries of this update (scratch), sorted before they are merged in.
     incoming: Vec<Entry>,
-    /// Static boxes in rows, the buffer they are re-sorted into, and whether a static box
-    /// changed since they were sorted.
+    /// Static boxes in rows, and the buffer they are re-sorted into.
     statics: StaticRows,
     static_spare: Vec<Entry>,
-    statics_changed: bool,
     /// Static boxes too large for the rows, each in the first level of coarser rows where
     /// it spans at most two cells in y and z, as `statics` (level `l` has cells of edge
-    /// `coarse_cell` times [`place::COARSE_STEP`]^`l`, `coarse_cell` a multiple of `cell`);
-    /// the buffer they are re-sorted into, and which levels changed since they were sorted
-    /// (a bit each).
+    /// `coarse_cell` times [`place::COARSE_STEP`]^`l`, `coarse_cell` a multiple of `cell`),
+    /// and the buffer they are re-sorted into.
     coarse: [StaticRows; place::COARSE_LEVELS],
     coarse_spare: Vec<Entry>,
-    coarse_changed: u32,
     coarse_cell: f32,
+    /// Which static rows changed since they were sorted, a bit each ([`Place::rows_bit`]:
+    /// the rows, then each coarse level).
+    statics_changed: u32,
     /// Large proxies, dynamic and static, each in id order.
     large_dynamic: Vec<u32>,
     large_static: Vec<u32>,

@@ -316,7 +316,7 @@ impl BroadPhase {
             rows.entries = entries;
             directory(rows);
         }
-        (self.statics_changed, self.coarse_changed) = (false, 0);
+        self.statics_changed = 0;
         self.regrid_large = (self.large_dynamic.len() + self.large_static.len()) as u64;
         let (rows, entries) = self.dynamic_counts();
         let rows = (rows + self.statics.len()).max(1) as u64;
@@ -403,20 +403,19 @@ impl BroadPhase {
             self.resort_dynamic(&mut placing[..slices]);
             self.placing = placing;
         }
-        if self.statics_changed {
+        if self.statics_changed & 1 != 0 {
             let mut rows = std::mem::take(&mut self.statics);
             self.resort_statics(&mut rows, 1);
             self.statics = rows;
-            self.statics_changed = false;
         }
         for level in 0..COARSE_LEVELS {
-            if self.coarse_changed & (2 << level) != 0 {
+            if self.statics_changed & (2 << level) != 0 {
                 let mut rows = std::mem::take(&mut self.coarse[level]);
                 self.resort_statics(&mut rows, 2 << level);
                 self.coarse[level] = rows;
             }
         }
-        self.coarse_changed = 0;
+        self.statics_changed = 0;
     }
 
     /// [`BroadPhase::place_moved`]'s placing on one thread: each changed proxy's old
@@ -474,9 +473,7 @@ impl BroadPhase {
             _ => {}
         }
         self.large_moved |= old == Place::LargeDynamic || new == Place::LargeDynamic;
-        let rows = old.rows_bit() | new.rows_bit();
-        self.statics_changed |= rows & 1 != 0;
-        self.coarse_changed |= rows & !1;
+        self.statics_changed |= old.rows_bit() | new.rows_bit();
     }
 
     /// Places the changed proxies `ids` into `out` (one slice of [`BroadPhase::place_moved`],

@@ -135,8 +135,7 @@ impl BroadPhase {
             .any(|(rows, _)| rows.count() > 0)
             && self.large_static.is_empty()
             && !self.statics_touched
-            && !self.statics_changed
-            && self.coarse_changed == 0
+            && self.statics_changed == 0
             && !self.moved.is_empty()
     }
 
