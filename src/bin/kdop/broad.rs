@@ -50,6 +50,11 @@ pub struct BroadArgs {
     /// than the rest, as pipes, rails and beams among small parts.
     #[arg(long, default_value_t = 0.0, value_parser = share)]
     long: f64,
+    /// Share of the moving boxes (0 to 1) that rest: dynamic, but never set again, as
+    /// sleeping bodies in a settled scene. parry3d then runs as rapier does for such
+    /// scenes: leaves refit along their paths and only pairs with a changed leaf traversed.
+    #[arg(long, default_value_t = 0.0, value_parser = share)]
+    asleep: f64,
 }
 
 fn share(s: &str) -> Result<f64, String> {
@@ -81,7 +86,7 @@ struct Scene {
 }
 
 impl Scene {
-    fn new(moving: usize, statics: usize, seed: u64, (large, long): (f64, f64)) -> Scene {
+    fn new(moving: usize, statics: usize, seed: u64, a: &BroadArgs) -> Scene {
         let n = moving + statics;
         let mut rng = Rng::new(seed);
         // Mean box volume about 1.25: a density of 1/5 per unit volume gives about one
@@ -99,11 +104,11 @@ impl Scene {
             let c = [0, 1, 2].map(|_| (rng.f64() as f32) * side);
             let mut h = 0.25 + 0.5 * rng.f64() as f32;
             // Drawn only when asked for, so that the default scene stays the same.
-            if large > 0.0 && rng.f64() < large {
+            if a.large > 0.0 && rng.f64() < a.large {
                 h *= LARGE_SCALE;
             }
             let mut half = [h; 3];
-            if long > 0.0 && rng.f64() < long {
+            if a.long > 0.0 && rng.f64() < a.long {
                 half[((rng.f64() * 3.0) as usize).min(2)] *= LARGE_SCALE;
             }
             let dir = loop {
@@ -114,7 +119,12 @@ impl Scene {
                 }
             };
             // A speed of a share of the box's smallest size per frame.
-            let speed = if i < moving { SPEED * 2.0 * h } else { 0.0 };
+            let resting = a.asleep > 0.0 && rng.f64() < a.asleep;
+            let speed = if i < moving && !resting {
+                SPEED * 2.0 * h
+            } else {
+                0.0
+            };
             let velocity = dir.map(|v| v * speed);
             // The fat box as if made some frames ago on the same path (a random share of
             // the frames it lasts): otherwise every box would leave its fat box in the same
@@ -261,7 +271,7 @@ impl Row {
 }
 
 fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
-    let mut scene = Scene::new(n, a.statics, a.seed, (a.large, a.long));
+    let mut scene = Scene::new(n, a.statics, a.seed, a);
     let new_phase = || match a.cell {
         Some(size) => BroadPhase::with_cell_size(size),
         None => Ok(BroadPhase::new()),
@@ -284,7 +294,7 @@ fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
         })
         .transpose()?;
     let mut alone_times = TimeStats::default();
-    let mut parry = Parry::new(&scene.fat);
+    let mut parry = Parry::new(&scene.fat, a.asleep > 0.0);
     let mut changed = Vec::with_capacity(n);
     let mut times = TimeStats::default();
     let mut parry_times = TimeStats::default();
@@ -327,7 +337,7 @@ fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
     let checked = mine == truth
         && parry
             .as_ref()
-            .is_none_or(|_| a.statics > 0 || parry_pairs == truth.len());
+            .is_none_or(|p| a.statics > 0 || !p.counts_all() || parry_pairs == truth.len());
     if !checked {
         eprintln!(
             "warning: {n} objects: kdop found {} pairs, the oracle {}, parry {parry_pairs}",
@@ -354,8 +364,11 @@ struct Parry;
 
 #[cfg(not(feature = "peers"))]
 impl Parry {
-    fn new(_: &[Aabb]) -> Option<Parry> {
+    fn new(_: &[Aabb], _: bool) -> Option<Parry> {
         None
+    }
+    fn counts_all(&self) -> bool {
+        true
     }
     fn update(&mut self, _: &[(u32, Aabb)]) -> usize {
         0
@@ -373,6 +386,12 @@ mod parry_bvh {
     pub struct Parry {
         bvh: Bvh,
         ws: BvhWorkspace,
+        /// For scenes of resting boxes: refit only the changed leaves' paths and traverse
+        /// only pairs with a changed leaf (then the new pairs alone are counted).
+        partial: bool,
+        /// The leaves changed by the update before and by this one (for `refit_partial`).
+        before: Vec<u32>,
+        now: Vec<u32>,
     }
 
     fn aabb(b: &Aabb) -> PAabb {
@@ -383,21 +402,47 @@ mod parry_bvh {
     }
 
     impl Parry {
-        pub fn new(fat: &[Aabb]) -> Option<Parry> {
+        pub fn new(fat: &[Aabb], partial: bool) -> Option<Parry> {
             let mut bvh = Bvh::new();
             for (i, b) in fat.iter().enumerate() {
                 bvh.insert(aabb(b), i as u32);
             }
+            let mut ws = BvhWorkspace::default();
+            if partial {
+                // The first refit marks the inserted leaves changed, the second clears
+                // them: the updates then start from a tree where nothing changed.
+                bvh.refit(&mut ws);
+                bvh.refit(&mut ws);
+            }
             Some(Parry {
                 bvh,
-                ws: BvhWorkspace::default(),
+                ws,
+                partial,
+                before: Vec::new(),
+                now: Vec::new(),
             })
         }
 
-        /// Updates the changed leaves, refits, optimises a little, and counts all pairs.
+        /// Whether [`Parry::update`] counts all pairs (or only those of changed leaves).
+        pub fn counts_all(&self) -> bool {
+            !self.partial
+        }
+
+        /// Updates the changed leaves, refits, optimises a little, and counts all pairs;
+        /// or, for resting scenes, refits their paths and counts their pairs.
         pub fn update(&mut self, changed: &[(u32, Aabb)]) -> usize {
             for &(i, b) in changed {
                 self.bvh.insert_or_update_partially(aabb(&b), i, 0.0);
+            }
+            if self.partial {
+                std::mem::swap(&mut self.before, &mut self.now);
+                self.now.clear();
+                self.now.extend(changed.iter().map(|&(i, _)| i));
+                self.bvh.refit_partial(&self.before, &self.now);
+                let mut pairs = 0;
+                self.bvh
+                    .traverse_bvtt_single_tree::<true>(&mut self.ws, &mut |_, _| pairs += 1);
+                return pairs;
             }
             self.bvh.refit(&mut self.ws);
             self.bvh.optimize_incremental(&mut self.ws);
