@@ -17,8 +17,10 @@
 //! is streamed once per update, in parallel, and each of its rows swept right after the
 //! stream has completed it, while the row is still cached; a chunk nothing changed in
 //! keeps its pairs, and one where few boxes changed keeps those of two unchanged boxes
-//! and sweeps only from the changed ones' entries. Pairs come out chunk by chunk, in an
-//! order that depends on the boxes and the sequence of calls alone.
+//! and sweeps only from the changed ones' entries. Where very few changed, the chunk is
+//! patched in place instead: only the changed boxes' rows are read and swept, so a scene
+//! of resting boxes pays for its moving ones alone. Pairs come out chunk by chunk and row
+//! by row, in an order that depends on the boxes and the sequence of calls alone.
 //!
 //! Static boxes sit in an array of their own, re-sorted only when one of them changes;
 //! their pairs with dynamic boxes are kept from update to update and looked for again only
@@ -32,7 +34,8 @@
 //! number. Large dynamic boxes, and static ones too large for every level, are kept in
 //! lists of their own (`large.rs`).
 //!
-//! One file per operation: `place.rs` keeps the arrays sorted, `sweep.rs` finds the pairs
+//! One file per operation: `place.rs` keeps the arrays sorted, `patch.rs` edits a chunk
+//! where few boxes changed in place, `sweep.rs` finds the pairs
 //! of dynamic boxes in a row (eight candidates at a time, AVX2 or scalar), `statics.rs`
 //! keeps their pairs with static ones, `large.rs` the pairs of large dynamic boxes,
 //! `query.rs` the boxes overlapping a given box, `brute.rs` holds the oracles (all pairs,
@@ -40,6 +43,7 @@
 
 mod brute;
 mod large;
+mod patch;
 mod place;
 mod query;
 mod statics;
@@ -195,6 +199,9 @@ struct Rows {
     row: Vec<u32>,
     /// The rows in key order, and a last one (key `u32::MAX`) holding the end.
     rows: Vec<Row>,
+    /// Where each row's pairs start in its chunk's pairs (those whose home it is, row by
+    /// row), and the end: one per row of `rows`.
+    pair_at: Vec<u32>,
     /// Entries: the first `n` of each column. The columns keep their length when there
     /// are fewer, so that columns passed from chunk to chunk as spares are not filled
     /// again each time a larger chunk is streamed into them.
@@ -409,6 +416,16 @@ impl Rows {
         self.n = n;
     }
 
+    /// Counts `n` entries, the columns grown if shorter, with room for a sixteenth more:
+    /// a patch grows a chunk by a few entries at a time, and growing the columns exactly
+    /// would copy them each time.
+    fn set_count(&mut self, n: usize) {
+        if self.proxy.len() < n {
+            self.resize(n + n / 16);
+        }
+        self.n = n;
+    }
+
     /// Keeps the first `n` entries.
     fn truncate(&mut self, n: usize) {
         self.n = self.n.min(n);
@@ -438,7 +455,9 @@ impl Rows {
     }
 
     fn bytes(&self) -> usize {
-        self.proxy.capacity() * size_of::<Entry>() + self.rows.capacity() * size_of::<Row>()
+        self.proxy.capacity() * size_of::<Entry>()
+            + self.rows.capacity() * size_of::<Row>()
+            + self.pair_at.capacity() * 4
     }
 }
 
@@ -451,11 +470,15 @@ struct Chunk {
     /// The smallest row key this chunk holds (the first chunk's is 0).
     first: u32,
     rows: Rows,
-    /// The pairs whose home row is in this chunk: kept ones first, in their order, then
-    /// those its last sweep found, in row order.
-    found: Vec<(u32, u32)>,
+    /// The pairs whose home row is in this chunk, row by row (`Rows::pair_at`): in a row,
+    /// those kept from the sweep before first, in their order, then those its last sweep
+    /// found.
+    found: sweep::Pairs,
     /// The entries of boxes set since the last update that go to this chunk (scratch).
     incoming: Vec<Entry>,
+    /// Row key and proxy of the entries of boxes set since the last update that leave
+    /// this chunk, while few enough for a patch (scratch; `patch.rs`).
+    outgoing: Vec<(u32, u32)>,
     /// Whether something in it changed in this update (scratch).
     dirty: bool,
 }
@@ -463,8 +486,9 @@ struct Chunk {
 impl Chunk {
     fn bytes(&self) -> usize {
         self.rows.bytes()
-            + self.found.capacity() * 8
+            + self.found.bytes()
             + self.incoming.capacity() * size_of::<Entry>()
+            + self.outgoing.capacity() * 8
     }
 }
 
@@ -480,9 +504,13 @@ struct Spares(Vec<parking_lot::Mutex<Spare>>);
 #[derive(Debug, Default)]
 struct Spare {
     rows: Rows,
+    /// The pairs of a chunk being streamed.
+    pairs: sweep::Pairs,
     keys: Vec<u128>,
     /// A bit per place of a chunk being streamed: where a changed box's entry went.
     fresh: Vec<u64>,
+    /// What patching a chunk needs.
+    patch: patch::Scratch,
 }
 
 impl Clone for Spares {
@@ -512,7 +540,11 @@ impl Spares {
             .iter()
             .map(|s| {
                 let s = s.lock();
-                s.rows.bytes() + s.keys.capacity() * 16 + s.fresh.capacity() * 8
+                s.rows.bytes()
+                    + s.pairs.bytes()
+                    + s.keys.capacity() * 16
+                    + s.fresh.capacity() * 8
+                    + s.patch.bytes()
             })
             .sum()
     }
@@ -529,6 +561,9 @@ pub struct BroadStats {
     /// Of those, rows swept only for the pairs of the boxes that changed in them (few had):
     /// their pairs of two unchanged boxes were kept from the update before.
     pub rows_refreshed: u64,
+    /// Chunks of rows edited in place where few boxes changed (the others where something
+    /// changed were re-sorted whole).
+    pub chunks_patched: u64,
     /// Box pairs compared: candidates of the sweep (eight at a time, so up to seven past
     /// the last that overlaps along x) and entries of the lookups.
     pub compared: u64,
@@ -564,7 +599,9 @@ pub struct BroadStats {
 /// An update costs, in each chunk of rows where a box was set, one streaming pass over
 /// its entries (re-sorting them: linear when they move little) that sweeps each row as
 /// soon as it is complete, linear in the entries plus the pairs overlapping along x within
-/// a row. Chunks where nothing was set keep their pairs, so sleeping boxes cost nothing.
+/// a row; where very few boxes of a chunk were set, their rows alone and the entries that
+/// shift to make room. Chunks where nothing was set keep their pairs, so sleeping boxes
+/// cost nothing.
 /// Static boxes cost only when they or a dynamic box near them is set: their pairs with
 /// dynamic boxes are kept from update to update. The cell size follows the boxes: at the
 /// first update it is chosen from their extents, and the grid is rebuilt when too many of
@@ -643,6 +680,13 @@ pub struct BroadPhase {
     regrid_per_row: u64,
     live: u32,
     stats: BroadStats,
+    /// Whether this update patches the chunks where few boxes changed (`patch.rs`): when
+    /// so many changed that none is likely to be patched, their entries are not listed.
+    patching: bool,
+    /// Tests only: every chunk where something changed is streamed, none patched (the
+    /// oracle of `patch.rs`).
+    #[cfg(test)]
+    stream_only: bool,
 }
 
 impl BroadPhase {
@@ -822,7 +866,7 @@ impl BroadPhase {
         });
         self.dynamic
             .iter()
-            .flat_map(|c| &c.found)
+            .flat_map(|c| c.found.as_slice())
             .chain(&self.large_pairs)
             .copied()
             .chain(kept)

@@ -5,7 +5,8 @@
 //! in parallel; the static array is re-sorted when a static box changed; the grid itself
 //! is rebuilt when the boxes outgrow it.
 
-use super::sweep::{Found, Kernel, sweep_fresh, sweep_row};
+use super::patch;
+use super::sweep::{Found, Kernel, Pairs, sweep_fresh, sweep_row};
 use super::{
     Aabb, BroadPhase, Chunk, ColsMut, Entry, NONE, Place, Proxy, Row, Rows, SKIP, Spare,
     StaticRows, bit, set_bit,
@@ -101,7 +102,7 @@ pub(super) fn rank_of(row: u32, x: f32, proxy: u32) -> u128 {
 }
 
 /// The low bits of a sort key: the position that [`stream`] packs into a rank.
-const POSITION: u128 = u32::MAX as u128;
+pub(super) const POSITION: u128 = u32::MAX as u128;
 
 /// An entry's place in the order: row, lower x bound, then id (so that the order depends
 /// on the boxes alone).
@@ -370,6 +371,12 @@ impl BroadPhase {
             self.index_chunks();
         }
         let n = self.moved.len();
+        let (_, entries) = self.dynamic_counts();
+        self.patching = patch::worth_trying(n, entries);
+        #[cfg(test)]
+        {
+            self.patching &= !self.stream_only;
+        }
         let threads = rayon::current_num_threads();
         let slices = n.div_ceil(SLICE).min(2 * threads);
         if threads == 1 || slices < 2 {
@@ -397,7 +404,7 @@ impl BroadPhase {
                     self.settle(self.moved[j + i], new);
                 }
                 for (i, c) in self.dynamic.iter_mut().enumerate() {
-                    c.dirty |= bit(&slice.left, i as u32) || !slice.buckets[i].is_empty();
+                    c.dirty |= !slice.buckets[i].is_empty();
                 }
             }
             self.resort_dynamic(&mut placing[..slices]);
@@ -431,13 +438,6 @@ impl BroadPhase {
             let id = self.moved[i];
             let p = self.proxies[id as usize];
             let new = self.placement(&p);
-            if let Place::Dynamic(lo, hi) = p.placed {
-                // Its entries lie in the chunks of the keys from `lo` to `hi`.
-                let (a, b) = (self.chunk_of(lo), self.chunk_of(hi));
-                for c in &mut self.dynamic[a..=b] {
-                    c.dirty = true;
-                }
-            }
             if let Place::Dynamic(lo, hi) = new {
                 // Every entry of a changed box is taken out and merged back in, so that the
                 // stream reads no box but those of its own columns.
@@ -462,6 +462,17 @@ impl BroadPhase {
         // No longer listed once this update is done (nothing sets a box during it).
         p.moved = false;
         let old = std::mem::replace(&mut p.placed, new);
+        if let Place::Dynamic(lo, hi) = old {
+            // Its entries leave their chunks: listed, while few, for a patch to find them.
+            for row in rows_of(lo, hi) {
+                let c = self.chunk_of(row & KEY);
+                let c = &mut self.dynamic[c];
+                c.dirty = true;
+                if self.patching && c.outgoing.len() < patch::limit(c.rows.count()) {
+                    c.outgoing.push((row & KEY, id));
+                }
+            }
+        }
         match old {
             Place::LargeDynamic => remove_sorted(&mut self.large_dynamic, id),
             Place::LargeStatic => remove_sorted(&mut self.large_static, id),
@@ -481,8 +492,6 @@ impl BroadPhase {
     /// its new dynamic entries in the buckets of their chunks.
     fn place_slice(&self, ids: &[u32], chunks: usize, out: &mut Slice) {
         out.placed.clear();
-        out.left.clear();
-        out.left.resize(chunks.div_ceil(64), 0);
         if out.buckets.len() != chunks {
             out.buckets.resize_with(chunks, Vec::new);
         }
@@ -495,12 +504,6 @@ impl BroadPhase {
             let p = &self.proxies[id as usize];
             let new = self.placement(p);
             out.placed.push(new);
-            if let Place::Dynamic(lo, hi) = p.placed {
-                // Its entries lie in the chunks of the keys from `lo` to `hi`.
-                for c in self.chunk_of(lo)..=self.chunk_of(hi) {
-                    set_bit(&mut out.left, c as u32);
-                }
-            }
             if let Place::Dynamic(lo, hi) = new {
                 // Every entry of a changed box is taken out and merged back in, so that the
                 // stream reads no box but those of its own columns.
@@ -526,6 +529,7 @@ impl BroadPhase {
         self.spares.ensure(rayon::current_num_threads());
         let spares = &self.spares;
         let slices = &*placing;
+        let patching = self.patching;
         let swept = self
             .dynamic
             .par_iter_mut()
@@ -536,14 +540,27 @@ impl BroadPhase {
                         c.incoming.extend_from_slice(&slice.buckets[i]);
                     }
                     let mut spare = spares.mine();
-                    let Spare { rows, keys, fresh } = &mut *spare;
-                    stream(c, moved, kernel, rows, keys, fresh)
+                    let Spare {
+                        rows,
+                        pairs,
+                        keys,
+                        fresh,
+                        patch: scratch,
+                    } = &mut *spare;
+                    sort_incoming(&c.incoming, keys);
+                    let swept = patching
+                        .then(|| patch::patch(c, kernel, keys, fresh, scratch))
+                        .flatten()
+                        .unwrap_or_else(|| stream(c, moved, kernel, (rows, pairs), keys, fresh));
+                    c.outgoing.clear();
+                    swept
                 })
             })
             .reduce(Swept::default, |a, b| Swept {
                 compared: a.compared + b.compared,
                 rows: a.rows + b.rows,
                 refreshed: a.refreshed + b.refreshed,
+                patched: a.patched + b.patched,
             });
         for bucket in placing.iter_mut().flat_map(|s| &mut s.buckets) {
             bucket.clear();
@@ -551,6 +568,7 @@ impl BroadPhase {
         self.stats.compared += swept.compared;
         self.stats.rows_swept += swept.rows;
         self.stats.rows_refreshed += swept.refreshed;
+        self.stats.chunks_patched += swept.patched;
         let (mut i, mut split) = (0, false);
         while i < self.dynamic.len() {
             if self.dynamic[i].rows.count() > 2 * CHUNK && self.dynamic[i].rows.len() > 1 {
@@ -625,6 +643,7 @@ impl BroadPhase {
 struct Builder<'a> {
     out: ColsMut<'a>,
     dir: &'a mut Vec<Row>,
+    pair_at: &'a mut Vec<u32>,
     found: Found<'a>,
     kernel: Kernel,
     /// Entries written.
@@ -633,24 +652,59 @@ struct Builder<'a> {
     key: u32,
     start: usize,
     width: f32,
-    /// The last row completed and not yet swept, and its largest x-extent.
+    /// The last row completed and not yet swept, its key and its largest x-extent.
     pending: std::ops::Range<usize>,
+    pending_key: u32,
     pending_width: f32,
     /// When only the changed boxes' entries look for pairs ([`sweep_fresh`]): a bit per
-    /// place, set where such an entry was written (all clear outside a stream).
-    fresh: Option<&'a mut Vec<u64>>,
+    /// place, set where such an entry was written (all clear outside a stream), and the
+    /// pairs of two unchanged boxes, kept.
+    fresh: Option<(&'a mut Vec<u64>, Kept<'a>)>,
     swept: Swept,
 }
 
-/// What the sweeps of a stream did.
+/// The pairs a stream keeps when only its changed boxes' entries look for pairs: the
+/// chunk's pairs before it, row by row, less those of a changed box.
+struct Kept<'a> {
+    pairs: &'a [(u32, u32)],
+    /// The chunk's rows before the stream, and where their pairs start.
+    dir: &'a [Row],
+    at: &'a [u32],
+    moved: &'a [u64],
+    /// The next of `dir` to look at.
+    next: usize,
+}
+
+impl Kept<'_> {
+    /// Writes to `found` the kept pairs of the row of key `key` (keys asked for ascend).
+    #[inline]
+    fn write(&mut self, key: u32, found: &mut Found) {
+        let rows = self.dir.len().saturating_sub(1);
+        while self.next < rows && self.dir[self.next].key < key {
+            self.next += 1;
+        }
+        if self.next < rows && self.dir[self.next].key == key {
+            let (from, to) = (self.at[self.next] as usize, self.at[self.next + 1] as usize);
+            let moved = self.moved;
+            found.keep_from(&self.pairs[from..to], |a, b| {
+                !(bit(moved, a) | bit(moved, b))
+            });
+            self.next += 1;
+        }
+    }
+}
+
+/// What the sweeps of a stream or a patch did.
 #[derive(Clone, Copy, Debug, Default)]
-struct Swept {
+pub(super) struct Swept {
     /// Candidates compared.
-    compared: u64,
+    pub(super) compared: u64,
     /// Rows swept...
-    rows: u64,
+    pub(super) rows: u64,
     /// ... of which only for their changed boxes' pairs.
-    refreshed: u64,
+    pub(super) refreshed: u64,
+    /// Chunks patched in place (not streamed).
+    pub(super) patched: u64,
 }
 
 impl<'a> Builder<'a> {
@@ -658,17 +712,20 @@ impl<'a> Builder<'a> {
     fn new(out: &'a mut Rows, cap: usize, found: Found<'a>, kernel: Kernel) -> Self {
         out.resize(cap);
         out.rows.clear();
+        out.pair_at.clear();
         let Rows {
             lo,
             hi,
             proxy,
             row,
             rows,
+            pair_at,
             ..
         } = out;
         Builder {
             out: ColsMut::cut(lo, hi, proxy, row, cap),
             dir: rows,
+            pair_at,
             found,
             kernel,
             n: 0,
@@ -676,6 +733,7 @@ impl<'a> Builder<'a> {
             start: 0,
             width: 0.0,
             pending: 0..0,
+            pending_key: NONE,
             pending_width: 0.0,
             fresh: None,
             swept: Swept::default(),
@@ -684,26 +742,27 @@ impl<'a> Builder<'a> {
 
     /// A builder that sweeps only for the pairs of the entries pushed by
     /// [`Builder::push_fresh`] (their places marked in `bits`, which must be clear),
-    /// adding them to the pairs `found` already holds.
+    /// writing before each row's the pairs `kept` keeps of it.
     fn for_fresh(
         out: &'a mut Rows,
         cap: usize,
         found: Found<'a>,
         kernel: Kernel,
         bits: &'a mut Vec<u64>,
+        kept: Kept<'a>,
     ) -> Self {
         if bits.len() < cap / 64 + 1 {
             bits.resize(cap / 64 + 1, 0);
         }
         let mut b = Builder::new(out, cap, found, kernel);
-        b.fresh = Some(bits);
+        b.fresh = Some((bits, kept));
         b
     }
 
     /// [`Builder::push`] for the entry of a changed box.
     #[inline(always)]
     fn push_fresh(&mut self, e: &Entry, r: u128) {
-        if let Some(bits) = self.fresh.as_mut() {
+        if let Some((bits, _)) = self.fresh.as_mut() {
             set_bit(bits, self.n as u32);
         }
         self.push(e, r);
@@ -741,6 +800,7 @@ impl<'a> Builder<'a> {
             }
             self.sweep_pending();
             self.pending = self.start..self.n;
+            self.pending_key = self.key;
             self.pending_width = self.width;
         }
     }
@@ -751,8 +811,10 @@ impl<'a> Builder<'a> {
         if r.is_empty() {
             return;
         }
+        self.pair_at.push(self.found.len() as u32);
         let cols = self.out.view(self.n);
-        if let Some(bits) = self.fresh.as_deref() {
+        if let Some((bits, kept)) = self.fresh.as_mut() {
+            kept.write(self.pending_key, &mut self.found);
             let w = self.pending_width;
             self.swept.compared +=
                 sweep_fresh(self.kernel, cols, r.start, r.end, bits, w, &mut self.found);
@@ -769,8 +831,9 @@ impl<'a> Builder<'a> {
         self.close_row();
         self.sweep_pending();
         end(self.dir, self.n);
+        self.pair_at.push(self.found.len() as u32);
         self.found.finish();
-        if let Some(bits) = self.fresh {
+        if let Some((bits, _)) = self.fresh {
             bits[..self.n.div_ceil(64)].fill(0);
         }
         (self.n, self.swept)
@@ -780,7 +843,7 @@ impl<'a> Builder<'a> {
 /// Writes sorted `entries` into `out` with a [`Builder`], its pairs into `found`.
 fn build(
     out: &mut Rows,
-    found: &mut Vec<(u32, u32)>,
+    found: &mut Pairs,
     entries: impl ExactSizeIterator<Item = Entry>,
     kernel: Kernel,
 ) {
@@ -792,36 +855,48 @@ fn build(
     out.truncate(n);
 }
 
-/// Streams `c` into `spare` with its incoming entries merged in (sorted first) and the
-/// entries of changed boxes (`moved`) left out, and exchanges the two, its pairs found
-/// anew; returns what the sweeps did. The incoming entries are sorted as keys (rank and
-/// position, in `keys`) and read through them, so that the sort moves the keys, not the
-/// 32-byte entries.
-fn stream(
-    c: &mut Chunk,
-    moved: &[u64],
-    kernel: Kernel,
-    spare: &mut Rows,
-    keys: &mut Vec<u128>,
-    fresh: &mut Vec<u64>,
-) -> Swept {
+/// Sorts a chunk's `incoming` entries as keys (rank and position, in `keys`), so that the
+/// sort moves the keys, not the 32-byte entries, and the stream or patch reads the entries
+/// through them.
+fn sort_incoming(incoming: &[Entry], keys: &mut Vec<u128>) {
     keys.clear();
     keys.extend(
-        c.incoming
+        incoming
             .iter()
             .enumerate()
             .map(|(i, e)| rank(e) | i as u128),
     );
     keys.sort_unstable();
+}
+
+/// Streams `c` into `spare` (its pairs into `spare_pairs`) with its incoming entries
+/// merged in (in the order of `keys`, [`sort_incoming`]) and the entries of changed boxes
+/// (`moved`) left out, and exchanges the two, its pairs found anew; returns what the
+/// sweeps did.
+fn stream(
+    c: &mut Chunk,
+    moved: &[u64],
+    kernel: Kernel,
+    (spare, spare_pairs): (&mut Rows, &mut Pairs),
+    keys: &[u128],
+    fresh: &mut Vec<u64>,
+) -> Swept {
     let (old, inc) = (c.rows.view(), &c.incoming);
     let cap = old.len() + inc.len();
+    let found = Found::new(spare_pairs);
     // Few changed entries: the pairs of two unchanged boxes are kept, and only the changed
     // ones look for theirs. Many: every row is swept anew, which then costs less.
     let mut b = if inc.len() * FRESH_SHARE <= old.len() {
-        let found = Found::keeping(&mut c.found, |a, b| !(bit(moved, a) | bit(moved, b)));
-        Builder::for_fresh(spare, cap, found, kernel, fresh)
+        let kept = Kept {
+            pairs: c.found.as_slice(),
+            dir: &c.rows.rows,
+            at: &c.rows.pair_at,
+            moved,
+            next: 0,
+        };
+        Builder::for_fresh(spare, cap, found, kernel, fresh, kept)
     } else {
-        Builder::new(spare, cap, Found::new(&mut c.found), kernel)
+        Builder::new(spare, cap, found, kernel)
     };
     let key = |j: usize| keys.get(j).copied().unwrap_or(u128::MAX);
     // An incoming entry is a changed box's, every kept old one is not: no rank is in both.
@@ -845,6 +920,7 @@ fn stream(
     spare.truncate(n);
     c.incoming.clear();
     std::mem::swap(&mut c.rows, spare);
+    std::mem::swap(&mut c.found, spare_pairs);
     swept
 }
 
@@ -967,8 +1043,6 @@ const SLICE: usize = 16;
 pub(super) struct Slice {
     /// Each proxy's new placement, in the slice's order.
     placed: Vec<Place>,
-    /// One bit per chunk: an old entry of one of the slice's proxies leaves it.
-    left: Vec<u64>,
     /// Per chunk, the slice's new entries that go to it.
     buckets: Vec<Vec<Entry>>,
 }
@@ -977,7 +1051,6 @@ impl Slice {
     /// Bytes held (capacities).
     pub(super) fn bytes(&self) -> usize {
         self.placed.capacity() * size_of::<Place>()
-            + self.left.capacity() * 8
             + self
                 .buckets
                 .iter()

@@ -19,7 +19,7 @@ use super::Cols;
 use super::place::HOME;
 
 /// Candidates compared at a time.
-const LANES: usize = 8;
+pub(super) const LANES: usize = 8;
 
 /// One entry as the sweep compares the entries after it with it.
 #[derive(Clone, Copy, Debug)]
@@ -53,38 +53,78 @@ impl Probe {
     }
 }
 
+/// A chunk's pairs: the first `n` of a buffer written by index. The buffer keeps its
+/// length between sweeps, so that making room for the next sweep's pairs does not zero
+/// again what the last one wrote.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Pairs {
+    pub(super) buf: Vec<(u32, u32)>,
+    pub(super) n: usize,
+}
+
+impl Pairs {
+    /// The pairs.
+    #[inline]
+    pub(super) fn as_slice(&self) -> &[(u32, u32)] {
+        &self.buf[..self.n]
+    }
+
+    /// Number of pairs.
+    #[inline]
+    pub(super) fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Bytes held (capacity).
+    pub(super) fn bytes(&self) -> usize {
+        self.buf.capacity() * 8
+    }
+
+    /// Makes the buffer at least `len` pairs long and eight lanes more.
+    pub(super) fn lengthen(&mut self, len: usize) {
+        if self.buf.len() < len + LANES {
+            let to = (len + LANES).max(2 * self.buf.len());
+            self.buf.resize(to, (0, 0));
+        }
+    }
+}
+
 /// The pairs of a chunk being swept, written by index into a buffer kept at least eight
-/// pairs longer than what is written (so that eight lanes are stored without a test),
-/// cut to the pairs at the end.
+/// pairs longer than what is written (so that eight lanes are stored without a test).
 pub(super) struct Found<'a> {
-    pairs: &'a mut Vec<(u32, u32)>,
+    pairs: &'a mut Pairs,
     n: usize,
 }
 
 impl<'a> Found<'a> {
     /// Pairs written over `pairs`, from its start.
-    pub(super) fn new(pairs: &'a mut Vec<(u32, u32)>) -> Self {
+    pub(super) fn new(pairs: &'a mut Pairs) -> Self {
         Found { pairs, n: 0 }
     }
 
     /// Room for `more` pairs and eight lanes beyond them.
     #[inline(always)]
-    fn room(&mut self, more: usize) {
-        if self.pairs.len() < self.n + more + LANES {
+    pub(super) fn room(&mut self, more: usize) {
+        if self.pairs.buf.len() < self.n + more + LANES {
             self.grow(more);
         }
     }
 
-    /// Pairs written after those of `pairs` that `keep` keeps, which are moved to its
-    /// front in their order.
-    pub(super) fn keeping(pairs: &'a mut Vec<(u32, u32)>, keep: impl Fn(u32, u32) -> bool) -> Self {
-        let mut n = 0;
-        for i in 0..pairs.len() {
-            let (a, b) = pairs[i];
-            pairs[n] = (a, b);
-            n += usize::from(keep(a, b));
+    /// Number of pairs written.
+    #[inline(always)]
+    pub(super) fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Writes those of `pairs` that `keep` keeps, in their order.
+    #[inline]
+    pub(super) fn keep_from(&mut self, pairs: &[(u32, u32)], keep: impl Fn(u32, u32) -> bool) {
+        self.room(pairs.len());
+        let buf = &mut self.pairs.buf;
+        for &(a, b) in pairs {
+            buf[self.n] = (a, b);
+            self.n += usize::from(keep(a, b));
         }
-        Found { pairs, n }
     }
 
     /// Writes the pairs of `a` with the candidates `j + l` for the set bits `l` of `m`.
@@ -92,7 +132,7 @@ impl<'a> Found<'a> {
     fn push_lanes(&mut self, a: u32, ids: &[u32], j: usize, mut m: u32) {
         while m != 0 {
             let b = ids[j + m.trailing_zeros() as usize];
-            self.pairs[self.n] = (a.min(b), a.max(b));
+            self.pairs.buf[self.n] = (a.min(b), a.max(b));
             self.n += 1;
             m &= m - 1;
         }
@@ -101,13 +141,12 @@ impl<'a> Found<'a> {
     #[cold]
     #[inline(never)]
     fn grow(&mut self, more: usize) {
-        let len = (self.n + more + LANES).max(2 * self.pairs.len());
-        self.pairs.resize(len, (0, 0));
+        self.pairs.lengthen(self.n + more);
     }
 
-    /// Cuts the buffer to the pairs written.
+    /// Ends the pairs at those written.
     pub(super) fn finish(self) {
-        self.pairs.truncate(self.n);
+        self.pairs.n = self.n;
     }
 }
 
@@ -403,7 +442,7 @@ macro_rules! store_packed {
         let lo = _mm256_permutevar8x32_epi32(_mm256_min_epu32(b, $aid), p);
         let hi = _mm256_permutevar8x32_epi32(_mm256_max_epu32(b, $aid), p);
         let (l, h) = (_mm256_unpacklo_epi32(lo, hi), _mm256_unpackhi_epi32(lo, hi));
-        let dst = $out.pairs.as_mut_ptr().add($out.n).cast::<u32>();
+        let dst = $out.pairs.buf.as_mut_ptr().add($out.n).cast::<u32>();
         _mm256_storeu_si256(dst.cast(), _mm256_permute2x128_si256::<0x20>(l, h));
         _mm256_storeu_si256(dst.add(8).cast(), _mm256_permute2x128_si256::<0x31>(l, h));
         $out.n += $m.count_ones() as usize;
@@ -670,11 +709,11 @@ mod tests {
                     .fold(0.0f32, |w, i| w.max(r.entry(i).hi[0] - r.entry(i).lo[0]));
                 let mut runs = Vec::new();
                 for k in Kernel::all() {
-                    let mut out = Vec::new();
+                    let mut out = Pairs::default();
                     let mut found = Found::new(&mut out);
                     sweep_fresh(k, r.view(), span.start, span.end, &bits, width, &mut found);
                     found.finish();
-                    runs.push(out);
+                    runs.push(out.as_slice().to_vec());
                 }
                 let is_fresh = |p: u32| fresh.iter().any(|&i| r.entry(i).proxy == p);
                 let want: Vec<_> = all_pairs(&r, span.start, span.end)
@@ -702,11 +741,11 @@ mod tests {
                 let span = r.span(row);
                 let mut runs = Vec::new();
                 for &k in &kernels {
-                    let mut out = Vec::new();
+                    let mut out = Pairs::default();
                     let mut found = Found::new(&mut out);
                     sweep_row(k, r.view(), span.start, span.end, &mut found);
                     found.finish();
-                    runs.push(out);
+                    runs.push(out.as_slice().to_vec());
                 }
                 let mut sorted = runs[0].clone();
                 sorted.sort_unstable();
