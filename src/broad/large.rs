@@ -6,18 +6,21 @@
 //! statics are, `place.rs`; anew when one of them changed) and each looks up its own level
 //! and the coarser ones, so that their pairs cost what their neighbours do, not the square of their
 //! number. A scene's few large boxes cost their own pairs' worth; many of them are looked
-//! up in slices on rayon's pool, the slices' pairs joined in slice order (the same pairs in
-//! the same order for any number of threads).
+//! up in slices on rayon's pool. Each large box keeps the boxes it found its pairs with,
+//! a list of its own, so the pairs come out box by box (the same pairs in the same order
+//! for any number of threads).
 //!
 //! When few boxes changed since the last update, the pairs of two unchanged boxes are
-//! kept: only the changed large boxes are looked up, and every other changed box looks for
-//! the unchanged large dynamic boxes near it in their coarse rows. Sleeping large boxes
-//! so cost nothing until they or a neighbour move.
+//! kept: a changed box's pairs leave the lists of the unchanged large boxes that met its
+//! box of the last update (found in their coarse rows, as it finds the ones it meets now),
+//! only the changed large boxes are looked up, and every other changed box joins the lists
+//! of the unchanged large boxes near it. Sleeping large boxes so cost nothing until they
+//! or a neighbour move, and a moving box costs the large boxes near it, not all pairs.
 
 use super::place::{COARSE_LEVELS, directory, entries, rank};
 use super::query::query_rows;
-use super::sweep::Kernel;
-use super::{BroadPhase, Place, StaticRows, bit};
+use super::sweep::{Kernel, find};
+use super::{Aabb, BroadPhase, Place, StaticRows, bit};
 use rayon::prelude::*;
 
 /// Large boxes per task on rayon's pool: a large box's lookup reads tens of rows, far more
@@ -53,93 +56,141 @@ impl LargeRows {
 }
 
 impl BroadPhase {
-    /// Finds every pair of a large dynamic box, into `large_pairs`: all anew after a
-    /// rebuild of the grid or when many boxes changed, else from the pairs of the last
-    /// update and the changed boxes (whose bits must still be set).
+    /// Finds every pair of a large dynamic box, into `large_pairs` (each box's list the
+    /// pairs it found): all anew after a rebuild of the grid, when many boxes changed or
+    /// when a box joined or left the large ones, else from the pairs of the last update
+    /// and the changed boxes (whose bits must still be set).
     pub(super) fn large_pairs(&mut self, regridded: bool) {
         let n = self.large_dynamic.len();
+        let joined = std::mem::take(&mut self.large_joined);
         if !regridded && n > 0 && self.moved.len() <= KEEP_UP_TO * n {
+            if joined {
+                self.realign_large_pairs();
+            }
             if self.large_moved {
                 self.index_large();
             }
             if !self.moved.is_empty() {
                 self.update_large_pairs();
             }
-            self.stats.pairs += self.large_pairs.len() as u64;
+            self.count_large_pairs();
             return;
         }
-        let mut out = std::mem::take(&mut self.large_pairs);
-        out.clear();
+        let mut lists = std::mem::take(&mut self.large_pairs);
+        lists.resize_with(n, Vec::new);
         self.index_large();
-        let compared = if n <= PER_TASK || rayon::current_num_threads() == 1 {
-            self.large_slice_pairs(0..n, None, &mut out)
+        let this = &*self;
+        let compared: u64 = if n <= PER_TASK || rayon::current_num_threads() == 1 {
+            lists
+                .iter_mut()
+                .enumerate()
+                .map(|(i, found)| {
+                    found.clear();
+                    this.large_slice_pairs(i, None, found)
+                })
+                .sum()
         } else {
-            let mut slices = std::mem::take(&mut self.large_slices);
-            let tasks = n.div_ceil(PER_TASK);
-            if slices.len() < tasks {
-                slices.resize_with(tasks, Vec::new);
-            }
-            let this = &*self;
-            let compared = slices[..tasks]
-                .par_iter_mut()
+            lists
+                .par_chunks_mut(PER_TASK)
                 .enumerate()
                 .with_max_len(1)
-                .map(|(t, found)| {
-                    found.clear();
-                    let range = t * PER_TASK..n.min((t + 1) * PER_TASK);
-                    this.large_slice_pairs(range, None, found)
+                .map(|(t, lists)| {
+                    let mut compared = 0;
+                    for (k, found) in lists.iter_mut().enumerate() {
+                        found.clear();
+                        compared += this.large_slice_pairs(t * PER_TASK + k, None, found);
+                    }
+                    compared
                 })
-                .sum();
-            for found in &slices[..tasks] {
-                out.extend_from_slice(found);
-            }
-            self.large_slices = slices;
-            compared
+                .sum()
         };
         self.stats.compared += compared;
-        self.stats.pairs += out.len() as u64;
-        self.large_pairs = out;
+        self.large_pairs = lists;
+        self.large_ids.clone_from(&self.large_dynamic);
+        self.count_large_pairs();
     }
 
-    /// [`BroadPhase::large_pairs`] from the last update's pairs: those of two unchanged
-    /// boxes kept, then the changed large boxes' pairs (looked up in full), then those of
-    /// every other changed box with the unchanged large boxes.
-    fn update_large_pairs(&mut self) {
-        let mut out = std::mem::take(&mut self.large_pairs);
-        let bits = &self.moved_bits;
-        out.retain(|&(a, b)| !bit(bits, a) && !bit(bits, b));
-        let mut compared = 0;
-        for (i, &l) in self.large_dynamic.iter().enumerate() {
-            if bit(bits, l) {
-                compared += self.large_slice_pairs(i..i + 1, Some(bits), &mut out);
+    /// Gives each box of `large_dynamic` its list of the last update (`large_ids` names
+    /// the boxes the lists were found by): a box that joined the large ones starts with an
+    /// empty list (it changed, so its list is found anew), and the lists of those that left
+    /// go (their pairs with the boxes still large are in those boxes' lists, and leave them
+    /// as any changed box's do).
+    fn realign_large_pairs(&mut self) {
+        let mut old = std::mem::take(&mut self.large_pairs).into_iter();
+        let mut ids = self.large_ids.iter().copied().peekable();
+        let mut lists = Vec::with_capacity(self.large_dynamic.len());
+        for &l in &self.large_dynamic {
+            while ids.next_if(|&o| o < l).is_some() {
+                old.next();
+            }
+            if ids.next_if_eq(&l).is_some() {
+                lists.push(old.next().unwrap_or_default());
+            } else {
+                lists.push(Vec::new());
             }
         }
+        self.large_pairs = lists;
+        self.large_ids.clone_from(&self.large_dynamic);
+    }
+
+    fn count_large_pairs(&mut self) {
+        self.stats.pairs += self.large_pairs.iter().map(|l| l.len() as u64).sum::<u64>();
+    }
+
+    /// [`BroadPhase::large_pairs`] from the last update's pairs. A changed box's pairs with
+    /// the unchanged large boxes are in those boxes' lists, and those boxes met its box of
+    /// the last update: they are found by that box in the large boxes' coarse rows, and the
+    /// pairs dropped from their lists alone (not looked for among all pairs). Then each
+    /// changed large box's list is found anew, and every other changed box's pairs with
+    /// the unchanged large boxes join those boxes' lists.
+    fn update_large_pairs(&mut self) {
+        let mut lists = std::mem::take(&mut self.large_pairs);
+        let bits = &self.moved_bits;
         let (kernel, large) = (Kernel::best(), &self.large_rows);
+        let mut compared = 0;
+        // The unchanged large boxes meeting box `b`, as places in `large_dynamic`.
+        let mut near = |b: &Aabb, each: &mut dyn FnMut(usize)| {
+            let mut one = |l: u32| {
+                if !bit(bits, l)
+                    && let Ok(i) = self.large_dynamic.binary_search(&l)
+                {
+                    each(i);
+                }
+            };
+            for (level, rows) in large.levels.iter().enumerate() {
+                if rows.count() > 0 {
+                    compared += query_rows(kernel, rows, b, self.coarse_inv(level), &mut one);
+                }
+            }
+            for &l in &large.huge {
+                compared += 1;
+                if self.proxies[l as usize].aabb.overlaps(b) {
+                    one(l);
+                }
+            }
+        };
+        for &(c, old) in &self.moved_old {
+            near(&old, &mut |i| {
+                if let Some(k) = find(&lists[i], c) {
+                    lists[i].remove(k);
+                }
+            });
+        }
         for &o in &self.moved {
             let p = &self.proxies[o as usize];
             if matches!(p.placed, Place::LargeDynamic | Place::None) {
                 continue;
             }
-            let mut pair = |l: u32| {
-                if !bit(bits, l) {
-                    out.push((l.min(o), l.max(o)));
-                }
-            };
-            for (level, rows) in large.levels.iter().enumerate() {
-                if rows.count() > 0 {
-                    compared +=
-                        query_rows(kernel, rows, &p.aabb, self.coarse_inv(level), &mut pair);
-                }
-            }
-            for &l in &large.huge {
-                compared += 1;
-                if self.proxies[l as usize].aabb.overlaps(&p.aabb) {
-                    pair(l);
-                }
+            near(&p.aabb, &mut |i| lists[i].push(o));
+        }
+        for (i, &l) in self.large_dynamic.iter().enumerate() {
+            if bit(bits, l) {
+                lists[i].clear();
+                compared += self.large_slice_pairs(i, Some(bits), &mut lists[i]);
             }
         }
         self.stats.compared += compared;
-        self.large_pairs = out;
+        self.large_pairs = lists;
     }
 
     /// Enters the large dynamic boxes in the rows of their coarse levels.
@@ -175,26 +226,21 @@ impl BroadPhase {
         self.large_moved = false;
     }
 
-    /// Pushes the pairs of the large dynamic boxes `range` (positions in `large_dynamic`)
-    /// onto `out`; returns the boxes compared. A pair of two large dynamic boxes is found
+    /// Pushes the boxes the large dynamic box at `i` (its place in `large_dynamic`) forms
+    /// its pairs with onto `out`; returns the boxes compared. A pair of two large dynamic boxes is found
     /// by the one of the lower level, or of the lower id on one level; one of a box of no
     /// level, by that box (the lower id if both are). With `changed` (one bit per changed
     /// proxy, when only the changed boxes are looked up), a pair with an unchanged large
     /// box is found by the changed one, whatever their levels.
-    fn large_slice_pairs(
-        &self,
-        range: std::ops::Range<usize>,
-        changed: Option<&[u64]>,
-        out: &mut Vec<(u32, u32)>,
-    ) -> u64 {
+    fn large_slice_pairs(&self, i: usize, changed: Option<&[u64]>, out: &mut Vec<u32>) -> u64 {
         let kept = |o: u32| changed.is_some_and(|bits| !bit(bits, o));
         let (kernel, inv) = (Kernel::best(), 1.0 / self.cell);
         let large = &self.large_rows;
         let mut compared = 0;
-        for i in range {
+        {
             let l = self.large_dynamic[i];
             let b = self.proxies[l as usize].aabb;
-            let mut pair = |o: u32| out.push((l.min(o), l.max(o)));
+            let mut pair = |o: u32| out.push(o);
             compared += self.query_dynamic(kernel, &b, inv, &mut pair);
             for (rows, inv) in self.static_levels() {
                 if rows.count() > 0 {
@@ -212,7 +258,7 @@ impl BroadPhase {
                         pair(o);
                     }
                 }
-                continue;
+                return compared;
             }
             // Unchanged large boxes below its level are its to find too.
             let from = if changed.is_some() { 0 } else { own as usize };

@@ -615,6 +615,8 @@ pub struct BroadPhase {
     proxies: Vec<Proxy>,
     /// Proxies changed since the last update.
     moved: Vec<u32>,
+    /// Each of them with its box at the last update (where its pairs were found then).
+    moved_old: Vec<(u32, Aabb)>,
     /// One bit per proxy: changed since the last update (set during an update only).
     moved_bits: Vec<u64>,
     /// Dynamic boxes in rows, in chunks of consecutive rows (never empty once placed),
@@ -650,10 +652,13 @@ pub struct BroadPhase {
     large_static: Vec<u32>,
     /// The boxes of `large_static` as columns (scratch of `statics.rs`).
     large_static_columns: statics::Columns,
-    /// Pairs of large dynamic boxes, and each slice's when they are found in slices on
-    /// rayon's pool (scratch of `large.rs`).
-    large_pairs: Vec<(u32, u32)>,
-    large_slices: Vec<Vec<(u32, u32)>>,
+    /// Pairs of large dynamic boxes, one list per box of `large_ids` (in its order): the
+    /// boxes it found its pairs with (`large.rs`).
+    large_pairs: Vec<Vec<u32>>,
+    /// The boxes `large_pairs` lists were found by (`large_dynamic` at the last update),
+    /// and whether a box joined or left `large_dynamic` since.
+    large_ids: Vec<u32>,
+    large_joined: bool,
     /// The large dynamic boxes in rows of the coarse levels (kept by `large.rs` while
     /// they do not change), and whether one changed since they were entered.
     large_rows: large::LargeRows,
@@ -772,12 +777,13 @@ impl BroadPhase {
         }
         // Kept static pairs can only be dropped one by one if a static box changes.
         self.statics_touched |= !dynamic || p.placed.is_static();
-        p.aabb = aabb;
-        p.dynamic = dynamic;
         if !p.moved {
             p.moved = true;
             self.moved.push(id);
+            self.moved_old.push((id, p.aabb));
         }
+        p.aabb = aabb;
+        p.dynamic = dynamic;
     }
 
     /// Removes proxy `id`; `false` if there was none.
@@ -794,6 +800,7 @@ impl BroadPhase {
         if !p.moved {
             p.moved = true;
             self.moved.push(id);
+            self.moved_old.push((id, p.aabb));
         }
         true
     }
@@ -864,11 +871,12 @@ impl BroadPhase {
             let (d, s) = statics::unkey(k);
             (d.min(s), d.max(s))
         });
+        let large = self.large_ids.iter().zip(&self.large_pairs);
         self.dynamic
             .iter()
             .flat_map(|c| c.found.as_slice())
-            .chain(&self.large_pairs)
             .copied()
+            .chain(large.flat_map(|(&l, others)| others.iter().map(move |&o| (l.min(o), l.max(o)))))
             .chain(kept)
     }
 
@@ -905,11 +913,12 @@ impl BroadPhase {
             + self.placing.iter().map(place::Slice::bytes).sum::<usize>()
             + (self.static_pairs.capacity() + self.pairs_spare.capacity() + self.fresh.capacity())
                 * 8
-            + self.large_pairs.capacity() * 8
+            + self.moved_old.capacity() * size_of::<(u32, Aabb)>()
+            + self.large_ids.capacity() * 4
             + self
-                .large_slices
+                .large_pairs
                 .iter()
-                .map(|s| s.capacity() * 8)
+                .map(|s| size_of::<Vec<u32>>() + s.capacity() * 4)
                 .sum::<usize>()
             + self.near_boxes.capacity() * size_of::<(u32, Aabb)>()
             + self.large_static_columns.bytes()

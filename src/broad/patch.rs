@@ -17,8 +17,7 @@
 //! when entries leave it, so it may stay larger than the stream would make it.
 
 use super::place::{KEY, POSITION, Swept, rank_of};
-use super::sweep::LANES;
-use super::sweep::{Found, Kernel, Pairs, sweep_fresh};
+use super::sweep::{Found, Kernel, Pairs, drop_pairs_of, find, sweep_fresh};
 use super::{Chunk, NONE, Row, Rows, set_bit};
 
 /// A chunk is patched when fewer than one in this many of its entries leave it and fewer
@@ -186,57 +185,6 @@ fn find_leaving(c: &Chunk, s: &mut Scratch) -> bool {
     s.gone.sort_unstable();
     s.left.sort_unstable();
     true
-}
-
-/// Where `id` is in `ids`: eight at a time compared at once (a row is a few hundred
-/// entries, and a search for the first match one by one does not vectorise).
-fn find(ids: &[u32], id: u32) -> Option<usize> {
-    let mut blocks = ids.chunks_exact(LANES);
-    for (k, block) in blocks.by_ref().enumerate() {
-        if block.iter().fold(false, |hit, &p| hit | (p == id)) {
-            return block.iter().position(|&p| p == id).map(|j| k * LANES + j);
-        }
-    }
-    let tail = blocks.remainder();
-    tail.iter()
-        .position(|&p| p == id)
-        .map(|j| ids.len() - tail.len() + j)
-}
-
-/// Drops from `pairs` (compacted to the front, in their order) those with a member in
-/// `ids`; returns how many stay. Eight pairs at a time are compared with every id at once,
-/// and a block where none is met is kept without looking at its pairs one by one.
-fn drop_pairs_of(pairs: &mut [(u32, u32)], ids: &[u32]) -> usize {
-    let meets = |&(a, b): &(u32, u32)| ids.iter().any(|&d| a == d || b == d);
-    let (len, mut n, mut i) = (pairs.len(), 0, 0);
-    while i + LANES <= len {
-        let mut hit = false;
-        for &d in ids {
-            for &(a, b) in &pairs[i..i + LANES] {
-                hit |= (a == d) | (b == d);
-            }
-        }
-        if hit {
-            for k in i..i + LANES {
-                pairs[n] = pairs[k];
-                n += usize::from(!meets(&pairs[k]));
-            }
-        } else {
-            if n != i {
-                // Forward: each pair is read before a write reaches its place.
-                for k in 0..LANES {
-                    pairs[n + k] = pairs[i + k];
-                }
-            }
-            n += LANES;
-        }
-        i += LANES;
-    }
-    for k in i..len {
-        pairs[n] = pairs[k];
-        n += usize::from(!meets(&pairs[k]));
-    }
-    n
 }
 
 /// Lays out the chunk's pairs row by row after the patch, in place: in each row an entry

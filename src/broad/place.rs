@@ -289,6 +289,7 @@ impl BroadPhase {
             self.proxies[id as usize].moved = false;
         }
         self.moved.clear();
+        self.moved_old.clear();
         let (mut dynamic, mut statics) = (Vec::new(), Vec::new());
         let mut coarse: [Vec<Entry>; COARSE_LEVELS] = Default::default();
         self.large_dynamic.clear();
@@ -484,6 +485,7 @@ impl BroadPhase {
             _ => {}
         }
         self.large_moved |= old == Place::LargeDynamic || new == Place::LargeDynamic;
+        self.large_joined |= (old == Place::LargeDynamic) != (new == Place::LargeDynamic);
         self.statics_changed |= old.rows_bit() | new.rows_bit();
     }
 
@@ -631,6 +633,7 @@ impl BroadPhase {
             }
         }
         self.moved.clear();
+        self.moved_old.clear();
         self.statics_touched = false;
         for c in &mut self.dynamic {
             c.dirty = false;

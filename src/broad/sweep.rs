@@ -150,6 +150,57 @@ impl<'a> Found<'a> {
     }
 }
 
+/// Where `id` is in `ids`: eight at a time compared at once (a row is a few hundred
+/// entries, and a search for the first match one by one does not vectorise).
+pub(super) fn find(ids: &[u32], id: u32) -> Option<usize> {
+    let mut blocks = ids.chunks_exact(LANES);
+    for (k, block) in blocks.by_ref().enumerate() {
+        if block.iter().fold(false, |hit, &p| hit | (p == id)) {
+            return block.iter().position(|&p| p == id).map(|j| k * LANES + j);
+        }
+    }
+    let tail = blocks.remainder();
+    tail.iter()
+        .position(|&p| p == id)
+        .map(|j| ids.len() - tail.len() + j)
+}
+
+/// Drops from `pairs` (compacted to the front, in their order) those with a member in
+/// `ids`; returns how many stay. Eight pairs at a time are compared with every id at once,
+/// and a block where none is met is kept without looking at its pairs one by one.
+pub(super) fn drop_pairs_of(pairs: &mut [(u32, u32)], ids: &[u32]) -> usize {
+    let meets = |&(a, b): &(u32, u32)| ids.iter().any(|&d| a == d || b == d);
+    let (len, mut n, mut i) = (pairs.len(), 0, 0);
+    while i + LANES <= len {
+        let mut hit = false;
+        for &d in ids {
+            for &(a, b) in &pairs[i..i + LANES] {
+                hit |= (a == d) | (b == d);
+            }
+        }
+        if hit {
+            for k in i..i + LANES {
+                pairs[n] = pairs[k];
+                n += usize::from(!meets(&pairs[k]));
+            }
+        } else {
+            if n != i {
+                // Forward: each pair is read before a write reaches its place.
+                for k in 0..LANES {
+                    pairs[n + k] = pairs[i + k];
+                }
+            }
+            n += LANES;
+        }
+        i += LANES;
+    }
+    for k in i..len {
+        pairs[n] = pairs[k];
+        n += usize::from(!meets(&pairs[k]));
+    }
+    n
+}
+
 /// How eight candidates are compared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kernel {
