@@ -371,25 +371,37 @@ fn set_many_refuses_a_list_with_a_bad_box_whole() {
     assert!(bp.is_empty());
 }
 
-/// Large dynamic boxes that do not move cost no lookups: an update where nothing changed
-/// compares no boxes and keeps every pair, and one where a few small boxes moved compares
-/// far fewer boxes than the large ones' own lookups did, with the pairs of brute force.
-#[test]
-fn sleeping_large_boxes_cost_no_lookups() {
-    let mut rng = Rng::new(77);
-    let n = 3000u32;
-    let spread = 12.0;
+/// `n` dynamic cubes centred at random within `spread` of the origin, cube `i` of
+/// half-extent `half(i, rng)`, set and updated once; with the boxes as the oracle takes them.
+fn cubes(
+    rng: &mut Rng,
+    n: u32,
+    spread: f64,
+    mut half: impl FnMut(u32, &mut Rng) -> f32,
+) -> (BroadPhase, Vec<Option<(Aabb, bool)>>) {
     let mut bp = BroadPhase::new();
-    let mut boxes: Vec<Option<(Aabb, bool)>> = Vec::new();
+    let mut boxes = Vec::new();
     for i in 0..n {
         let c = rng.vec(-spread, spread);
-        let h = if i % 50 == 0 { 4.0 } else { 0.3 };
+        let h = half(i, rng);
         let c = [c.x as f32, c.y as f32, c.z as f32];
         let b = Aabb::new(c.map(|v| v - h), c.map(|v| v + h));
         bp.set(i, b, true).unwrap();
         boxes.push(Some((b, true)));
     }
     bp.update();
+    (bp, boxes)
+}
+
+/// Large dynamic boxes that do not move cost no lookups: an update where nothing changed
+/// compares no boxes and keeps every pair, and one where a few small boxes moved compares
+/// far fewer boxes than the large ones' own lookups did, with the pairs of brute force.
+#[test]
+fn sleeping_large_boxes_cost_no_lookups() {
+    let mut rng = Rng::new(77);
+    let spread = 12.0;
+    let half = |i, _: &mut Rng| if i % 50 == 0 { 4.0 } else { 0.3 };
+    let (mut bp, mut boxes) = cubes(&mut rng, 3000, spread, half);
     let first = bp.stats();
     assert!(first.large >= 50, "{first:?}");
     let pairs = sorted_pairs(&bp);
@@ -427,18 +439,8 @@ fn few_moving_boxes_among_many_sweep_only_their_rows() {
     // else of a chunk is re-sorted or swept), and the pairs stay exact.
     let mut rng = Rng::new(5);
     let n = 40_000u32;
-    let spread = 30.0;
-    let mut bp = BroadPhase::new();
-    let mut boxes: Vec<Option<(Aabb, bool)>> = Vec::new();
-    for i in 0..n {
-        let c = rng.vec(-spread, spread);
-        let h = rng.range(0.2, 0.6) as f32;
-        let c = [c.x as f32, c.y as f32, c.z as f32];
-        let b = Aabb::new(c.map(|v| v - h), c.map(|v| v + h));
-        bp.set(i, b, true).unwrap();
-        boxes.push(Some((b, true)));
-    }
-    bp.update();
+    let half = |_, rng: &mut Rng| rng.range(0.2, 0.6) as f32;
+    let (mut bp, mut boxes) = cubes(&mut rng, n, 30.0, half);
     let mut patched = 0;
     for frame in 0..30 {
         let moving = 1 + rng.below(8) as usize;
