@@ -57,14 +57,14 @@ impl LargeRows {
 
 impl BroadPhase {
     /// Finds every pair of a large dynamic box, into `large_pairs` (each box's list the
-    /// pairs it found): all anew after a rebuild of the grid, when many boxes changed or
-    /// when a box joined or left the large ones, else from the pairs of the last update
-    /// and the changed boxes (whose bits must still be set).
+    /// pairs it found): all anew after a rebuild of the grid or when many boxes changed,
+    /// else from the pairs of the last update and the changed boxes (whose bits must still
+    /// be set), the lists first moved to their boxes' new places if a box joined or left
+    /// the large ones.
     pub(super) fn large_pairs(&mut self, regridded: bool) {
         let n = self.large_dynamic.len();
-        let joined = std::mem::take(&mut self.large_joined);
         if !regridded && n > 0 && self.moved.len() <= KEEP_UP_TO * n {
-            if joined {
+            if self.large_ids != self.large_dynamic {
                 self.realign_large_pairs();
             }
             if self.large_moved {
@@ -86,7 +86,7 @@ impl BroadPhase {
                 .enumerate()
                 .map(|(i, found)| {
                     found.clear();
-                    this.large_slice_pairs(i, None, found)
+                    this.large_box_pairs(i, None, found)
                 })
                 .sum()
         } else {
@@ -98,7 +98,7 @@ impl BroadPhase {
                     let mut compared = 0;
                     for (k, found) in lists.iter_mut().enumerate() {
                         found.clear();
-                        compared += this.large_slice_pairs(t * PER_TASK + k, None, found);
+                        compared += this.large_box_pairs(t * PER_TASK + k, None, found);
                     }
                     compared
                 })
@@ -186,7 +186,7 @@ impl BroadPhase {
         for (i, &l) in self.large_dynamic.iter().enumerate() {
             if bit(bits, l) {
                 lists[i].clear();
-                compared += self.large_slice_pairs(i, Some(bits), &mut lists[i]);
+                compared += self.large_box_pairs(i, Some(bits), &mut lists[i]);
             }
         }
         self.stats.compared += compared;
@@ -227,63 +227,61 @@ impl BroadPhase {
     }
 
     /// Pushes the boxes the large dynamic box at `i` (its place in `large_dynamic`) forms
-    /// its pairs with onto `out`; returns the boxes compared. A pair of two large dynamic boxes is found
-    /// by the one of the lower level, or of the lower id on one level; one of a box of no
-    /// level, by that box (the lower id if both are). With `changed` (one bit per changed
+    /// its pairs with onto `out`; returns the boxes compared. A pair of two large dynamic
+    /// boxes is found by the one of the lower level, or of the lower id on one level; one of
+    /// a box of no level, by that box (the lower id if both are). With `changed` (one bit per changed
     /// proxy, when only the changed boxes are looked up), a pair with an unchanged large
     /// box is found by the changed one, whatever their levels.
-    fn large_slice_pairs(&self, i: usize, changed: Option<&[u64]>, out: &mut Vec<u32>) -> u64 {
+    fn large_box_pairs(&self, i: usize, changed: Option<&[u64]>, out: &mut Vec<u32>) -> u64 {
         let kept = |o: u32| changed.is_some_and(|bits| !bit(bits, o));
         let (kernel, inv) = (Kernel::best(), 1.0 / self.cell);
         let large = &self.large_rows;
         let mut compared = 0;
-        {
-            let l = self.large_dynamic[i];
-            let b = self.proxies[l as usize].aabb;
-            let mut pair = |o: u32| out.push(o);
-            compared += self.query_dynamic(kernel, &b, inv, &mut pair);
-            for (rows, inv) in self.static_levels() {
-                if rows.count() > 0 {
-                    compared += query_rows(kernel, rows, &b, inv, &mut pair);
-                }
+        let l = self.large_dynamic[i];
+        let b = self.proxies[l as usize].aabb;
+        let mut pair = |o: u32| out.push(o);
+        compared += self.query_dynamic(kernel, &b, inv, &mut pair);
+        for (rows, inv) in self.static_levels() {
+            if rows.count() > 0 {
+                compared += query_rows(kernel, rows, &b, inv, &mut pair);
             }
-            let own = large.level[i];
-            if own == HUGE {
-                // Every other large dynamic box but the huge ones before it.
-                let others = self.large_dynamic.iter().zip(&large.level);
-                let others = others.filter(|&(&o, &lv)| lv != HUGE || o > l || kept(o));
-                for (&o, _) in others.chain(self.large_static.iter().map(|o| (o, &0))) {
-                    compared += 1;
-                    if self.proxies[o as usize].aabb.overlaps(&b) {
-                        pair(o);
-                    }
-                }
-                return compared;
-            }
-            // Unchanged large boxes below its level are its to find too.
-            let from = if changed.is_some() { 0 } else { own as usize };
-            let levels = large.levels.iter().enumerate().skip(from);
-            for (level, rows) in levels.filter(|(_, rows)| rows.count() > 0) {
-                compared += query_rows(kernel, rows, &b, self.coarse_inv(level), |o| {
-                    if (level > own as usize || (level == own as usize && o > l)) || kept(o) {
-                        pair(o);
-                    }
-                });
-            }
-            // A changed box of a level also finds the unchanged huge ones.
-            if changed.is_some() {
-                for &o in &large.huge {
-                    compared += 1;
-                    if kept(o) && self.proxies[o as usize].aabb.overlaps(&b) {
-                        pair(o);
-                    }
-                }
-            }
-            for &o in &self.large_static {
+        }
+        let own = large.level[i];
+        if own == HUGE {
+            // Every other large dynamic box but the huge ones before it.
+            let others = self.large_dynamic.iter().zip(&large.level);
+            let others = others.filter(|&(&o, &lv)| lv != HUGE || o > l || kept(o));
+            for (&o, _) in others.chain(self.large_static.iter().map(|o| (o, &0))) {
                 compared += 1;
                 if self.proxies[o as usize].aabb.overlaps(&b) {
                     pair(o);
                 }
+            }
+            return compared;
+        }
+        // Unchanged large boxes below its level are its to find too.
+        let from = if changed.is_some() { 0 } else { own as usize };
+        let levels = large.levels.iter().enumerate().skip(from);
+        for (level, rows) in levels.filter(|(_, rows)| rows.count() > 0) {
+            compared += query_rows(kernel, rows, &b, self.coarse_inv(level), |o| {
+                if (level > own as usize || (level == own as usize && o > l)) || kept(o) {
+                    pair(o);
+                }
+            });
+        }
+        // A changed box of a level also finds the unchanged huge ones.
+        if changed.is_some() {
+            for &o in &large.huge {
+                compared += 1;
+                if kept(o) && self.proxies[o as usize].aabb.overlaps(&b) {
+                    pair(o);
+                }
+            }
+        }
+        for &o in &self.large_static {
+            compared += 1;
+            if self.proxies[o as usize].aabb.overlaps(&b) {
+                pair(o);
             }
         }
         compared

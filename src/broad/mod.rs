@@ -655,10 +655,8 @@ pub struct BroadPhase {
     /// Pairs of large dynamic boxes, one list per box of `large_ids` (in its order): the
     /// boxes it found its pairs with (`large.rs`).
     large_pairs: Vec<Vec<u32>>,
-    /// The boxes `large_pairs` lists were found by (`large_dynamic` at the last update),
-    /// and whether a box joined or left `large_dynamic` since.
+    /// The boxes `large_pairs` lists were found by (`large_dynamic` at the last update).
     large_ids: Vec<u32>,
-    large_joined: bool,
     /// The large dynamic boxes in rows of the coarse levels (kept by `large.rs` while
     /// they do not change), and whether one changed since they were entered.
     large_rows: large::LargeRows,

@@ -266,8 +266,7 @@ fn find_arriving(rows: &Rows, keys: &[u128], at: &mut Vec<u32>) {
     let dir = &rows.rows[..rows.len()];
     let cols = rows.view();
     for &k in keys {
-        let rank = k & !POSITION;
-        let key = (rank >> 96) as u32;
+        let (rank, key) = (k & !POSITION, key_of(k));
         let i = dir.partition_point(|row| row.key < key);
         let place = match dir.get(i) {
             Some(row) if row.key == key => {
@@ -280,6 +279,12 @@ fn find_arriving(rows: &Rows, keys: &[u128], at: &mut Vec<u32>) {
         };
         at.push(place as u32);
     }
+}
+
+/// The row key of an arriving entry's sort key (`place::sort_incoming`).
+#[inline(always)]
+fn key_of(k: u128) -> u32 {
+    ((k & !POSITION) >> 96) as u32 & KEY
 }
 
 /// The number of places from `from` to `to` for which `before` holds (it holds for a
@@ -356,7 +361,6 @@ fn make_directory(c: &Chunk, keys: &[u128], s: &mut Scratch) {
     let (mut i, mut j, mut g, mut start) = (0, 0, 0, 0u32);
     let rows = old.len() - 1;
     while i < rows || j < keys.len() {
-        let key_of = |k: u128| ((k & !POSITION) >> 96) as u32 & KEY;
         let key = match (old.get(i).filter(|_| i < rows), keys.get(j)) {
             (Some(row), Some(&k)) => row.key.min(key_of(k)),
             (Some(row), None) => row.key,

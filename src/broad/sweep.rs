@@ -104,7 +104,7 @@ impl<'a> Found<'a> {
 
     /// Room for `more` pairs and eight lanes beyond them.
     #[inline(always)]
-    pub(super) fn room(&mut self, more: usize) {
+    fn room(&mut self, more: usize) {
         if self.pairs.buf.len() < self.n + more + LANES {
             self.grow(more);
         }
@@ -150,8 +150,8 @@ impl<'a> Found<'a> {
     }
 }
 
-/// Where `id` is in `ids`: eight at a time compared at once (a row is a few hundred
-/// entries, and a search for the first match one by one does not vectorise).
+/// Where `id` is in `ids`: eight at a time compared at once (a row's ids or a large box's
+/// list run to hundreds, and a search for the first match one by one does not vectorise).
 pub(super) fn find(ids: &[u32], id: u32) -> Option<usize> {
     let mut blocks = ids.chunks_exact(LANES);
     for (k, block) in blocks.by_ref().enumerate() {
