@@ -27,6 +27,16 @@ impl Default for Pose {
 }
 
 impl Pose {
+    /// Whether the two are the same numbers bit for bit (so that they place every point
+    /// alike; `==` takes `0.0` and `-0.0` as equal).
+    pub(crate) fn same_bits(&self, other: &Pose) -> bool {
+        self.rows
+            .iter()
+            .flatten()
+            .zip(other.rows.iter().flatten())
+            .all(|(a, b)| a.to_bits() == b.to_bits())
+    }
+
     /// The identity placement.
     pub const IDENTITY: Pose = Pose {
         rows: [

@@ -34,13 +34,17 @@ fn steady_steps_allocate_nothing() {
                 .add_part(shapes[i % 3], placement, PartDesc::default())
                 .unwrap();
         }
-        // Each object cycles through a few poses, so every period repeats the one before.
+        // Each object cycles through a few poses, so every period repeats the one before;
+        // every third rests, set to the same pose each frame (its pairs' answers kept).
         const PERIOD: usize = 6;
         let mut objects = Vec::new();
         for i in 0..60 {
-            let poses: Vec<Pose> = (0..PERIOD)
+            let mut poses: Vec<Pose> = (0..PERIOD)
                 .map(|_| Pose::new(rng.rotation(), rng.vec(-6.0, 6.0)).unwrap())
                 .collect();
+            if i % 3 == 0 {
+                poses = vec![poses[0]; PERIOD];
+            }
             let desc = ObjectDesc {
                 user: i,
                 ..ObjectDesc::default()
@@ -51,22 +55,23 @@ fn steady_steps_allocate_nothing() {
             objects.push((id, poses));
         }
         let run_period = |world: &mut World<18>| {
-            let mut contacts = 0;
+            let (mut contacts, mut resting) = (0, 0);
             for f in 0..PERIOD {
                 for (id, poses) in &objects {
                     world.set_pose(*id, poses[f]).unwrap();
                 }
                 let s = world.step().unwrap();
                 contacts += s.contacts + s.begins + s.ends;
+                resting += s.resting_pairs;
             }
-            contacts
+            (contacts, resting)
         };
         // Two periods to grow every buffer to what the motion needs.
-        let warm = run_period(&mut world) + run_period(&mut world);
+        let warm = run_period(&mut world).0 + run_period(&mut world).0;
         assert!(warm > 0, "the motion must make contacts and events");
-        let (steady, allocations) =
-            counting::allocations_during(|| run_period(&mut world) + run_period(&mut world));
-        assert!(steady > 0);
+        let ((steady, resting), allocations) =
+            counting::allocations_during(|| run_period(&mut world));
+        assert!(steady > 0 && resting > 0, "{steady} {resting}");
         assert_eq!(allocations, 0, "steps in steady state allocated");
     });
 }

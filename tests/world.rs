@@ -1,9 +1,11 @@
 //! The world against brute force: every step's colliding pairs, their contacts and their
 //! events equal those of all object pairs and object-part pairs tested triangle by triangle,
 //! on seeded scenes with objects far larger and far smaller than each other, filters,
-//! detect and report modes, teleports, removals and additions, parts moved, re-shaped,
-//! removed and added, objects given other shapes, and shapes deformed (a wobble, or far and
-//! fast, with degenerate triangles), each answer checked against the oracle on a fresh build
+//! detect and report modes switched, objects resting or set to the same pose again (their
+//! pairs' answers kept from the step before), teleports, removals and additions, parts
+//! moved, re-shaped, removed and added, objects given other shapes, and shapes deformed (a
+//! wobble, or far and fast, with degenerate triangles), each answer checked against the
+//! oracle on a fresh build
 //! of the test's own meshes; a crowd with more colliding pairs than a step has batches of
 //! jobs; the same answers on one thread and four; handle misuse refused with typed errors.
 
@@ -264,9 +266,12 @@ fn by_user(world: &World<18>) -> UserFrame {
         .collect()
 }
 
-/// A seeded scene run for `frames` steps, checked at every step; returns what it saw, with
-/// handles and by users' values, and how many deformations rebuilt their shape.
-fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>, u32) {
+/// What a seeded scene saw: with handles, by users' values, how many deformations rebuilt
+/// their shape, and how many pairs' answers were kept from the step before.
+type Scene = (Trace, Vec<UserFrame>, u32, u64);
+
+/// A seeded scene run for `frames` steps, checked at every step.
+fn run_scene(seed: u64, frames: usize) -> Scene {
     let mut rng = Rng::new(seed);
     // Worn shapes renewed in slices (even seeds), or rebuilt within the call (odd seeds; a
     // rebuild on a thread of its own has its test).
@@ -335,6 +340,7 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>, u32) {
     let mut trace = Vec::new();
     let mut users = Vec::new();
     let mut rebuilds = 0;
+    let mut resting = 0;
     for frame in 0..frames {
         let ids: Vec<ObjectId> = objects.keys().copied().collect();
         for id in ids {
@@ -356,6 +362,24 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>, u32) {
                 3 => {
                     item.shape = rng.below(4) as usize;
                     world.set_object_shape(id, shapes[item.shape]).unwrap();
+                    continue;
+                }
+                4 => {
+                    // Another mode asks for other contacts: a kept answer would be wrong.
+                    item.mode = match item.mode {
+                        Mode::Detect => Mode::Report,
+                        Mode::Report => Mode::Detect,
+                    };
+                    let mut d = world.object_desc(id).unwrap();
+                    d.mode = item.mode;
+                    world.set_object_desc(id, d).unwrap();
+                    continue;
+                }
+                5 | 6 => {
+                    // Resting, or set again where it is, as engines set every body.
+                    if rng.below(2) == 0 {
+                        world.set_pose(id, item.pose).unwrap();
+                    }
                     continue;
                 }
                 _ => {
@@ -393,7 +417,7 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>, u32) {
         }
         // Probes see the world as it stands, objects moved since the last step included.
         check_probes(&world, &meshes, &shapes, &objects, &parts, &mut rng, frame);
-        world.step().unwrap();
+        resting += world.step().unwrap().resting_pairs;
         world.part_tree().validate().unwrap();
         assert_eq!(world.part_tree().len(), parts.len());
         let truth = brute(&meshes, &objects, &parts);
@@ -402,7 +426,7 @@ fn run_scene(seed: u64, frames: usize) -> (Trace, Vec<UserFrame>, u32) {
         users.push(by_user(&world));
         previous = truth.keys().copied().collect();
     }
-    (trace, users, rebuilds)
+    (trace, users, rebuilds, resting)
 }
 
 /// Moves, re-shapes or removes one part at random.
@@ -474,10 +498,11 @@ fn deformed(m: &Mesh, rng: &mut Rng) -> Mesh {
 #[test]
 fn every_step_equals_brute_force() {
     let mut kinds = [0; 2];
-    let mut rebuilds = 0;
+    let (mut rebuilds, mut resting) = (0, 0);
     for seed in 0..4 {
-        let (trace, _, r) = run_scene(seed, 12);
+        let (trace, _, r, kept) = run_scene(seed, 12);
         rebuilds += r;
+        resting += kept;
         for frame in trace {
             for p in frame {
                 kinds[usize::from(matches!(p.1, Body::Part(_)))] += 1;
@@ -485,6 +510,7 @@ fn every_step_equals_brute_force() {
         }
     }
     assert!(rebuilds > 0, "no shape was worn enough to be rebuilt");
+    assert!(resting > 20, "too few resting pairs: {resting}");
     assert!(
         kinds[0] > 10 && kinds[1] > 10,
         "too few pairs of a kind: {kinds:?}"
@@ -1028,6 +1054,9 @@ fn an_out_of_range_world_frame_pair_is_refused_by_name() {
     let kept = vec![(Body::Object(b), Body::Part(part_key))];
     let listed = |w: &World<18>| w.pairs().iter().map(|p| (p.a, p.b)).collect::<Vec<_>>();
     assert_eq!(listed(&w), kept);
+    let contacts = |w: &World<18>| w.contacts(&w.pairs()[0]).unwrap().to_vec();
+    let before = contacts(&w);
+    assert!(!before.is_empty());
     w.set_pose(a, Pose::new(shrunk, DVec3::ZERO).unwrap())
         .unwrap();
     let e = w
@@ -1043,8 +1072,119 @@ fn an_out_of_range_world_frame_pair_is_refused_by_name() {
         "the error names the pair: {text}"
     );
     assert_eq!(listed(&w), kept, "a refused step keeps the last pairs");
+    assert_eq!(contacts(&w), before, "and their contacts");
     w.set_pose(a, above).unwrap();
     w.step().unwrap();
     assert_eq!(listed(&w), kept);
     assert!(w.ended().is_empty());
+}
+
+/// Objects resting on a plate and on each other: a step where nothing changed copies every
+/// pair's answer from the step before (none is computed); a moved object, a switched mode,
+/// an object set to the same pose again and a deformed plate each have exactly their own
+/// pairs computed again, every step equal to brute force.
+#[test]
+fn resting_pairs_keep_their_answers_and_changed_ones_are_computed() {
+    let mut rng = Rng::new(41);
+    let mut meshes = vec![
+        cluster(&mut rng, 60, 3.0, 0.2),
+        cluster(&mut rng, 30, 0.5, 0.2),
+    ];
+    let mut w = World::<18>::new();
+    let shapes = add_shapes(&mut w, &meshes);
+    let plate = Item {
+        shape: 0,
+        pose: Pose::IDENTITY,
+        group: 1,
+        mask: u32::MAX,
+        mode: Mode::Report,
+    };
+    let mut parts = BTreeMap::new();
+    parts.insert(
+        w.add_part(shapes[0], plate.pose, PartDesc::default())
+            .unwrap(),
+        plate,
+    );
+    let mut objects = BTreeMap::new();
+    for i in 0..12 {
+        let item = Item {
+            shape: 1,
+            pose: random_pose(&mut rng, 1.0, false),
+            mode: if i % 4 == 0 {
+                Mode::Detect
+            } else {
+                Mode::Report
+            },
+            ..plate
+        };
+        let desc = ObjectDesc {
+            mode: item.mode,
+            ..ObjectDesc::default()
+        };
+        objects.insert(w.add_object(shapes[1], item.pose, desc).unwrap(), item);
+    }
+    let mut previous = BTreeSet::new();
+    let mut frame = 0;
+    let mut step = |w: &mut World<18>,
+                    meshes: &[Mesh],
+                    objects: &BTreeMap<ObjectId, Item>,
+                    previous: &mut BTreeSet<(Body, Body)>| {
+        let stats = w.step().unwrap();
+        let truth = brute(meshes, objects, &parts);
+        check_step(w, &truth, previous, objects, &format!("step {frame}"));
+        *previous = truth.keys().copied().collect();
+        frame += 1;
+        stats
+    };
+    let first = step(&mut w, &meshes, &objects, &mut previous);
+    assert_eq!(first.resting_pairs, 0, "nothing was answered before");
+    assert!(
+        first.narrow_pairs > 12 && w.pairs().len() > 6,
+        "a crowd: {first:?}"
+    );
+    let still = step(&mut w, &meshes, &objects, &mut previous);
+    assert_eq!(
+        (still.resting_pairs, still.narrow_pairs),
+        (first.narrow_pairs, first.narrow_pairs),
+        "nothing changed: every answer kept"
+    );
+    let ids: Vec<ObjectId> = objects.keys().copied().collect();
+    // Moved: its pairs are computed, the others kept.
+    let moved = ids[1];
+    let item = objects.get_mut(&moved).unwrap();
+    item.pose = Pose::from_translation(DVec3::new(0.05, 0.0, 0.0))
+        .unwrap()
+        .after(&item.pose)
+        .unwrap();
+    w.set_pose(moved, item.pose).unwrap();
+    let one = step(&mut w, &meshes, &objects, &mut previous);
+    assert!(
+        one.resting_pairs < one.narrow_pairs && one.resting_pairs > 0,
+        "one object moved: {one:?}"
+    );
+    // The same pose again is no change.
+    for (&id, item) in &objects {
+        w.set_pose(id, item.pose).unwrap();
+    }
+    let again = step(&mut w, &meshes, &objects, &mut previous);
+    assert_eq!(again.resting_pairs, again.narrow_pairs, "{again:?}");
+    // A switched mode: a detect object's pairs now report all their contacts.
+    let detect = ids[0];
+    objects.get_mut(&detect).unwrap().mode = Mode::Report;
+    let desc = ObjectDesc {
+        mode: Mode::Report,
+        ..w.object_desc(detect).unwrap()
+    };
+    w.set_object_desc(detect, desc).unwrap();
+    let switched = step(&mut w, &meshes, &objects, &mut previous);
+    assert!(
+        switched.resting_pairs < switched.narrow_pairs,
+        "{switched:?}"
+    );
+    // The plate deformed: every pair with it computed again.
+    let next = deformed(&meshes[0], &mut rng);
+    w.deform_shape(shapes[0], next.vertices()).unwrap();
+    meshes[0] = next;
+    let bent = step(&mut w, &meshes, &objects, &mut previous);
+    assert!(bent.resting_pairs < switched.resting_pairs, "{bent:?}");
 }

@@ -3,7 +3,8 @@
 //! objects and parts, one sweep-and-prune broad phase ([`crate::BroadPhase`]) over the
 //! objects' fat root k-DOPs, the parts under an editable part tree ([`DynamicTree`]: parts
 //! inserted, removed and moved with local rebalancing, improved a little each step), the
-//! exact narrow phase on every candidate pair in parallel, and begin / persist / end events.
+//! exact narrow phase on every candidate pair in parallel (a pair neither of whose sides
+//! changed since the last step keeps that step's answer), and begin / persist / end events.
 //!
 //! An object's candidate parts are found in the part tree when its fat k-DOP is re-made, and
 //! a part's candidate objects in the broad phase when its fat k-DOP in the tree is; both are
@@ -259,6 +260,9 @@ struct Object<const K: usize> {
     root: Option<u32>,
     /// Whether `fat` changed since the last step: its candidate parts are looked for again.
     requery: bool,
+    /// The stamp of the step after which its pose, shape, geometry or mode last changed
+    /// (`step::Frame::stamp`): its pairs' answers are kept while both sides are older.
+    changed: u64,
 }
 
 struct PartRec<const K: usize> {
@@ -272,6 +276,8 @@ struct PartRec<const K: usize> {
     /// Whether its leaf's fat k-DOP changed since the last step: its candidate objects are
     /// looked for again.
     requery: bool,
+    /// As [`Object`]'s: when its placement, shape or geometry last changed.
+    changed: u64,
 }
 
 /// Many moving objects among static parts; see the module page.
@@ -458,6 +464,7 @@ impl<const K: usize> World<K> {
             moved: true,
             root: None,
             requery: false,
+            changed: self.frame.stamp(),
         });
         let proxy = proxy_of(key) as usize;
         if self.proxy_object.len() <= proxy {
@@ -485,13 +492,20 @@ impl<const K: usize> World<K> {
             .ok_or(Error::StaleHandle { what: "object" })
     }
 
-    /// Moves an object (a teleport is a move like any other).
+    /// Moves an object (a teleport is a move like any other). The same pose again, bit for
+    /// bit, is no move: the object stays resting.
     ///
     /// # Errors
     /// A stale or foreign handle; a pose without an inverse. Nothing changes then.
     pub fn set_pose(&mut self, id: ObjectId, pose: Pose) -> Result<()> {
         invertible(&pose)?;
-        self.object_mut(id)?.pose = pose;
+        let o = self.object_mut(id)?;
+        // The same pose again (an engine setting every body each frame) changes nothing:
+        // the object stays resting, its pairs' answers kept.
+        if o.pose.same_bits(&pose) {
+            return Ok(());
+        }
+        o.pose = pose;
         self.mark_moved(id.key);
         Ok(())
     }
@@ -518,7 +532,13 @@ impl<const K: usize> World<K> {
     /// # Errors
     /// A stale or foreign handle.
     pub fn set_object_desc(&mut self, id: ObjectId, desc: ObjectDesc) -> Result<()> {
-        self.object_mut(id)?.desc = desc;
+        let stamp = self.frame.stamp();
+        let o = self.object_mut(id)?;
+        // Another mode asks its pairs for other contacts; a filter or user value does not.
+        if o.desc.mode != desc.mode {
+            o.changed = stamp;
+        }
+        o.desc = desc;
         Ok(())
     }
 
@@ -573,6 +593,7 @@ impl<const K: usize> World<K> {
             bound,
             leaf,
             requery: true,
+            changed: self.frame.stamp(),
         });
         let item = part_item(key);
         self.part_tree.set_item(leaf, item);
@@ -657,6 +678,7 @@ impl<const K: usize> World<K> {
         let p = &mut self.parts[key];
         p.shape = shape;
         p.placement = placement;
+        p.changed = self.frame.stamp();
         self.generation += 1;
         Ok(())
     }
@@ -802,14 +824,17 @@ impl<const K: usize> World<K> {
         }
         stats.rebuilding |= shape.rebuild.is_some();
         // In place, without lists of keys: a deforming shape is edited every frame.
-        for (k, o) in self.objects.iter_mut() {
-            if o.shape == id.key && !o.moved {
+        let stamp = self.frame.stamp();
+        for (k, o) in self.objects.iter_mut().filter(|(_, o)| o.shape == id.key) {
+            o.changed = stamp;
+            if !o.moved {
                 o.moved = true;
                 self.moved.push(k);
             }
         }
         let object = &self.shapes[id.key].object;
         for (k, p) in self.parts.iter_mut().filter(|(_, p)| p.shape == id.key) {
+            p.changed = stamp;
             // The vertices were checked and the placement was accepted before, so the
             // placed part has finite bounds again.
             let bound = placed_bound(object, &p.placement)?;
@@ -822,6 +847,7 @@ impl<const K: usize> World<K> {
     /// Marks an object for a new root bound at the next step, as if it had moved.
     fn mark_moved(&mut self, key: ObjectKey) {
         let o = &mut self.objects[key];
+        o.changed = self.frame.stamp();
         if !o.moved {
             o.moved = true;
             self.moved.push(key);

@@ -6,8 +6,13 @@
 //! sequence of calls; each pair's answer goes to its own slot, whichever thread computes it;
 //! the colliding pairs are then sorted by their handles. Detect-mode answers do not depend
 //! on a thread's history because the world's queries never start from a witness.
+//!
+//! Resting pairs (temporal coherence, §6.1): a candidate pair neither of whose sides changed
+//! since the last step (pose, shape, geometry or mode) has the same answer as then, so it
+//! is copied from the last step's contacts instead of computed again. Resting objects then
+//! cost nothing in the narrow phase either.
 
-use super::{Body, ObjectId, ObjectKey, PartHandle, PartKey, World, aabb_of};
+use super::{Body, ObjectId, ObjectKey, PartHandle, PartKey, ShapeKey, World, aabb_of};
 use crate::dop::Dop;
 use crate::error::{Error, Result};
 use crate::query::{Mode, QueryOptions, QueryState};
@@ -71,6 +76,9 @@ pub struct StepStats {
     pub broad_pairs: u64,
     /// Pairs left after the filters and the fat k-DOP test: the narrow phase's work.
     pub narrow_pairs: u64,
+    /// Of those, pairs whose sides did not change since the step before: their answer
+    /// was copied from it, not computed again.
+    pub resting_pairs: u64,
     /// Pairs colliding.
     pub colliding: u64,
     /// Triangle contacts over all pairs.
@@ -92,12 +100,34 @@ enum Job {
     Part(ObjectKey, PartKey),
 }
 
+impl Job {
+    /// Its first side, an object: jobs are sorted by that object's shape.
+    fn first(self) -> ObjectKey {
+        match self {
+            Job::Objects(a, _) | Job::Part(a, _) => a,
+        }
+    }
+}
+
 /// Where one job's contacts are in its batch's list.
 #[derive(Clone, Copy, Debug, Default)]
 struct JobOut {
     start: u32,
     len: u32,
 }
+
+/// A job of the last step, keyed as jobs are sorted (its first object's shape, the job),
+/// with where its contacts are in that step's lists.
+#[derive(Clone, Copy, Debug)]
+struct Answered {
+    shape: ShapeKey,
+    job: Job,
+    batch: u16,
+    out: JobOut,
+}
+
+/// A job that is computed, not copied ([`Frame::resting`]).
+const COMPUTE: u32 = u32::MAX;
 
 /// The jobs of a step run in this many batches of consecutive jobs (fewer when there are
 /// fewer jobs), each on one thread: a number fixed apart from the threads, so that where
@@ -132,6 +162,14 @@ pub(super) struct Frame<const K: usize> {
     /// rather than per job, so what is kept is about the most contacts of one step, not
     /// the most each job slot ever held.
     batches: Vec<Vec<[u32; 2]>>,
+    /// The lists the next step writes, while `batches` still holds the last step's (which
+    /// a failed step leaves readable, and resting pairs copy from).
+    spare: Vec<Vec<[u32; 2]>>,
+    /// The last step's jobs, sorted as `jobs` are.
+    answered: Vec<Answered>,
+    /// Per job of this step: its entry in `answered` when neither side changed since, else
+    /// [`COMPUTE`].
+    resting: Vec<u32>,
     pairs: Vec<ContactPair>,
     ended: Vec<EndedPair>,
     /// The colliding pairs of the last step, sorted: `(a, b, a_user, b_user)`.
@@ -150,6 +188,9 @@ impl<const K: usize> Default for Frame<K> {
             owed: 0,
             outs: Vec::new(),
             batches: Vec::new(),
+            spare: Vec::new(),
+            answered: Vec::new(),
+            resting: Vec::new(),
             pairs: Vec::new(),
             ended: Vec::new(),
             active: Vec::new(),
@@ -159,6 +200,12 @@ impl<const K: usize> Default for Frame<K> {
 }
 
 impl<const K: usize> Frame<K> {
+    /// The number of the last step that succeeded: an item changed after it carries this
+    /// stamp, one unchanged since an earlier one.
+    pub(super) fn stamp(&self) -> u64 {
+        self.step
+    }
+
     pub(super) fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
         self.roots.capacity() * size_of::<Dop<K>>()
@@ -169,8 +216,11 @@ impl<const K: usize> Frame<K> {
             + self
                 .batches
                 .iter()
+                .chain(&self.spare)
                 .map(|b| size_of::<Vec<[u32; 2]>>() + b.capacity() * 8)
                 .sum::<usize>()
+            + self.answered.capacity() * size_of::<Answered>()
+            + self.resting.capacity() * 4
             + self.pairs.capacity() * size_of::<ContactPair>()
             + self.ended.capacity() * size_of::<EndedPair>()
             + (self.active.capacity() + self.next_active.capacity())
@@ -219,9 +269,10 @@ impl<const K: usize> World<K> {
     /// them, and the next step compares every candidate pair again.
     ///
     /// # Performance
-    /// Objects that did not move cost nothing in the broad phase; pairs run in parallel
-    /// (rayon), each object's root bound once per step. Buffers are kept, so a steady state
-    /// allocates nothing.
+    /// Objects that did not move cost nothing in the broad phase, and a pair neither of
+    /// whose sides changed (pose, shape, geometry, mode) costs a copy of its last answer;
+    /// the others run in parallel (rayon), each object's root bound once per step. Buffers
+    /// are kept, so a steady state allocates nothing.
     pub fn step(&mut self) -> Result<StepStats> {
         zone!("World::step");
         let start = Instant::now();
@@ -242,6 +293,7 @@ impl<const K: usize> World<K> {
         stats.broad_pairs = (self.broad.pair_count() + self.part_pairs.len()) as u64;
         self.collect_jobs();
         stats.narrow_pairs = self.frame.jobs.len() as u64;
+        stats.resting_pairs = self.frame.resting.iter().filter(|&&r| r != COMPUTE).count() as u64;
         let broad_done = Instant::now();
         self.run_jobs()?;
         self.even_out_workspaces();
@@ -413,12 +465,30 @@ impl<const K: usize> World<K> {
         // object's nodes and triangles) only where the shape changes. Results are sorted
         // by handles in `merge`, so this order is not seen.
         let objects = &self.objects;
-        jobs.sort_unstable_by_key(|&job| {
-            let a = match job {
-                Job::Objects(a, _) | Job::Part(a, _) => a,
+        jobs.sort_unstable_by_key(|&job| (objects[job.first()].shape, job));
+        // A pair whose sides are as they were at the last step has its answer, found by the
+        // same sort key (the shapes being unchanged too) in one pass over both lists.
+        let (stamp, answered, parts) = (self.frame.step, &self.frame.answered, &self.parts);
+        let resting = &mut self.frame.resting;
+        resting.clear();
+        let mut at = 0;
+        resting.extend(jobs.iter().map(|&job| {
+            let (a, other) = match job {
+                Job::Objects(a, b) => (a, objects[b].changed),
+                Job::Part(a, p) => (a, parts[p].changed),
             };
-            (objects[a].shape, job)
-        });
+            if other >= stamp || objects[a].changed >= stamp {
+                return COMPUTE;
+            }
+            let key = (objects[a].shape, job);
+            while answered.get(at).is_some_and(|x| (x.shape, x.job) < key) {
+                at += 1;
+            }
+            match answered.get(at) {
+                Some(x) if (x.shape, x.job) == key => at as u32,
+                _ => COMPUTE,
+            }
+        }));
         self.frame.jobs = jobs;
     }
 
@@ -429,7 +499,9 @@ impl<const K: usize> World<K> {
         let mut outs = std::mem::take(&mut self.frame.outs);
         outs.clear();
         outs.resize(jobs, JobOut::default());
-        let mut batches = std::mem::take(&mut self.frame.batches);
+        // Written into the spare lists: the last step's stay readable until this one is
+        // done (copied from by resting pairs, kept if this step fails).
+        let mut batches = std::mem::take(&mut self.frame.spare);
         batches.resize_with(BATCHES, Vec::new);
         let per = batch_len(jobs);
         let first_error: Mutex<Option<(usize, Error)>> = Mutex::new(None);
@@ -439,6 +511,7 @@ impl<const K: usize> World<K> {
                 .frame
                 .jobs
                 .par_chunks(per)
+                .zip(world.frame.resting.par_chunks(per))
                 .zip(outs.par_chunks_mut(per))
                 .zip(batches.par_iter_mut())
                 .enumerate()
@@ -446,12 +519,17 @@ impl<const K: usize> World<K> {
                 // range that was never stolen, so a few costly pairs sorted side by side
                 // would otherwise run on one thread while the others idle.
                 .with_max_len(1)
-                .for_each(|(b, ((jobs, outs), contacts))| {
+                .for_each(|(b, (((jobs, resting), outs), contacts))| {
                     contacts.clear();
                     let mut ws = world.workspace();
-                    for (i, (job, out)) in jobs.iter().zip(outs).enumerate() {
+                    for (i, ((job, &from), out)) in jobs.iter().zip(resting).zip(outs).enumerate() {
                         let start = contacts.len();
-                        if let Err(e) = world.run_job(*job, &mut ws, contacts) {
+                        if let Some(last) = world.frame.answered.get(from as usize) {
+                            let (s, n) = (last.out.start as usize, last.out.len as usize);
+                            contacts.extend_from_slice(
+                                &world.frame.batches[usize::from(last.batch)][s..s + n],
+                            );
+                        } else if let Err(e) = world.run_job(*job, &mut ws, contacts) {
                             let i = b * per + i;
                             let mut slot = first_error.lock();
                             if slot.as_ref().is_none_or(|(j, _)| i < *j) {
@@ -467,7 +545,7 @@ impl<const K: usize> World<K> {
                 });
         }
         self.frame.outs = outs;
-        self.frame.batches = batches;
+        self.frame.spare = batches;
         match first_error.into_inner() {
             Some((_, e)) => Err(e),
             None => Ok(()),
@@ -538,8 +616,23 @@ impl<const K: usize> World<K> {
         // A new list of pairs: those of the list before are stale from here on (and only
         // from here: a step that fails earlier leaves the last list and its contacts).
         f.step += 1;
+        std::mem::swap(&mut f.batches, &mut f.spare);
         f.pairs.clear();
         let per = batch_len(f.jobs.len());
+        f.answered.clear();
+        let objects = &self.objects;
+        f.answered.extend(
+            f.jobs
+                .iter()
+                .zip(&f.outs)
+                .enumerate()
+                .map(|(i, (&job, &out))| Answered {
+                    shape: objects[job.first()].shape,
+                    job,
+                    batch: (i / per) as u16,
+                    out,
+                }),
+        );
         let mut contacts = 0;
         for (i, (job, out)) in f.jobs.iter().zip(&f.outs).enumerate() {
             if out.len == 0 {
