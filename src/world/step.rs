@@ -100,15 +100,6 @@ enum Job {
     Part(ObjectKey, PartKey),
 }
 
-impl Job {
-    /// Its first side, an object: jobs are sorted by that object's shape.
-    fn first(self) -> ObjectKey {
-        match self {
-            Job::Objects(a, _) | Job::Part(a, _) => a,
-        }
-    }
-}
-
 /// Where one job's contacts are in its batch's list.
 #[derive(Clone, Copy, Debug, Default)]
 struct JobOut {
@@ -116,14 +107,19 @@ struct JobOut {
     len: u32,
 }
 
-/// A job of the last step, keyed as jobs are sorted (its first object's shape, the job),
-/// with where its contacts are in that step's lists.
+/// A job with its sort key (its first object's shape, then the job) and whether both its
+/// sides are unchanged since the last step.
 #[derive(Clone, Copy, Debug)]
-struct Answered {
+struct Keyed {
     shape: ShapeKey,
     job: Job,
-    batch: u16,
-    out: JobOut,
+    unchanged: bool,
+}
+
+impl Keyed {
+    fn key(&self) -> (ShapeKey, Job) {
+        (self.shape, self.job)
+    }
 }
 
 /// A job that is computed, not copied ([`Frame::resting`]).
@@ -149,7 +145,8 @@ pub(super) struct Frame<const K: usize> {
     roots: Vec<Dop<K>>,
     /// The objects whose `root` names an entry of `roots`.
     rooted: Vec<ObjectKey>,
-    jobs: Vec<Job>,
+    /// This step's jobs, sorted by key.
+    jobs: Vec<Keyed>,
     /// New object–part pairs of this step (scratch).
     fresh: Vec<(ObjectKey, PartKey)>,
     /// Re-insertions of part-tree leaves still owed after the last edit: one round of the
@@ -165,8 +162,10 @@ pub(super) struct Frame<const K: usize> {
     /// The lists the next step writes, while `batches` still holds the last step's (which
     /// a failed step leaves readable, and resting pairs copy from).
     spare: Vec<Vec<[u32; 2]>>,
-    /// The last step's jobs, sorted as `jobs` are.
-    answered: Vec<Answered>,
+    /// The last step's jobs and where their contacts are in `batches` (a job's batch is
+    /// its index over `batch_len` of their number).
+    answered: Vec<Keyed>,
+    answered_outs: Vec<JobOut>,
     /// Per job of this step: its entry in `answered` when neither side changed since, else
     /// [`COMPUTE`].
     resting: Vec<u32>,
@@ -190,6 +189,7 @@ impl<const K: usize> Default for Frame<K> {
             batches: Vec::new(),
             spare: Vec::new(),
             answered: Vec::new(),
+            answered_outs: Vec::new(),
             resting: Vec::new(),
             pairs: Vec::new(),
             ended: Vec::new(),
@@ -210,16 +210,15 @@ impl<const K: usize> Frame<K> {
         use std::mem::size_of;
         self.roots.capacity() * size_of::<Dop<K>>()
             + self.rooted.capacity() * size_of::<ObjectKey>()
-            + self.jobs.capacity() * size_of::<Job>()
+            + (self.jobs.capacity() + self.answered.capacity()) * size_of::<Keyed>()
             + self.fresh.capacity() * size_of::<(ObjectKey, PartKey)>()
-            + self.outs.capacity() * size_of::<JobOut>()
+            + (self.outs.capacity() + self.answered_outs.capacity()) * size_of::<JobOut>()
             + self
                 .batches
                 .iter()
                 .chain(&self.spare)
                 .map(|b| size_of::<Vec<[u32; 2]>>() + b.capacity() * 8)
                 .sum::<usize>()
-            + self.answered.capacity() * size_of::<Answered>()
             + self.resting.capacity() * 4
             + self.pairs.capacity() * size_of::<ContactPair>()
             + self.ended.capacity() * size_of::<EndedPair>()
@@ -444,13 +443,19 @@ impl<const K: usize> World<K> {
     fn collect_jobs(&mut self) {
         let mut jobs = std::mem::take(&mut self.frame.jobs);
         jobs.clear();
+        let stamp = self.frame.step;
         for (p, q) in self.broad.pairs() {
             let (a, b) = (self.proxy_object[p as usize], self.proxy_object[q as usize]);
             let (oa, ob) = (&self.objects[a], &self.objects[b]);
             if accepts(oa.desc.group, oa.desc.mask, ob.desc.group, ob.desc.mask)
                 && oa.fat.overlaps(&ob.fat)
             {
-                jobs.push(Job::Objects(a.min(b), a.max(b)));
+                let first = if a < b { oa } else { ob };
+                jobs.push(Keyed {
+                    shape: first.shape,
+                    job: Job::Objects(a.min(b), a.max(b)),
+                    unchanged: oa.changed.max(ob.changed) < stamp,
+                });
             }
         }
         for &(a, b) in &self.part_pairs {
@@ -458,34 +463,32 @@ impl<const K: usize> World<K> {
             if accepts(o.desc.group, o.desc.mask, part.desc.group, part.desc.mask)
                 && o.fat.overlaps(&part.bound)
             {
-                jobs.push(Job::Part(a, b));
+                jobs.push(Keyed {
+                    shape: o.shape,
+                    job: Job::Part(a, b),
+                    unchanged: o.changed.max(part.changed) < stamp,
+                });
             }
         }
         // Jobs of one shape side by side: a thread's state re-binds (a pass over the
         // object's nodes and triangles) only where the shape changes. Results are sorted
         // by handles in `merge`, so this order is not seen.
-        let objects = &self.objects;
-        jobs.sort_unstable_by_key(|&job| (objects[job.first()].shape, job));
+        jobs.sort_unstable_by_key(Keyed::key);
         // A pair whose sides are as they were at the last step has its answer, found by the
-        // same sort key (the shapes being unchanged too) in one pass over both lists.
-        let (stamp, answered, parts) = (self.frame.step, &self.frame.answered, &self.parts);
+        // same key (the shapes being unchanged too) in one pass over both sorted lists.
+        let answered = &self.frame.answered;
         let resting = &mut self.frame.resting;
         resting.clear();
         let mut at = 0;
-        resting.extend(jobs.iter().map(|&job| {
-            let (a, other) = match job {
-                Job::Objects(a, b) => (a, objects[b].changed),
-                Job::Part(a, p) => (a, parts[p].changed),
-            };
-            if other >= stamp || objects[a].changed >= stamp {
+        resting.extend(jobs.iter().map(|k| {
+            if !k.unchanged {
                 return COMPUTE;
             }
-            let key = (objects[a].shape, job);
-            while answered.get(at).is_some_and(|x| (x.shape, x.job) < key) {
+            while answered.get(at).is_some_and(|x| x.key() < k.key()) {
                 at += 1;
             }
             match answered.get(at) {
-                Some(x) if (x.shape, x.job) == key => at as u32,
+                Some(x) if x.key() == k.key() => at as u32,
                 _ => COMPUTE,
             }
         }));
@@ -504,6 +507,7 @@ impl<const K: usize> World<K> {
         let mut batches = std::mem::take(&mut self.frame.spare);
         batches.resize_with(BATCHES, Vec::new);
         let per = batch_len(jobs);
+        let answered_per = batch_len(self.frame.answered.len());
         let first_error: Mutex<Option<(usize, Error)>> = Mutex::new(None);
         {
             let world = &*self;
@@ -522,14 +526,13 @@ impl<const K: usize> World<K> {
                 .for_each(|(b, (((jobs, resting), outs), contacts))| {
                     contacts.clear();
                     let mut ws = world.workspace();
-                    for (i, ((job, &from), out)) in jobs.iter().zip(resting).zip(outs).enumerate() {
+                    for (i, ((k, &from), out)) in jobs.iter().zip(resting).zip(outs).enumerate() {
                         let start = contacts.len();
-                        if let Some(last) = world.frame.answered.get(from as usize) {
-                            let (s, n) = (last.out.start as usize, last.out.len as usize);
-                            contacts.extend_from_slice(
-                                &world.frame.batches[usize::from(last.batch)][s..s + n],
-                            );
-                        } else if let Err(e) = world.run_job(*job, &mut ws, contacts) {
+                        if let Some(last) = world.frame.answered_outs.get(from as usize) {
+                            let batch = from as usize / answered_per;
+                            let (s, n) = (last.start as usize, last.len as usize);
+                            contacts.extend_from_slice(&world.frame.batches[batch][s..s + n]);
+                        } else if let Err(e) = world.run_job(k.job, &mut ws, contacts) {
                             let i = b * per + i;
                             let mut slot = first_error.lock();
                             if slot.as_ref().is_none_or(|(j, _)| i < *j) {
@@ -619,27 +622,13 @@ impl<const K: usize> World<K> {
         std::mem::swap(&mut f.batches, &mut f.spare);
         f.pairs.clear();
         let per = batch_len(f.jobs.len());
-        f.answered.clear();
-        let objects = &self.objects;
-        f.answered.extend(
-            f.jobs
-                .iter()
-                .zip(&f.outs)
-                .enumerate()
-                .map(|(i, (&job, &out))| Answered {
-                    shape: objects[job.first()].shape,
-                    job,
-                    batch: (i / per) as u16,
-                    out,
-                }),
-        );
         let mut contacts = 0;
-        for (i, (job, out)) in f.jobs.iter().zip(&f.outs).enumerate() {
+        for (i, (k, out)) in f.jobs.iter().zip(&f.outs).enumerate() {
             if out.len == 0 {
                 continue;
             }
             contacts += u64::from(out.len);
-            let (a, b, a_user, b_user) = match *job {
+            let (a, b, a_user, b_user) = match k.job {
                 Job::Objects(a, b) => (
                     Body::Object(ObjectId {
                         key: a,
@@ -716,6 +705,9 @@ impl<const K: usize> World<K> {
             });
         }
         std::mem::swap(&mut f.active, &mut f.next_active);
+        // This step's jobs and contacts are what the next one's resting pairs copy.
+        std::mem::swap(&mut f.answered, &mut f.jobs);
+        std::mem::swap(&mut f.answered_outs, &mut f.outs);
         stats.colliding = f.pairs.len() as u64;
         stats.contacts = contacts;
         stats.begins = f

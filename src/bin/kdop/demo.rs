@@ -221,11 +221,12 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
             world.set_pose(ids[i], paths[i].pose())?;
         }
     }
-    world.step()?;
-    // The touching pairs are the same in either mode, so the first frame's events are too.
+    // The touching pairs are the same in either mode, so the first frame's events are too;
+    // stepped once in the run's mode, so that the first frame finds resting pairs answered.
     for (i, &id) in ids.iter().enumerate() {
         world.set_object_desc(id, desc(i, a.mode.options().mode))?;
     }
+    world.step()?;
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
     if !a.json {
         eprintln!(
