@@ -128,8 +128,8 @@ impl Keyed {
 
 /// A job's place in the order: its first object's shape, that object, its kind and its
 /// other side, by slot index (which live items do not share) and, below the other side's
-/// index, its version's low bits. One integer: comparing handles as tuples was a quarter
-/// of a step where most pairs rest.
+/// index, its version's low bits. One integer, so that the sort every step makes of every
+/// candidate pair compares one value, not handles field by field.
 fn sort_key(shape: ShapeKey, job: Job) -> u128 {
     use slotmap::Key;
     let (a, kind, b) = match job {
