@@ -260,9 +260,6 @@ struct Object<const K: usize> {
     root: Option<u32>,
     /// Whether `fat` changed since the last step: its candidate parts are looked for again.
     requery: bool,
-    /// The stamp of the step after which its pose, shape, geometry or mode last changed
-    /// (`step::Frame::stamp`): its pairs' answers are kept while both sides are older.
-    changed: u64,
 }
 
 struct PartRec<const K: usize> {
@@ -276,8 +273,6 @@ struct PartRec<const K: usize> {
     /// Whether its leaf's fat k-DOP changed since the last step: its candidate objects are
     /// looked for again.
     requery: bool,
-    /// As [`Object`]'s: when its placement, shape or geometry last changed.
-    changed: u64,
 }
 
 /// Many moving objects among static parts; see the module page.
@@ -464,8 +459,8 @@ impl<const K: usize> World<K> {
             moved: true,
             root: None,
             requery: false,
-            changed: self.frame.stamp(),
         });
+        self.frame.changes.object_added(key);
         let proxy = proxy_of(key) as usize;
         if self.proxy_object.len() <= proxy {
             self.proxy_object.resize(proxy + 1, ObjectKey::default());
@@ -532,13 +527,14 @@ impl<const K: usize> World<K> {
     /// # Errors
     /// A stale or foreign handle.
     pub fn set_object_desc(&mut self, id: ObjectId, desc: ObjectDesc) -> Result<()> {
-        let stamp = self.frame.stamp();
         let o = self.object_mut(id)?;
-        // Another mode asks its pairs for other contacts; a filter or user value does not.
-        if o.desc.mode != desc.mode {
-            o.changed = stamp;
-        }
+        // Another mode asks its pairs for other contacts, another filter for other pairs; a
+        // user value changes neither.
+        let old = o.desc;
         o.desc = desc;
+        if (old.mode, old.group, old.mask) != (desc.mode, desc.group, desc.mask) {
+            self.frame.changes.object(id.key);
+        }
         Ok(())
     }
 
@@ -552,6 +548,7 @@ impl<const K: usize> World<K> {
         self.shapes[o.shape].users -= 1;
         self.broad.remove(proxy_of(id.key));
         self.objects_removed = true;
+        self.frame.changes.object(id.key);
         Ok(())
     }
 
@@ -593,8 +590,8 @@ impl<const K: usize> World<K> {
             bound,
             leaf,
             requery: true,
-            changed: self.frame.stamp(),
         });
+        self.frame.changes.part_added(key);
         let item = part_item(key);
         self.part_tree.set_item(leaf, item);
         if self.item_part.len() <= item as usize {
@@ -678,7 +675,7 @@ impl<const K: usize> World<K> {
         let p = &mut self.parts[key];
         p.shape = shape;
         p.placement = placement;
-        p.changed = self.frame.stamp();
+        self.frame.changes.part(key);
         self.generation += 1;
         Ok(())
     }
@@ -697,7 +694,10 @@ impl<const K: usize> World<K> {
     /// A stale or foreign handle.
     pub fn set_part_desc(&mut self, id: PartHandle, desc: PartDesc) -> Result<()> {
         self.part(id)?;
-        self.parts[id.key].desc = desc;
+        let old = std::mem::replace(&mut self.parts[id.key].desc, desc);
+        if (old.group, old.mask) != (desc.group, desc.mask) {
+            self.frame.changes.part(id.key);
+        }
         Ok(())
     }
 
@@ -824,9 +824,9 @@ impl<const K: usize> World<K> {
         }
         stats.rebuilding |= shape.rebuild.is_some();
         // In place, without lists of keys: a deforming shape is edited every frame.
-        let stamp = self.frame.stamp();
+        let changes = &mut self.frame.changes;
         for (k, o) in self.objects.iter_mut().filter(|(_, o)| o.shape == id.key) {
-            o.changed = stamp;
+            changes.object(k);
             if !o.moved {
                 o.moved = true;
                 self.moved.push(k);
@@ -834,7 +834,7 @@ impl<const K: usize> World<K> {
         }
         let object = &self.shapes[id.key].object;
         for (k, p) in self.parts.iter_mut().filter(|(_, p)| p.shape == id.key) {
-            p.changed = stamp;
+            changes.part(k);
             // The vertices were checked and the placement was accepted before, so the
             // placed part has finite bounds again.
             let bound = placed_bound(object, &p.placement)?;
@@ -846,8 +846,8 @@ impl<const K: usize> World<K> {
 
     /// Marks an object for a new root bound at the next step, as if it had moved.
     fn mark_moved(&mut self, key: ObjectKey) {
+        self.frame.changes.object(key);
         let o = &mut self.objects[key];
-        o.changed = self.frame.stamp();
         if !o.moved {
             o.moved = true;
             self.moved.push(key);
@@ -881,6 +881,7 @@ impl<const K: usize> World<K> {
         self.shapes[p.shape].users -= 1;
         // Its pairs go at the next step, as a moved part's do.
         self.requery_parts.push(key);
+        self.frame.changes.part(key);
         self.generation += 1;
         Ok(())
     }

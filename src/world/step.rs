@@ -8,9 +8,12 @@
 //! on a thread's history because the world's queries never start from a witness.
 //!
 //! Resting pairs (temporal coherence, §6.1): a candidate pair neither of whose sides changed
-//! since the last step (pose, shape, geometry or mode) has the same answer as then, so it
-//! is copied from the last step's contacts instead of computed again. Resting objects then
-//! cost nothing in the narrow phase either.
+//! since the last step (pose, shape, geometry, mode or filter) has the same answer as then,
+//! so it is copied from the last step's contacts instead of computed again. Where few
+//! objects and parts changed, the candidate pairs themselves are edited from the last
+//! step's list (those of unchanged sides kept, the changed ones' found by broad-phase
+//! queries) rather than listed from every pair of the broad phase, so resting objects cost
+//! nothing per step in either phase.
 
 use super::{Body, ObjectId, ObjectKey, PartHandle, PartKey, ShapeKey, World, aabb_of};
 use crate::dop::Dop;
@@ -109,7 +112,7 @@ struct JobOut {
 
 /// A job with its sort key ([`sort_key`]) and whether both its sides are unchanged since
 /// the last step.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Keyed {
     key: u128,
     job: Job,
@@ -117,13 +120,21 @@ struct Keyed {
 }
 
 impl Keyed {
-    fn new(shape: ShapeKey, job: Job, unchanged: bool) -> Self {
+    /// `job`, whose first object is of `shape`, unchanged unless `changes` name a side.
+    fn new(shape: ShapeKey, job: Job, changes: &Changes) -> Self {
+        let key = sort_key(shape, job);
         Keyed {
-            key: sort_key(shape, job),
+            key,
             job,
-            unchanged,
+            unchanged: !changes.touches(key),
         }
     }
+}
+
+/// An object's slot index.
+fn slot_of(k: ObjectKey) -> u32 {
+    use slotmap::Key;
+    slot(k.data())
 }
 
 /// A job's place in the order: its first object's shape, that object, its kind and its
@@ -136,13 +147,118 @@ fn sort_key(shape: ShapeKey, job: Job) -> u128 {
         Job::Objects(a, b) => (a.data(), 0, b.data()),
         Job::Part(a, p) => (a.data(), 1, p.data()),
     };
-    let index = |k: slotmap::KeyData| u128::from(k.as_ffi() as u32);
+    let index = |k: slotmap::KeyData| u128::from(slot(k));
     let b_version = u128::from((b.as_ffi() >> 32) as u32 & 0x7fff_ffff);
     (index(shape.data()) << 96) | (index(a) << 64) | (kind << 63) | (b_version << 32) | index(b)
 }
 
 /// A job that is computed, not copied ([`Frame::resting`]).
 const COMPUTE: u32 = u32::MAX;
+
+/// The objects and parts changed since the last step that succeeded (moved, re-shaped,
+/// deformed, given another mode or filter, added or removed): a bit per slot index, so
+/// that whether a job's sides are unchanged is read off its key, and their handles.
+#[derive(Debug, Default)]
+pub(super) struct Changes {
+    object_bits: Vec<u64>,
+    part_bits: Vec<u64>,
+    objects: Vec<ObjectKey>,
+    parts: Vec<PartKey>,
+}
+
+/// Sets bit `i` of `bits` (grown as needed); whether it was clear.
+fn set_bit(bits: &mut Vec<u64>, i: u32) -> bool {
+    let (w, b) = ((i / 64) as usize, 1u64 << (i % 64));
+    if bits.len() <= w {
+        bits.resize(w + 1, 0);
+    }
+    let clear = bits[w] & b == 0;
+    bits[w] |= b;
+    clear
+}
+
+fn bit(bits: &[u64], i: u32) -> bool {
+    bits.get((i / 64) as usize)
+        .is_some_and(|w| w & (1 << (i % 64)) != 0)
+}
+
+/// A handle's slot index.
+fn slot(k: slotmap::KeyData) -> u32 {
+    k.as_ffi() as u32
+}
+
+impl Changes {
+    /// Object `k` changed.
+    pub(super) fn object(&mut self, k: ObjectKey) {
+        use slotmap::Key;
+        if set_bit(&mut self.object_bits, slot(k.data())) {
+            self.objects.push(k);
+        }
+    }
+
+    /// Part `k` changed.
+    pub(super) fn part(&mut self, k: PartKey) {
+        use slotmap::Key;
+        if set_bit(&mut self.part_bits, slot(k.data())) {
+            self.parts.push(k);
+        }
+    }
+
+    /// Object `k` was added: listed even where its slot's bit is set (by an object removed
+    /// from that slot since the last step, which is listed too).
+    pub(super) fn object_added(&mut self, k: ObjectKey) {
+        use slotmap::Key;
+        set_bit(&mut self.object_bits, slot(k.data()));
+        self.objects.push(k);
+    }
+
+    /// Part `k` was added, as [`Changes::object_added`].
+    pub(super) fn part_added(&mut self, k: PartKey) {
+        use slotmap::Key;
+        set_bit(&mut self.part_bits, slot(k.data()));
+        self.parts.push(k);
+    }
+
+    /// Whether the object in slot `i` changed.
+    fn object_at(&self, i: u32) -> bool {
+        bit(&self.object_bits, i)
+    }
+
+    /// Whether a side of the job with sort key `key` ([`sort_key`]) changed.
+    fn touches(&self, key: u128) -> bool {
+        let (a, b) = ((key >> 64) as u32, key as u32);
+        let b_changed = if key >> 63 & 1 == 0 {
+            bit(&self.object_bits, b)
+        } else {
+            bit(&self.part_bits, b)
+        };
+        b_changed || bit(&self.object_bits, a)
+    }
+
+    /// Whether few enough changed for the jobs to be edited rather than listed anew:
+    /// editing costs a broad-phase query per changed item, listing a pass over all pairs.
+    fn few(&self, objects: usize) -> bool {
+        (self.objects.len() + self.parts.len()) * 8 <= objects
+    }
+
+    /// Forgets them: the step succeeded.
+    fn clear(&mut self) {
+        use slotmap::Key;
+        for k in self.objects.drain(..) {
+            let i = slot(k.data());
+            self.object_bits[(i / 64) as usize] &= !(1 << (i % 64));
+        }
+        for k in self.parts.drain(..) {
+            let i = slot(k.data());
+            self.part_bits[(i / 64) as usize] &= !(1 << (i % 64));
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        (self.object_bits.capacity() + self.part_bits.capacity()) * 8
+            + (self.objects.capacity() + self.parts.capacity()) * 8
+    }
+}
 
 /// The jobs of a step run in this many batches of consecutive jobs (fewer when there are
 /// fewer jobs), each on one thread: a number fixed apart from the threads, so that where
@@ -188,6 +304,10 @@ pub(super) struct Frame<const K: usize> {
     /// Per job of this step: its entry in `answered` when neither side changed since, else
     /// [`COMPUTE`].
     resting: Vec<u32>,
+    /// New jobs while the list is edited (scratch).
+    fresh_jobs: Vec<Keyed>,
+    /// What changed since the last step.
+    pub(super) changes: Changes,
     pairs: Vec<ContactPair>,
     ended: Vec<EndedPair>,
     /// The colliding pairs of the last step, sorted: `(a, b, a_user, b_user)`.
@@ -210,6 +330,8 @@ impl<const K: usize> Default for Frame<K> {
             answered: Vec::new(),
             answered_outs: Vec::new(),
             resting: Vec::new(),
+            fresh_jobs: Vec::new(),
+            changes: Changes::default(),
             pairs: Vec::new(),
             ended: Vec::new(),
             active: Vec::new(),
@@ -219,12 +341,6 @@ impl<const K: usize> Default for Frame<K> {
 }
 
 impl<const K: usize> Frame<K> {
-    /// The number of the last step that succeeded: an item changed after it carries this
-    /// stamp, one unchanged since an earlier one.
-    pub(super) fn stamp(&self) -> u64 {
-        self.step
-    }
-
     pub(super) fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
         self.roots.capacity() * size_of::<Dop<K>>()
@@ -238,7 +354,8 @@ impl<const K: usize> Frame<K> {
                 .chain(&self.spare)
                 .map(|b| size_of::<Vec<[u32; 2]>>() + b.capacity() * 8)
                 .sum::<usize>()
-            + self.resting.capacity() * 4
+            + (self.resting.capacity() * 4 + self.fresh_jobs.capacity() * size_of::<Keyed>())
+            + self.changes.bytes()
             + self.pairs.capacity() * size_of::<ContactPair>()
             + self.ended.capacity() * size_of::<EndedPair>()
             + (self.active.capacity() + self.next_active.capacity())
@@ -457,12 +574,51 @@ impl<const K: usize> World<K> {
         self.frame.fresh = fresh;
     }
 
-    /// The candidate pairs that pass the filters and the fat k-DOP test: pairs of objects
-    /// from the broad phase, object–part pairs from the kept list.
+    /// The candidate pairs that pass the filters and the fat k-DOP test, sorted by key
+    /// (jobs of one shape side by side: a thread's state re-binds, a pass over the object's
+    /// nodes and triangles, only where the shape changes; results are sorted by handles in
+    /// `merge`, so this order is not seen), each with its last answer where both sides are
+    /// unchanged. Edited from the last step's list where few objects and parts changed,
+    /// else listed anew.
     fn collect_jobs(&mut self) {
+        if !self.frame.answered.is_empty() && self.frame.changes.few(self.objects.len()) {
+            self.edit_jobs();
+            #[cfg(any(test, fuzzing))]
+            self.check_edited_jobs();
+        } else {
+            self.list_jobs();
+        }
+    }
+
+    /// Tests and fuzzing: the edited list equals the one listed anew, answers and all.
+    #[cfg(any(test, fuzzing))]
+    fn check_edited_jobs(&mut self) {
+        let edited = (self.frame.jobs.clone(), self.frame.resting.clone());
+        self.list_jobs();
+        if (&self.frame.jobs, &self.frame.resting) != (&edited.0, &edited.1) {
+            let listed: Vec<_> = self.frame.jobs.iter().zip(&self.frame.resting).collect();
+            let edited: Vec<_> = edited.0.iter().zip(&edited.1).collect();
+            type Entry<'a> = (&'a Keyed, &'a u32);
+            let only = |a: &[Entry], b: &[Entry]| a.iter().filter(|x| !b.contains(x)).count();
+            panic!(
+                "edited jobs differ from those listed anew: {} only listed, {} only edited, \
+                 after {:?}",
+                only(&listed, &edited),
+                only(&edited, &listed),
+                self.frame.changes
+            );
+        }
+        #[cfg(test)]
+        tests::EDITED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Lists the jobs anew: pairs of objects from the broad phase, object–part pairs from
+    /// the kept list; a job of two unchanged sides finds its last answer by its key in one
+    /// pass over both sorted lists.
+    fn list_jobs(&mut self) {
         let mut jobs = std::mem::take(&mut self.frame.jobs);
         jobs.clear();
-        let stamp = self.frame.step;
+        let changes = &self.frame.changes;
         for (p, q) in self.broad.pairs() {
             let (a, b) = (self.proxy_object[p as usize], self.proxy_object[q as usize]);
             let (oa, ob) = (&self.objects[a], &self.objects[b]);
@@ -470,9 +626,11 @@ impl<const K: usize> World<K> {
                 && oa.fat.overlaps(&ob.fat)
             {
                 let first = if a < b { oa } else { ob };
-                let job = Job::Objects(a.min(b), a.max(b));
-                let unchanged = oa.changed.max(ob.changed) < stamp;
-                jobs.push(Keyed::new(first.shape, job, unchanged));
+                jobs.push(Keyed::new(
+                    first.shape,
+                    Job::Objects(a.min(b), a.max(b)),
+                    changes,
+                ));
             }
         }
         for &(a, b) in &self.part_pairs {
@@ -480,16 +638,10 @@ impl<const K: usize> World<K> {
             if accepts(o.desc.group, o.desc.mask, part.desc.group, part.desc.mask)
                 && o.fat.overlaps(&part.bound)
             {
-                let unchanged = o.changed.max(part.changed) < stamp;
-                jobs.push(Keyed::new(o.shape, Job::Part(a, b), unchanged));
+                jobs.push(Keyed::new(o.shape, Job::Part(a, b), changes));
             }
         }
-        // Jobs of one shape side by side: a thread's state re-binds (a pass over the
-        // object's nodes and triangles) only where the shape changes. Results are sorted
-        // by handles in `merge`, so this order is not seen.
         jobs.sort_unstable_by_key(|k| k.key);
-        // A pair whose sides are as they were at the last step has its answer, found by the
-        // same key (the shapes being unchanged too) in one pass over both sorted lists.
         let answered = &self.frame.answered;
         let resting = &mut self.frame.resting;
         resting.clear();
@@ -507,6 +659,106 @@ impl<const K: usize> World<K> {
             }
         }));
         self.frame.jobs = jobs;
+    }
+
+    /// Edits the last step's jobs: those of two unchanged sides stay, with their answers
+    /// (their fat bounds, filters and shapes are as they were, so they are still jobs, and
+    /// no other pair of unchanged sides became one); the jobs of each changed object are
+    /// found by a broad-phase query and its kept part pairs, those of each changed part by
+    /// a broad-phase query, and merged in by key.
+    fn edit_jobs(&mut self) {
+        let f = &mut self.frame;
+        let (mut jobs, mut fresh) = (
+            std::mem::take(&mut f.jobs),
+            std::mem::take(&mut f.fresh_jobs),
+        );
+        jobs.clear();
+        fresh.clear();
+        f.resting.clear();
+        for (i, k) in f.answered.iter().enumerate() {
+            if !f.changes.touches(k.key) {
+                jobs.push(Keyed {
+                    unchanged: true,
+                    ..*k
+                });
+                f.resting.push(i as u32);
+            }
+        }
+        let (objects, parts, changes) = (&self.objects, &self.parts, &f.changes);
+        for &a in &changes.objects {
+            let Some(oa) = objects.get(a) else { continue };
+            let Some(aabb) = aabb_of(&oa.fat) else {
+                continue;
+            };
+            self.broad.query(&aabb, |proxy| {
+                let b = self.proxy_object[proxy as usize];
+                // A pair of two changed objects is listed from the first's side.
+                if b == a || (b < a && changes.object_at(slot_of(b))) {
+                    return;
+                }
+                let ob = &objects[b];
+                if accepts(oa.desc.group, oa.desc.mask, ob.desc.group, ob.desc.mask)
+                    && oa.fat.overlaps(&ob.fat)
+                {
+                    let first = if a < b { oa } else { ob };
+                    fresh.push(Keyed::new(
+                        first.shape,
+                        Job::Objects(a.min(b), a.max(b)),
+                        changes,
+                    ));
+                }
+            });
+            let from = self.part_pairs.partition_point(|&(o, _)| o < a);
+            for &(_, p) in self.part_pairs[from..].iter().take_while(|&&(o, _)| o == a) {
+                let part = &parts[p];
+                if accepts(oa.desc.group, oa.desc.mask, part.desc.group, part.desc.mask)
+                    && oa.fat.overlaps(&part.bound)
+                {
+                    fresh.push(Keyed::new(oa.shape, Job::Part(a, p), changes));
+                }
+            }
+        }
+        for &p in &changes.parts {
+            let Some(part) = parts.get(p) else { continue };
+            let Some(aabb) = aabb_of(&part.bound) else {
+                continue;
+            };
+            self.broad.query(&aabb, |proxy| {
+                let a = self.proxy_object[proxy as usize];
+                // A changed object's part pairs are listed above.
+                if changes.object_at(slot_of(a)) {
+                    return;
+                }
+                let o = &objects[a];
+                if accepts(o.desc.group, o.desc.mask, part.desc.group, part.desc.mask)
+                    && o.fat.overlaps(&part.bound)
+                {
+                    fresh.push(Keyed::new(o.shape, Job::Part(a, p), changes));
+                }
+            });
+        }
+        fresh.sort_unstable_by_key(|k| k.key);
+        fresh.dedup_by(|x, y| x.key == y.key && x.job == y.job);
+        // Both lists sorted: merged from the back, in place.
+        let (kept, new) = (jobs.len(), fresh.len());
+        if let Some(&fill) = fresh.first() {
+            jobs.resize(kept + new, fill);
+            f.resting.resize(kept + new, COMPUTE);
+        }
+        let (mut i, mut j) = (kept, new);
+        for to in (0..kept + new).rev() {
+            if j > 0 && (i == 0 || jobs[i - 1].key < fresh[j - 1].key) {
+                j -= 1;
+                jobs[to] = fresh[j];
+                f.resting[to] = COMPUTE;
+            } else {
+                i -= 1;
+                jobs[to] = jobs[i];
+                f.resting[to] = f.resting[i];
+            }
+        }
+        f.jobs = jobs;
+        f.fresh_jobs = fresh;
     }
 
     /// The narrow phase: the jobs in batches, in parallel, each job's exact contacts
@@ -722,6 +974,7 @@ impl<const K: usize> World<K> {
         // This step's jobs and contacts are what the next one's resting pairs copy.
         std::mem::swap(&mut f.answered, &mut f.jobs);
         std::mem::swap(&mut f.answered_outs, &mut f.outs);
+        f.changes.clear();
         stats.colliding = f.pairs.len() as u64;
         stats.contacts = contacts;
         stats.begins = f
@@ -763,5 +1016,104 @@ impl<const K: usize> World<K> {
     #[must_use]
     pub fn ended(&self) -> &[EndedPair] {
         &self.frame.ended
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ObjectDesc, PartDesc};
+    use super::*;
+    use crate::pose::Pose;
+    use crate::testing::lcg;
+    use glam::DVec3;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Steps whose jobs were edited (and checked against a new list).
+    pub(super) static EDITED: AtomicUsize = AtomicUsize::new(0);
+
+    /// A crowd where a few objects change each step (moved, teleported, given another mode
+    /// or filter, removed, added) and parts are moved, added and removed: every step
+    /// whose jobs are edited from the last list has them checked against a list made anew
+    /// (`check_edited_jobs`), resting answers included.
+    #[test]
+    fn edited_jobs_equal_listed_ones() {
+        let mut s = 11u64;
+        let mut w = World::<18>::new();
+        let shapes = [
+            w.add_shape(crate::scene::torus(1.0, 0.3, 12, 6).unwrap())
+                .unwrap(),
+            w.add_shape(crate::scene::icosphere(0.7, 1).unwrap())
+                .unwrap(),
+        ];
+        let at =
+            |s: &mut u64| Pose::from_translation(DVec3::new(lcg(s), lcg(s), lcg(s)) * 6.0).unwrap();
+        let mut parts = Vec::new();
+        for i in 0..6 {
+            let p = w.add_part(shapes[i % 2], at(&mut s), PartDesc::default());
+            parts.push(p.unwrap());
+        }
+        let mut objects = Vec::new();
+        for i in 0..64 {
+            let desc = ObjectDesc {
+                user: i,
+                ..ObjectDesc::default()
+            };
+            objects.push(
+                w.add_object(shapes[i as usize % 2], at(&mut s), desc)
+                    .unwrap(),
+            );
+        }
+        let before = EDITED.load(std::sync::atomic::Ordering::Relaxed);
+        let mut resting = 0;
+        for _ in 0..60 {
+            for _ in 0..2 {
+                let i = (lcg(&mut s) * objects.len() as f64) as usize;
+                let id = objects[i];
+                match (lcg(&mut s) * 8.0) as u32 {
+                    0 => w.set_pose(id, at(&mut s)).unwrap(),
+                    1 => {
+                        let mut d = w.object_desc(id).unwrap();
+                        d.mode = match d.mode {
+                            Mode::Detect => Mode::Report,
+                            Mode::Report => Mode::Detect,
+                        };
+                        w.set_object_desc(id, d).unwrap();
+                    }
+                    2 => {
+                        let mut d = w.object_desc(id).unwrap();
+                        d.mask ^= 1;
+                        w.set_object_desc(id, d).unwrap();
+                    }
+                    3 => {
+                        w.remove_object(id).unwrap();
+                        let desc = ObjectDesc::default();
+                        objects[i] = w.add_object(shapes[i % 2], at(&mut s), desc).unwrap();
+                    }
+                    4 => {
+                        let j = (lcg(&mut s) * parts.len() as f64) as usize;
+                        w.set_part_placement(parts[j], at(&mut s)).unwrap();
+                    }
+                    5 => {
+                        let j = (lcg(&mut s) * parts.len() as f64) as usize;
+                        w.remove_part(parts[j]).unwrap();
+                        parts[j] = w
+                            .add_part(shapes[j % 2], at(&mut s), PartDesc::default())
+                            .unwrap();
+                    }
+                    _ => {
+                        let step = DVec3::new(lcg(&mut s), lcg(&mut s), lcg(&mut s)) * 0.3;
+                        let pose = Pose::from_translation(step)
+                            .unwrap()
+                            .after(&w.pose(id).unwrap())
+                            .unwrap();
+                        w.set_pose(id, pose).unwrap();
+                    }
+                }
+            }
+            resting += w.step().unwrap().resting_pairs;
+        }
+        let edited = EDITED.load(std::sync::atomic::Ordering::Relaxed) - before;
+        assert!(edited > 40, "only {edited} steps edited their jobs");
+        assert!(resting > 1000, "too few resting pairs: {resting}");
     }
 }
