@@ -30,6 +30,14 @@ fn mesh(b: &mut Bytes) -> Option<Mesh> {
     Mesh::new(v, t).ok()
 }
 
+/// The world's pairs of the last step with their contacts.
+fn listed(w: &World<18>) -> BTreeMap<(Body, Body), Vec<[u32; 2]>> {
+    w.pairs()
+        .iter()
+        .map(|p| ((p.a, p.b), w.contacts(p).unwrap().to_vec()))
+        .collect()
+}
+
 /// The oracle's triangle pairs of two placed shapes.
 fn brute(w: &World<18>, a: &Item, c: &Item) -> Vec<[u32; 2]> {
     let obj = |s: ShapeId| w.shape_object(s).unwrap();
@@ -304,12 +312,7 @@ fuzz_target!(|data: &[u8]| {
                         "step failed: {e:?}"
                     );
                     assert!(format!("{e}").contains("user value"), "unnamed pair: {e}");
-                    let kept: BTreeMap<(Body, Body), Vec<[u32; 2]>> = w
-                        .pairs()
-                        .iter()
-                        .map(|p| ((p.a, p.b), w.contacts(p).unwrap().to_vec()))
-                        .collect();
-                    assert_eq!(kept, last, "a failed step changed the pairs or contacts");
+                    assert_eq!(listed(&w), last, "a failed step changed the pairs or contacts");
                     continue;
                 }
                 let mut truth = BTreeMap::new();
@@ -329,12 +332,7 @@ fuzz_target!(|data: &[u8]| {
                         }
                     }
                 }
-                let got: BTreeMap<(Body, Body), Vec<[u32; 2]>> = w
-                    .pairs()
-                    .iter()
-                    .map(|p| ((p.a, p.b), w.contacts(p).unwrap().to_vec()))
-                    .collect();
-                assert_eq!(got, truth, "pairs or contacts differ from brute force");
+                assert_eq!(listed(&w), truth, "pairs or contacts differ from brute force");
                 let ended: Vec<(Body, Body)> = w.ended().iter().map(|e| (e.a, e.b)).collect();
                 let expect: Vec<(Body, Body)> = last
                     .keys()

@@ -15,7 +15,9 @@
 //! queries) rather than listed from every pair of the broad phase, so resting objects cost
 //! nothing per step in either phase.
 
-use super::{Body, ObjectId, ObjectKey, PartHandle, PartKey, ShapeKey, World, aabb_of};
+use super::{
+    Body, Object, ObjectId, ObjectKey, PartHandle, PartKey, PartRec, ShapeKey, World, aabb_of,
+};
 use crate::dop::Dop;
 use crate::error::{Error, Result};
 use crate::query::{Mode, QueryOptions, QueryState};
@@ -129,6 +131,30 @@ impl Keyed {
             unchanged: !changes.touches(key),
         }
     }
+}
+
+/// The job of two objects, if their filters accept each other and their fat k-DOPs meet.
+fn object_job<const K: usize>(
+    (a, oa): (ObjectKey, &Object<K>),
+    (b, ob): (ObjectKey, &Object<K>),
+    changes: &Changes,
+) -> Option<Keyed> {
+    let meet = accepts(oa.desc.group, oa.desc.mask, ob.desc.group, ob.desc.mask)
+        && oa.fat.overlaps(&ob.fat);
+    let first = if a < b { oa } else { ob };
+    meet.then(|| Keyed::new(first.shape, Job::Objects(a.min(b), a.max(b)), changes))
+}
+
+/// The job of an object and a part, if their filters accept each other and the object's
+/// fat k-DOP meets the part's bound.
+fn part_job<const K: usize>(
+    (a, o): (ObjectKey, &Object<K>),
+    (p, part): (PartKey, &PartRec<K>),
+    changes: &Changes,
+) -> Option<Keyed> {
+    let meet = accepts(o.desc.group, o.desc.mask, part.desc.group, part.desc.mask)
+        && o.fat.overlaps(&part.bound);
+    meet.then(|| Keyed::new(o.shape, Job::Part(a, p), changes))
 }
 
 /// An object's slot index.
@@ -622,25 +648,18 @@ impl<const K: usize> World<K> {
         let changes = &self.frame.changes;
         for (p, q) in self.broad.pairs() {
             let (a, b) = (self.proxy_object[p as usize], self.proxy_object[q as usize]);
-            let (oa, ob) = (&self.objects[a], &self.objects[b]);
-            if accepts(oa.desc.group, oa.desc.mask, ob.desc.group, ob.desc.mask)
-                && oa.fat.overlaps(&ob.fat)
-            {
-                let first = if a < b { oa } else { ob };
-                jobs.push(Keyed::new(
-                    first.shape,
-                    Job::Objects(a.min(b), a.max(b)),
-                    changes,
-                ));
-            }
+            jobs.extend(object_job(
+                (a, &self.objects[a]),
+                (b, &self.objects[b]),
+                changes,
+            ));
         }
-        for &(a, b) in &self.part_pairs {
-            let (o, part) = (&self.objects[a], &self.parts[b]);
-            if accepts(o.desc.group, o.desc.mask, part.desc.group, part.desc.mask)
-                && o.fat.overlaps(&part.bound)
-            {
-                jobs.push(Keyed::new(o.shape, Job::Part(a, b), changes));
-            }
+        for &(a, p) in &self.part_pairs {
+            jobs.extend(part_job(
+                (a, &self.objects[a]),
+                (p, &self.parts[p]),
+                changes,
+            ));
         }
         jobs.sort_unstable_by_key(|k| k.key);
         let answered = &self.frame.answered;
@@ -697,26 +716,11 @@ impl<const K: usize> World<K> {
                 if b == a || (b < a && changes.object_at(slot_of(b))) {
                     return;
                 }
-                let ob = &objects[b];
-                if accepts(oa.desc.group, oa.desc.mask, ob.desc.group, ob.desc.mask)
-                    && oa.fat.overlaps(&ob.fat)
-                {
-                    let first = if a < b { oa } else { ob };
-                    fresh.push(Keyed::new(
-                        first.shape,
-                        Job::Objects(a.min(b), a.max(b)),
-                        changes,
-                    ));
-                }
+                fresh.extend(object_job((a, oa), (b, &objects[b]), changes));
             });
             let from = self.part_pairs.partition_point(|&(o, _)| o < a);
             for &(_, p) in self.part_pairs[from..].iter().take_while(|&&(o, _)| o == a) {
-                let part = &parts[p];
-                if accepts(oa.desc.group, oa.desc.mask, part.desc.group, part.desc.mask)
-                    && oa.fat.overlaps(&part.bound)
-                {
-                    fresh.push(Keyed::new(oa.shape, Job::Part(a, p), changes));
-                }
+                fresh.extend(part_job((a, oa), (p, &parts[p]), changes));
             }
         }
         for &p in &changes.parts {
@@ -730,12 +734,7 @@ impl<const K: usize> World<K> {
                 if changes.object_at(slot_of(a)) {
                     return;
                 }
-                let o = &objects[a];
-                if accepts(o.desc.group, o.desc.mask, part.desc.group, part.desc.mask)
-                    && o.fat.overlaps(&part.bound)
-                {
-                    fresh.push(Keyed::new(o.shape, Job::Part(a, p), changes));
-                }
+                fresh.extend(part_job((a, &objects[a]), (p, part), changes));
             });
         }
         fresh.sort_unstable_by_key(|k| k.key);
