@@ -312,7 +312,11 @@ fuzz_target!(|data: &[u8]| {
                         "step failed: {e:?}"
                     );
                     assert!(format!("{e}").contains("user value"), "unnamed pair: {e}");
-                    assert_eq!(listed(&w), last, "a failed step changed the pairs or contacts");
+                    assert_eq!(
+                        listed(&w),
+                        last,
+                        "a failed step changed the pairs or contacts"
+                    );
                     continue;
                 }
                 let mut truth = BTreeMap::new();
@@ -332,7 +336,11 @@ fuzz_target!(|data: &[u8]| {
                         }
                     }
                 }
-                assert_eq!(listed(&w), truth, "pairs or contacts differ from brute force");
+                assert_eq!(
+                    listed(&w),
+                    truth,
+                    "pairs or contacts differ from brute force"
+                );
                 let ended: Vec<(Body, Body)> = w.ended().iter().map(|e| (e.a, e.b)).collect();
                 let expect: Vec<(Body, Body)> = last
                     .keys()
