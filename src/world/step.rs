@@ -1032,7 +1032,8 @@ mod tests {
     pub(super) static EDITED: AtomicUsize = AtomicUsize::new(0);
 
     /// A crowd where a few objects change each step (moved, teleported, given another mode
-    /// or filter, removed, added) and parts are moved, added and removed: every step
+    /// or filter, removed, added) and parts are moved, given another filter, added and
+    /// removed: every step
     /// whose jobs are edited from the last list has them checked against a list made anew
     /// (`check_edited_jobs`), resting answers included.
     #[test]
@@ -1092,6 +1093,12 @@ mod tests {
                     4 => {
                         let j = (lcg(&mut s) * parts.len() as f64) as usize;
                         w.set_part_placement(parts[j], at(&mut s)).unwrap();
+                    }
+                    5 if lcg(&mut s) < 0.5 => {
+                        let j = (lcg(&mut s) * parts.len() as f64) as usize;
+                        let mut d = w.part_desc(parts[j]).unwrap();
+                        d.mask ^= 1;
+                        w.set_part_desc(parts[j], d).unwrap();
                     }
                     5 => {
                         let j = (lcg(&mut s) * parts.len() as f64) as usize;
