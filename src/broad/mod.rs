@@ -974,12 +974,18 @@ fn reach(x: f32, width: f32) -> f32 {
 
 /// Whether bit `i` of `bits` is set.
 #[inline(always)]
-fn bit(bits: &[u64], i: u32) -> bool {
+pub(crate) fn bit(bits: &[u64], i: u32) -> bool {
     bits[(i >> 6) as usize] & (1 << (i & 63)) != 0
 }
 
 /// Sets bit `i` of `bits`.
 #[inline(always)]
-fn set_bit(bits: &mut [u64], i: u32) {
+pub(crate) fn set_bit(bits: &mut [u64], i: u32) {
     bits[(i >> 6) as usize] |= 1 << (i & 63);
+}
+
+/// Clears bit `i` of `bits`.
+#[inline(always)]
+pub(crate) fn clear_bit(bits: &mut [u64], i: u32) {
+    bits[(i >> 6) as usize] &= !(1 << (i & 63));
 }

@@ -460,7 +460,7 @@ impl<const K: usize> World<K> {
             root: None,
             requery: false,
         });
-        self.frame.changes.object_added(key);
+        self.frame.changes.objects.added(key);
         let proxy = proxy_of(key) as usize;
         if self.proxy_object.len() <= proxy {
             self.proxy_object.resize(proxy + 1, ObjectKey::default());
@@ -533,7 +533,7 @@ impl<const K: usize> World<K> {
         let old = o.desc;
         o.desc = desc;
         if (old.mode, old.group, old.mask) != (desc.mode, desc.group, desc.mask) {
-            self.frame.changes.object(id.key);
+            self.frame.changes.objects.mark(id.key);
         }
         Ok(())
     }
@@ -548,7 +548,7 @@ impl<const K: usize> World<K> {
         self.shapes[o.shape].users -= 1;
         self.broad.remove(proxy_of(id.key));
         self.objects_removed = true;
-        self.frame.changes.object(id.key);
+        self.frame.changes.objects.mark(id.key);
         Ok(())
     }
 
@@ -591,7 +591,7 @@ impl<const K: usize> World<K> {
             leaf,
             requery: true,
         });
-        self.frame.changes.part_added(key);
+        self.frame.changes.parts.added(key);
         let item = part_item(key);
         self.part_tree.set_item(leaf, item);
         if self.item_part.len() <= item as usize {
@@ -675,7 +675,7 @@ impl<const K: usize> World<K> {
         let p = &mut self.parts[key];
         p.shape = shape;
         p.placement = placement;
-        self.frame.changes.part(key);
+        self.frame.changes.parts.mark(key);
         self.generation += 1;
         Ok(())
     }
@@ -696,7 +696,7 @@ impl<const K: usize> World<K> {
         self.part(id)?;
         let old = std::mem::replace(&mut self.parts[id.key].desc, desc);
         if (old.group, old.mask) != (desc.group, desc.mask) {
-            self.frame.changes.part(id.key);
+            self.frame.changes.parts.mark(id.key);
         }
         Ok(())
     }
@@ -826,7 +826,7 @@ impl<const K: usize> World<K> {
         // In place, without lists of keys: a deforming shape is edited every frame.
         let changes = &mut self.frame.changes;
         for (k, o) in self.objects.iter_mut().filter(|(_, o)| o.shape == id.key) {
-            changes.object(k);
+            changes.objects.mark(k);
             if !o.moved {
                 o.moved = true;
                 self.moved.push(k);
@@ -834,7 +834,7 @@ impl<const K: usize> World<K> {
         }
         let object = &self.shapes[id.key].object;
         for (k, p) in self.parts.iter_mut().filter(|(_, p)| p.shape == id.key) {
-            changes.part(k);
+            changes.parts.mark(k);
             // The vertices were checked and the placement was accepted before, so the
             // placed part has finite bounds again.
             let bound = placed_bound(object, &p.placement)?;
@@ -846,7 +846,7 @@ impl<const K: usize> World<K> {
 
     /// Marks an object for a new root bound at the next step, as if it had moved.
     fn mark_moved(&mut self, key: ObjectKey) {
-        self.frame.changes.object(key);
+        self.frame.changes.objects.mark(key);
         let o = &mut self.objects[key];
         if !o.moved {
             o.moved = true;
@@ -881,7 +881,7 @@ impl<const K: usize> World<K> {
         self.shapes[p.shape].users -= 1;
         // Its pairs go at the next step, as a moved part's do.
         self.requery_parts.push(key);
-        self.frame.changes.part(key);
+        self.frame.changes.parts.mark(key);
         self.generation += 1;
         Ok(())
     }

@@ -18,6 +18,7 @@
 use super::{
     Body, Object, ObjectId, ObjectKey, PartHandle, PartKey, PartRec, ShapeKey, World, aabb_of,
 };
+use crate::broad::{bit, clear_bit, set_bit};
 use crate::dop::Dop;
 use crate::error::{Error, Result};
 use crate::query::{Mode, QueryOptions, QueryState};
@@ -112,23 +113,19 @@ struct JobOut {
     len: u32,
 }
 
-/// A job with its sort key ([`sort_key`]) and whether both its sides are unchanged since
-/// the last step.
+/// A job with its sort key ([`sort_key`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Keyed {
     key: u128,
     job: Job,
-    unchanged: bool,
 }
 
 impl Keyed {
-    /// `job`, whose first object is of `shape`, unchanged unless `changes` name a side.
-    fn new(shape: ShapeKey, job: Job, changes: &Changes) -> Self {
-        let key = sort_key(shape, job);
+    /// `job`, whose first object is of `shape`.
+    fn new(shape: ShapeKey, job: Job) -> Self {
         Keyed {
-            key,
+            key: sort_key(shape, job),
             job,
-            unchanged: !changes.touches(key),
         }
     }
 }
@@ -137,12 +134,11 @@ impl Keyed {
 fn object_job<const K: usize>(
     (a, oa): (ObjectKey, &Object<K>),
     (b, ob): (ObjectKey, &Object<K>),
-    changes: &Changes,
 ) -> Option<Keyed> {
     let meet = accepts(oa.desc.group, oa.desc.mask, ob.desc.group, ob.desc.mask)
         && oa.fat.overlaps(&ob.fat);
     let first = if a < b { oa } else { ob };
-    meet.then(|| Keyed::new(first.shape, Job::Objects(a.min(b), a.max(b)), changes))
+    meet.then(|| Keyed::new(first.shape, Job::Objects(a.min(b), a.max(b))))
 }
 
 /// The job of an object and a part, if their filters accept each other and the object's
@@ -150,17 +146,15 @@ fn object_job<const K: usize>(
 fn part_job<const K: usize>(
     (a, o): (ObjectKey, &Object<K>),
     (p, part): (PartKey, &PartRec<K>),
-    changes: &Changes,
 ) -> Option<Keyed> {
     let meet = accepts(o.desc.group, o.desc.mask, part.desc.group, part.desc.mask)
         && o.fat.overlaps(&part.bound);
-    meet.then(|| Keyed::new(o.shape, Job::Part(a, p), changes))
+    meet.then(|| Keyed::new(o.shape, Job::Part(a, p)))
 }
 
-/// An object's slot index.
-fn slot_of(k: ObjectKey) -> u32 {
-    use slotmap::Key;
-    slot(k.data())
+/// A handle's slot index.
+fn slot(k: impl slotmap::Key) -> u32 {
+    k.data().as_ffi() as u32
 }
 
 /// A job's place in the order: its first object's shape, that object, its kind and its
@@ -169,121 +163,117 @@ fn slot_of(k: ObjectKey) -> u32 {
 /// candidate pair compares one value, not handles field by field.
 fn sort_key(shape: ShapeKey, job: Job) -> u128 {
     use slotmap::Key;
-    let (a, kind, b) = match job {
-        Job::Objects(a, b) => (a.data(), 0, b.data()),
-        Job::Part(a, p) => (a.data(), 1, p.data()),
+    let (a, kind, b, b_data) = match job {
+        Job::Objects(a, b) => (a, 0, slot(b), b.data()),
+        Job::Part(a, p) => (a, 1, slot(p), p.data()),
     };
-    let index = |k: slotmap::KeyData| u128::from(slot(k));
-    let b_version = u128::from((b.as_ffi() >> 32) as u32 & 0x7fff_ffff);
-    (index(shape.data()) << 96) | (index(a) << 64) | (kind << 63) | (b_version << 32) | index(b)
+    let b_version = u128::from((b_data.as_ffi() >> 32) as u32 & 0x7fff_ffff);
+    (u128::from(slot(shape)) << 96)
+        | (u128::from(slot(a)) << 64)
+        | (kind << 63)
+        | (b_version << 32)
+        | u128::from(b)
 }
 
 /// A job that is computed, not copied ([`Frame::resting`]).
 const COMPUTE: u32 = u32::MAX;
 
+/// Items of one kind changed since the last step that succeeded: a bit per slot index,
+/// and their handles.
+#[derive(Debug)]
+pub(super) struct Changed<T> {
+    bits: Vec<u64>,
+    keys: Vec<T>,
+}
+
+impl<T> Default for Changed<T> {
+    fn default() -> Self {
+        Changed {
+            bits: Vec::new(),
+            keys: Vec::new(),
+        }
+    }
+}
+
+impl<T: slotmap::Key> Changed<T> {
+    /// Item `k` changed.
+    pub(super) fn mark(&mut self, k: T) {
+        if self.set(slot(k)) {
+            self.keys.push(k);
+        }
+    }
+
+    /// Item `k` was added: listed even where its slot's bit is set (by an item removed from
+    /// that slot since the last step, which is listed too).
+    pub(super) fn added(&mut self, k: T) {
+        self.set(slot(k));
+        self.keys.push(k);
+    }
+
+    /// Sets slot `i`'s bit; whether it was clear.
+    fn set(&mut self, i: u32) -> bool {
+        let w = (i >> 6) as usize;
+        if self.bits.len() <= w {
+            self.bits.resize(w + 1, 0);
+        }
+        let clear = !bit(&self.bits, i);
+        set_bit(&mut self.bits, i);
+        clear
+    }
+
+    /// Whether the item in slot `i` changed.
+    fn has(&self, i: u32) -> bool {
+        ((i >> 6) as usize) < self.bits.len() && bit(&self.bits, i)
+    }
+
+    /// Forgets them.
+    fn clear(&mut self) {
+        for k in self.keys.drain(..) {
+            clear_bit(&mut self.bits, slot(k));
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.bits.capacity() * 8 + self.keys.capacity() * size_of::<T>()
+    }
+}
+
 /// The objects and parts changed since the last step that succeeded (moved, re-shaped,
-/// deformed, given another mode or filter, added or removed): a bit per slot index, so
-/// that whether a job's sides are unchanged is read off its key, and their handles.
+/// deformed, given another mode or filter, added or removed), so that whether a job's
+/// sides are unchanged is read off its key.
 #[derive(Debug, Default)]
 pub(super) struct Changes {
-    object_bits: Vec<u64>,
-    part_bits: Vec<u64>,
-    objects: Vec<ObjectKey>,
-    parts: Vec<PartKey>,
-}
-
-/// Sets bit `i` of `bits` (grown as needed); whether it was clear.
-fn set_bit(bits: &mut Vec<u64>, i: u32) -> bool {
-    let (w, b) = ((i / 64) as usize, 1u64 << (i % 64));
-    if bits.len() <= w {
-        bits.resize(w + 1, 0);
-    }
-    let clear = bits[w] & b == 0;
-    bits[w] |= b;
-    clear
-}
-
-fn bit(bits: &[u64], i: u32) -> bool {
-    bits.get((i / 64) as usize)
-        .is_some_and(|w| w & (1 << (i % 64)) != 0)
-}
-
-/// A handle's slot index.
-fn slot(k: slotmap::KeyData) -> u32 {
-    k.as_ffi() as u32
+    pub(super) objects: Changed<ObjectKey>,
+    pub(super) parts: Changed<PartKey>,
 }
 
 impl Changes {
-    /// Object `k` changed.
-    pub(super) fn object(&mut self, k: ObjectKey) {
-        use slotmap::Key;
-        if set_bit(&mut self.object_bits, slot(k.data())) {
-            self.objects.push(k);
-        }
-    }
-
-    /// Part `k` changed.
-    pub(super) fn part(&mut self, k: PartKey) {
-        use slotmap::Key;
-        if set_bit(&mut self.part_bits, slot(k.data())) {
-            self.parts.push(k);
-        }
-    }
-
-    /// Object `k` was added: listed even where its slot's bit is set (by an object removed
-    /// from that slot since the last step, which is listed too).
-    pub(super) fn object_added(&mut self, k: ObjectKey) {
-        use slotmap::Key;
-        set_bit(&mut self.object_bits, slot(k.data()));
-        self.objects.push(k);
-    }
-
-    /// Part `k` was added, as [`Changes::object_added`].
-    pub(super) fn part_added(&mut self, k: PartKey) {
-        use slotmap::Key;
-        set_bit(&mut self.part_bits, slot(k.data()));
-        self.parts.push(k);
-    }
-
-    /// Whether the object in slot `i` changed.
-    fn object_at(&self, i: u32) -> bool {
-        bit(&self.object_bits, i)
-    }
-
     /// Whether a side of the job with sort key `key` ([`sort_key`]) changed.
     fn touches(&self, key: u128) -> bool {
         let (a, b) = ((key >> 64) as u32, key as u32);
         let b_changed = if key >> 63 & 1 == 0 {
-            bit(&self.object_bits, b)
+            self.objects.has(b)
         } else {
-            bit(&self.part_bits, b)
+            self.parts.has(b)
         };
-        b_changed || bit(&self.object_bits, a)
+        b_changed || self.objects.has(a)
     }
 
     /// Whether few enough changed for the jobs to be edited rather than listed anew:
     /// editing costs a broad-phase query per changed item, listing a pass over all pairs.
     /// Tests and fuzzing edit whenever they can, each edit checked against a new list.
     fn few(&self, objects: usize) -> bool {
-        cfg!(any(test, fuzzing)) || (self.objects.len() + self.parts.len()) * 8 <= objects
+        cfg!(any(test, fuzzing)) || (self.objects.keys.len() + self.parts.keys.len()) * 8 <= objects
     }
 
     /// Forgets them: the step succeeded.
     fn clear(&mut self) {
-        use slotmap::Key;
-        for k in self.objects.drain(..) {
-            let i = slot(k.data());
-            self.object_bits[(i / 64) as usize] &= !(1 << (i % 64));
-        }
-        for k in self.parts.drain(..) {
-            let i = slot(k.data());
-            self.part_bits[(i / 64) as usize] &= !(1 << (i % 64));
-        }
+        self.objects.clear();
+        self.parts.clear();
     }
 
     fn bytes(&self) -> usize {
-        (self.object_bits.capacity() + self.part_bits.capacity()) * 8
-            + (self.objects.capacity() + self.parts.capacity()) * 8
+        self.objects.bytes() + self.parts.bytes()
     }
 }
 
@@ -432,7 +422,7 @@ impl<const K: usize> World<K> {
     ///
     /// # Performance
     /// Objects that did not move cost nothing in the broad phase, and a pair neither of
-    /// whose sides changed (pose, shape, geometry, mode) costs a copy of its last answer;
+    /// whose sides changed (pose, shape, geometry, mode, filter) costs a copy of its last answer;
     /// the others run in parallel (rayon), each object's root bound once per step. Buffers
     /// are kept, so a steady state allocates nothing.
     pub fn step(&mut self) -> Result<StepStats> {
@@ -648,18 +638,10 @@ impl<const K: usize> World<K> {
         let changes = &self.frame.changes;
         for (p, q) in self.broad.pairs() {
             let (a, b) = (self.proxy_object[p as usize], self.proxy_object[q as usize]);
-            jobs.extend(object_job(
-                (a, &self.objects[a]),
-                (b, &self.objects[b]),
-                changes,
-            ));
+            jobs.extend(object_job((a, &self.objects[a]), (b, &self.objects[b])));
         }
         for &(a, p) in &self.part_pairs {
-            jobs.extend(part_job(
-                (a, &self.objects[a]),
-                (p, &self.parts[p]),
-                changes,
-            ));
+            jobs.extend(part_job((a, &self.objects[a]), (p, &self.parts[p])));
         }
         jobs.sort_unstable_by_key(|k| k.key);
         let answered = &self.frame.answered;
@@ -667,7 +649,7 @@ impl<const K: usize> World<K> {
         resting.clear();
         let mut at = 0;
         resting.extend(jobs.iter().map(|k| {
-            if !k.unchanged {
+            if changes.touches(k.key) {
                 return COMPUTE;
             }
             while answered.get(at).is_some_and(|x| x.key < k.key) {
@@ -697,15 +679,12 @@ impl<const K: usize> World<K> {
         f.resting.clear();
         for (i, k) in f.answered.iter().enumerate() {
             if !f.changes.touches(k.key) {
-                jobs.push(Keyed {
-                    unchanged: true,
-                    ..*k
-                });
+                jobs.push(*k);
                 f.resting.push(i as u32);
             }
         }
         let (objects, parts, changes) = (&self.objects, &self.parts, &f.changes);
-        for &a in &changes.objects {
+        for &a in &changes.objects.keys {
             let Some(oa) = objects.get(a) else { continue };
             let Some(aabb) = aabb_of(&oa.fat) else {
                 continue;
@@ -713,17 +692,17 @@ impl<const K: usize> World<K> {
             self.broad.query(&aabb, |proxy| {
                 let b = self.proxy_object[proxy as usize];
                 // A pair of two changed objects is listed from the first's side.
-                if b == a || (b < a && changes.object_at(slot_of(b))) {
+                if b == a || (b < a && changes.objects.has(slot(b))) {
                     return;
                 }
-                fresh.extend(object_job((a, oa), (b, &objects[b]), changes));
+                fresh.extend(object_job((a, oa), (b, &objects[b])));
             });
             let from = self.part_pairs.partition_point(|&(o, _)| o < a);
             for &(_, p) in self.part_pairs[from..].iter().take_while(|&&(o, _)| o == a) {
-                fresh.extend(part_job((a, oa), (p, &parts[p]), changes));
+                fresh.extend(part_job((a, oa), (p, &parts[p])));
             }
         }
-        for &p in &changes.parts {
+        for &p in &changes.parts.keys {
             let Some(part) = parts.get(p) else { continue };
             let Some(aabb) = aabb_of(&part.bound) else {
                 continue;
@@ -731,10 +710,10 @@ impl<const K: usize> World<K> {
             self.broad.query(&aabb, |proxy| {
                 let a = self.proxy_object[proxy as usize];
                 // A changed object's part pairs are listed above.
-                if changes.object_at(slot_of(a)) {
+                if changes.objects.has(slot(a)) {
                     return;
                 }
-                fresh.extend(part_job((a, &objects[a]), (p, part), changes));
+                fresh.extend(part_job((a, &objects[a]), (p, part)));
             });
         }
         fresh.sort_unstable_by_key(|k| k.key);
