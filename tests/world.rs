@@ -1188,3 +1188,73 @@ fn resting_pairs_keep_their_answers_and_changed_ones_are_computed() {
     let bent = step(&mut w, &meshes, &objects, &mut previous);
     assert!(bent.resting_pairs < switched.resting_pairs, "{bent:?}");
 }
+
+/// A pair's contacts stay where its step put them while the pair rests: a pair taken at an
+/// earlier step reads them while neither side changed, and is stale once its job is
+/// computed again or it ends; a new user value reaches the kept pair without a query.
+#[test]
+fn kept_pairs_read_their_contacts_until_computed_again() {
+    let mut w = World::<18>::new();
+    let s = w.add_shape(triangle()).unwrap();
+    let part = w.add_part(s, Pose::IDENTITY, PartDesc::default()).unwrap();
+    let turned =
+        Pose::from_rows([1.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 1.0, 0.0, 0.0]).unwrap();
+    let desc = |user| ObjectDesc {
+        user,
+        ..ObjectDesc::default()
+    };
+    let a = w.add_object(s, turned, desc(1)).unwrap();
+    // Far from the part, moved every step: its pairs are computed while `a`'s rest.
+    let far = |x: f64| Pose::from_translation(DVec3::new(x, 50.0, 0.0)).unwrap();
+    let b = w.add_object(s, far(0.0), desc(2)).unwrap();
+    w.step().unwrap();
+    let first = w.pairs()[0];
+    assert_eq!((first.a, first.b), (Body::Object(a), Body::Part(part)));
+    assert_eq!(first.event, PairEvent::Begin);
+    for i in 1..40 {
+        w.set_pose(b, far(f64::from(i))).unwrap();
+        let stats = w.step().unwrap();
+        assert_eq!(stats.resting_pairs, 1, "step {i}: {stats:?}");
+        assert_eq!(w.pairs().len(), 1);
+        assert_eq!(w.pairs()[0].event, PairEvent::Persist);
+        assert_eq!(w.contacts(&first).unwrap(), &[[0, 0]], "step {i}");
+    }
+    w.set_object_desc(a, desc(7)).unwrap();
+    let stats = w.step().unwrap();
+    assert_eq!(
+        stats.resting_pairs, 1,
+        "a user value is no change: {stats:?}"
+    );
+    assert_eq!(
+        (w.pairs()[0].a_user, w.pairs()[0].event),
+        (7, PairEvent::Persist)
+    );
+    assert_eq!(w.contacts(&first).unwrap(), &[[0, 0]]);
+    // Moved by a hair: computed again, the same contact, and the old pair is stale.
+    let nudged = Pose::from_translation(DVec3::new(1e-9, 0.0, 0.0))
+        .unwrap()
+        .after(&turned)
+        .unwrap();
+    w.set_pose(a, nudged).unwrap();
+    let stats = w.step().unwrap();
+    assert_eq!(stats.resting_pairs, 0, "{stats:?}");
+    assert!(matches!(
+        w.contacts(&first),
+        Err(Error::StaleHandle {
+            what: "contact pair"
+        })
+    ));
+    let second = w.pairs()[0];
+    assert_eq!((second.event, second.a_user), (PairEvent::Persist, 7));
+    assert_eq!(w.contacts(&second).unwrap(), &[[0, 0]]);
+    // Ended: stale too.
+    w.set_pose(a, far(-20.0)).unwrap();
+    w.step().unwrap();
+    assert!(w.pairs().is_empty());
+    assert_eq!(w.ended().len(), 1);
+    assert_eq!(w.ended()[0].a_user, 7);
+    assert!(matches!(
+        w.contacts(&second),
+        Err(Error::StaleHandle { .. })
+    ));
+}

@@ -535,6 +535,7 @@ impl<const K: usize> World<K> {
         if (old.mode, old.group, old.mask) != (desc.mode, desc.group, desc.mask) {
             self.frame.changes.objects.mark(id.key);
         }
+        self.frame.relabelled |= old.user != desc.user;
         Ok(())
     }
 
@@ -698,6 +699,7 @@ impl<const K: usize> World<K> {
         if (old.group, old.mask) != (desc.group, desc.mask) {
             self.frame.changes.parts.mark(id.key);
         }
+        self.frame.relabelled |= old.user != desc.user;
         Ok(())
     }
 

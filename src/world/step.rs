@@ -9,11 +9,13 @@
 //!
 //! Resting pairs (temporal coherence, §6.1): a candidate pair neither of whose sides changed
 //! since the last step (pose, shape, geometry, mode or filter) has the same answer as then,
-//! so it is copied from the last step's contacts instead of computed again. Where few
+//! so it keeps it: its contacts stay where the step that found them put them, in one list
+//! that steps append to (compacted when what no pair holds outnumbers the rest). Where few
 //! objects and parts changed, the candidate pairs themselves are edited from the last
 //! step's list (those of unchanged sides kept, the changed ones' found by broad-phase
-//! queries) rather than listed from every pair of the broad phase, so resting objects cost
-//! nothing per step in either phase.
+//! queries) rather than listed from every pair of the broad phase, and so is the sorted
+//! list of colliding pairs (the dropped ones out, the computed ones in), so resting
+//! objects cost no query, copy or sort per step.
 
 use super::{
     Body, Object, ObjectId, ObjectKey, PartHandle, PartKey, PartRec, ShapeKey, World, aabb_of,
@@ -24,6 +26,7 @@ use crate::error::{Error, Result};
 use crate::query::{Mode, QueryOptions, QueryState};
 use parking_lot::Mutex;
 use rayon::prelude::*;
+use slotmap::SlotMap;
 use std::time::Instant;
 
 /// Whether a colliding pair began colliding this step or went on from the last.
@@ -48,15 +51,16 @@ pub struct ContactPair {
     pub b_user: u64,
     /// Begin or persist.
     pub event: PairEvent,
-    /// The world and the step that found it: its contacts are that step's.
+    /// The world, and the answer that found its contacts: a stamp unique in the world,
+    /// written before the contacts in the world's list of them (`Frame::arena`), and the
+    /// list's epoch (which compaction advances).
     world: u32,
-    step: u64,
-    /// Where its contacts are: a batch of the step's jobs, and a range in that batch's list.
-    batch: u16,
+    epoch: u32,
+    stamp: u64,
+    /// Where its contacts are in that list.
     start: u32,
     len: u32,
 }
-
 /// A pair that collided at the step before and no longer does (separated, filtered out,
 /// or one side removed); handles may be stale, the user values are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,7 +110,8 @@ enum Job {
     Part(ObjectKey, PartKey),
 }
 
-/// Where one job's contacts are in its batch's list.
+/// Where one job's contacts are: in the world's list of them (`Frame::arena`), or, for a
+/// job computed this step, in its batch's list until the step is merged.
 #[derive(Clone, Copy, Debug, Default)]
 struct JobOut {
     start: u32,
@@ -150,6 +155,37 @@ fn part_job<const K: usize>(
     let meet = accepts(o.desc.group, o.desc.mask, part.desc.group, part.desc.mask)
         && o.fat.overlaps(&part.bound);
     meet.then(|| Keyed::new(o.shape, Job::Part(a, p)))
+}
+
+/// The two sides of `job` in world `world`.
+fn bodies(world: u32, job: Job) -> (Body, Body) {
+    let object = |key| Body::Object(ObjectId { key, world });
+    match job {
+        Job::Objects(a, b) => (object(a), object(b)),
+        Job::Part(a, p) => (object(a), Body::Part(PartHandle { key: p, world })),
+    }
+}
+
+/// A live body's user value.
+fn user_of<const K: usize>(
+    objects: &SlotMap<ObjectKey, Object<K>>,
+    parts: &SlotMap<PartKey, PartRec<K>>,
+    b: Body,
+) -> u64 {
+    match b {
+        Body::Object(id) => objects[id.key].desc.user,
+        Body::Part(id) => parts[id.key].desc.user,
+    }
+}
+
+/// The end of a pair.
+fn ended(p: &ContactPair) -> EndedPair {
+    EndedPair {
+        a: p.a,
+        b: p.b,
+        a_user: p.a_user,
+        b_user: p.b_user,
+    }
 }
 
 /// A handle's slot index.
@@ -277,22 +313,36 @@ impl Changes {
     }
 }
 
-/// The jobs of a step run in this many batches of consecutive jobs (fewer when there are
-/// fewer jobs), each on one thread: a number fixed apart from the threads, so that where
-/// a contact is stored does not depend on them, and large enough for rayon to balance.
+/// The jobs computed in a step run in this many batches of consecutive jobs (fewer when
+/// there are fewer jobs), each on one thread: a number fixed apart from the threads, so
+/// that where a contact is stored does not depend on them, and large enough for rayon to
+/// balance.
 const BATCHES: usize = 256;
-// A pair names its batch by a `u16`.
-const _: () = assert!(BATCHES <= 1 << 16);
 
 /// Jobs per batch for `jobs` jobs.
 fn batch_len(jobs: usize) -> usize {
     jobs.div_ceil(BATCHES).max(1)
 }
 
+/// The header of a colliding job's contacts in [`Frame::arena`]: its stamp, which a
+/// [`ContactPair`] names to show it is still that answer.
+fn header(stamp: u64) -> [u32; 2] {
+    [stamp as u32, (stamp >> 32) as u32]
+}
+
+/// The header of an answer no job holds any more (stamps start at 1 and never reach it).
+const DROPPED: [u32; 2] = [u32::MAX; 2];
+
+/// Entries of [`Frame::arena`] no longer held that a compaction waits for beyond the held
+/// ones: a small list is not compacted every step. Tests and fuzzing (and debug builds,
+/// which the integration tests are) compact small lists too, so that their scenes do.
+#[cfg(not(any(test, fuzzing, debug_assertions)))]
+const GARBAGE_FLOOR: usize = 4096;
+#[cfg(any(test, fuzzing, debug_assertions))]
+const GARBAGE_FLOOR: usize = 8;
+
 /// The buffers of a step, kept from step to step so that a steady state allocates nothing.
 pub(super) struct Frame<const K: usize> {
-    /// Lists of pairs made so far: the stamp of the pairs `pairs` holds.
-    step: u64,
     /// The root bounds of the objects moved this step, in the order of `rooted`.
     roots: Vec<Dop<K>>,
     /// The objects whose `root` names an entry of `roots`.
@@ -304,55 +354,93 @@ pub(super) struct Frame<const K: usize> {
     /// Re-insertions of part-tree leaves still owed after the last edit: one round of the
     /// tree's leaves, [`super::WorldOptions::tree_budget`] per step.
     owed: u32,
-    /// Per job: where its contacts are in its batch's list.
+    /// Per job: where its contacts are in `arena` (a computed job's once it is merged).
     outs: Vec<JobOut>,
-    /// Per batch of consecutive jobs ([`BATCHES`]), their contacts `[a triangle, b
-    /// triangle]` in job order: where [`World::contacts`] reads them. A list per batch
-    /// rather than per job, so what is kept is about the most contacts of one step, not
-    /// the most each job slot ever held.
-    batches: Vec<Vec<[u32; 2]>>,
-    /// The lists the next step writes, while `batches` still holds the last step's (which
-    /// a failed step leaves readable, and resting pairs copy from).
-    spare: Vec<Vec<[u32; 2]>>,
-    /// The last step's jobs and where their contacts are in `batches` (a job's batch is
-    /// its index over `batch_len` of their number).
-    answered: Vec<Keyed>,
-    answered_outs: Vec<JobOut>,
     /// Per job of this step: its entry in `answered` when neither side changed since, else
     /// [`COMPUTE`].
     resting: Vec<u32>,
+    /// The jobs of this step to compute (indices into `jobs`, ascending), and where each
+    /// one's contacts are in its batch's list of `batches`.
+    computed: Vec<u32>,
+    computed_outs: Vec<JobOut>,
+    /// Per batch of computed jobs ([`BATCHES`]), their contacts in job order (scratch,
+    /// copied into `arena` when the step succeeds).
+    batches: Vec<Vec<[u32; 2]>>,
+    /// The contacts of the colliding jobs, each job's after a [`header`], appended as
+    /// steps answer them: a resting job keeps its answer where it is, so a step costs the
+    /// contacts it computes, not all of them. Answers no job holds are marked [`DROPPED`]
+    /// and left until they outnumber the held ones; then the held ones are copied
+    /// together (`epoch` advances, and every pair is listed anew).
+    arena: Vec<[u32; 2]>,
+    /// The list a compaction copies into (the last one's memory, kept).
+    arena_spare: Vec<[u32; 2]>,
+    epoch: u32,
+    /// The last stamp given.
+    stamps: u64,
+    /// Entries of `arena` held by the last step's jobs (headers included), and contacts.
+    held: usize,
+    contacts: u64,
+    /// The last step's jobs and where their contacts are in `arena`.
+    answered: Vec<Keyed>,
+    answered_outs: Vec<JobOut>,
+    /// Whether this step's jobs were edited from the last step's (then `dropped` lists the
+    /// entries of `answered` not kept), or listed anew.
+    edited: bool,
+    dropped: Vec<u32>,
+    /// A bit per entry of `answered` (scratch for a listed step).
+    kept: Vec<u64>,
     /// New jobs while the list is edited (scratch).
     fresh_jobs: Vec<Keyed>,
     /// What changed since the last step.
     pub(super) changes: Changes,
+    /// Whether an object's or part's user value changed since the last step (the kept
+    /// pairs then take the new ones).
+    pub(super) relabelled: bool,
+    /// The colliding pairs, sorted by `(a, b)`: a step edits them where few changed.
     pairs: Vec<ContactPair>,
+    /// The next list while it is made, and the pairs of this step's computed jobs and the
+    /// keys of the last step's dropped ones (scratch).
+    next_pairs: Vec<ContactPair>,
+    added: Vec<ContactPair>,
+    removed: Vec<(Body, Body)>,
     ended: Vec<EndedPair>,
-    /// The colliding pairs of the last step, sorted: `(a, b, a_user, b_user)`.
-    active: Vec<(Body, Body, u64, u64)>,
-    next_active: Vec<(Body, Body, u64, u64)>,
+    /// Pairs of `pairs` that began.
+    begins: u64,
 }
 
 impl<const K: usize> Default for Frame<K> {
     fn default() -> Self {
         Frame {
-            step: 0,
             roots: Vec::new(),
             rooted: Vec::new(),
             jobs: Vec::new(),
             fresh: Vec::new(),
             owed: 0,
             outs: Vec::new(),
+            resting: Vec::new(),
+            computed: Vec::new(),
+            computed_outs: Vec::new(),
             batches: Vec::new(),
-            spare: Vec::new(),
+            arena: Vec::new(),
+            arena_spare: Vec::new(),
+            epoch: 0,
+            stamps: 0,
+            held: 0,
+            contacts: 0,
             answered: Vec::new(),
             answered_outs: Vec::new(),
-            resting: Vec::new(),
+            edited: false,
+            dropped: Vec::new(),
+            kept: Vec::new(),
             fresh_jobs: Vec::new(),
             changes: Changes::default(),
+            relabelled: false,
             pairs: Vec::new(),
+            next_pairs: Vec::new(),
+            added: Vec::new(),
+            removed: Vec::new(),
             ended: Vec::new(),
-            active: Vec::new(),
-            next_active: Vec::new(),
+            begins: 0,
         }
     }
 }
@@ -360,23 +448,36 @@ impl<const K: usize> Default for Frame<K> {
 impl<const K: usize> Frame<K> {
     pub(super) fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
+        let pairs = self.pairs.capacity() + self.next_pairs.capacity() + self.added.capacity();
         self.roots.capacity() * size_of::<Dop<K>>()
             + self.rooted.capacity() * size_of::<ObjectKey>()
-            + (self.jobs.capacity() + self.answered.capacity()) * size_of::<Keyed>()
+            + (self.jobs.capacity() + self.answered.capacity() + self.fresh_jobs.capacity())
+                * size_of::<Keyed>()
             + self.fresh.capacity() * size_of::<(ObjectKey, PartKey)>()
-            + (self.outs.capacity() + self.answered_outs.capacity()) * size_of::<JobOut>()
+            + (self.outs.capacity() + self.answered_outs.capacity() + self.computed_outs.capacity())
+                * size_of::<JobOut>()
             + self
                 .batches
                 .iter()
-                .chain(&self.spare)
                 .map(|b| size_of::<Vec<[u32; 2]>>() + b.capacity() * 8)
                 .sum::<usize>()
-            + (self.resting.capacity() * 4 + self.fresh_jobs.capacity() * size_of::<Keyed>())
+            + (self.arena.capacity() + self.arena_spare.capacity()) * 8
+            + (self.resting.capacity() + self.computed.capacity() + self.dropped.capacity()) * 4
+            + self.kept.capacity() * 8
             + self.changes.bytes()
-            + self.pairs.capacity() * size_of::<ContactPair>()
+            + pairs * size_of::<ContactPair>()
+            + self.removed.capacity() * size_of::<(Body, Body)>()
             + self.ended.capacity() * size_of::<EndedPair>()
-            + (self.active.capacity() + self.next_active.capacity())
-                * size_of::<(Body, Body, u64, u64)>()
+    }
+
+    /// Contacts `s..s + n` of `arena` if they are still the answer of stamp `stamp` in
+    /// epoch `epoch`.
+    fn held(&self, epoch: u32, stamp: u64, s: usize, n: usize) -> Option<&[[u32; 2]]> {
+        let live = epoch == self.epoch
+            && s >= 1
+            && s + n <= self.arena.len()
+            && self.arena[s - 1] == header(stamp);
+        live.then(|| &self.arena[s..s + n])
     }
 }
 
@@ -422,9 +523,9 @@ impl<const K: usize> World<K> {
     ///
     /// # Performance
     /// Objects that did not move cost nothing in the broad phase, and a pair neither of
-    /// whose sides changed (pose, shape, geometry, mode, filter) costs a copy of its last answer;
-    /// the others run in parallel (rayon), each object's root bound once per step. Buffers
-    /// are kept, so a steady state allocates nothing.
+    /// whose sides changed (pose, shape, geometry, mode, filter) keeps its last answer in
+    /// place; the others run in parallel (rayon), each object's root bound once per step.
+    /// Buffers are kept, so a steady state allocates nothing.
     pub fn step(&mut self) -> Result<StepStats> {
         zone!("World::step");
         let start = Instant::now();
@@ -445,7 +546,7 @@ impl<const K: usize> World<K> {
         stats.broad_pairs = (self.broad.pair_count() + self.part_pairs.len()) as u64;
         self.collect_jobs();
         stats.narrow_pairs = self.frame.jobs.len() as u64;
-        stats.resting_pairs = self.frame.resting.iter().filter(|&&r| r != COMPUTE).count() as u64;
+        stats.resting_pairs = (self.frame.jobs.len() - self.frame.computed.len()) as u64;
         let broad_done = Instant::now();
         self.run_jobs()?;
         self.even_out_workspaces();
@@ -598,12 +699,26 @@ impl<const K: usize> World<K> {
     /// unchanged. Edited from the last step's list where few objects and parts changed,
     /// else listed anew.
     fn collect_jobs(&mut self) {
-        if !self.frame.answered.is_empty() && self.frame.changes.few(self.objects.len()) {
+        let edit = !self.frame.answered.is_empty() && self.frame.changes.few(self.objects.len());
+        if edit {
             self.edit_jobs();
             #[cfg(any(test, fuzzing))]
             self.check_edited_jobs();
         } else {
             self.list_jobs();
+        }
+        let f = &mut self.frame;
+        f.edited = edit;
+        // A resting job's contacts stay where its last answer put them.
+        f.outs.clear();
+        f.computed.clear();
+        for (i, &r) in f.resting.iter().enumerate() {
+            if let Some(&out) = f.answered_outs.get(r as usize) {
+                f.outs.push(out);
+            } else {
+                f.outs.push(JobOut::default());
+                f.computed.push(i as u32);
+            }
         }
     }
 
@@ -677,8 +792,11 @@ impl<const K: usize> World<K> {
         jobs.clear();
         fresh.clear();
         f.resting.clear();
+        f.dropped.clear();
         for (i, k) in f.answered.iter().enumerate() {
-            if !f.changes.touches(k.key) {
+            if f.changes.touches(k.key) {
+                f.dropped.push(i as u32);
+            } else {
                 jobs.push(*k);
                 f.resting.push(i as u32);
             }
@@ -740,27 +858,23 @@ impl<const K: usize> World<K> {
         f.fresh_jobs = fresh;
     }
 
-    /// The narrow phase: the jobs in batches, in parallel, each job's exact contacts
-    /// appended to its batch's list in job order.
+    /// The narrow phase: the jobs to compute in batches, in parallel, each job's exact
+    /// contacts appended to its batch's list in job order.
     fn run_jobs(&mut self) -> Result<()> {
-        let jobs = self.frame.jobs.len();
-        let mut outs = std::mem::take(&mut self.frame.outs);
+        let n = self.frame.computed.len();
+        let mut outs = std::mem::take(&mut self.frame.computed_outs);
         outs.clear();
-        outs.resize(jobs, JobOut::default());
-        // Written into the spare lists: the last step's stay readable until this one is
-        // done (copied from by resting pairs, kept if this step fails).
-        let mut batches = std::mem::take(&mut self.frame.spare);
+        outs.resize(n, JobOut::default());
+        let mut batches = std::mem::take(&mut self.frame.batches);
         batches.resize_with(BATCHES, Vec::new);
-        let per = batch_len(jobs);
-        let answered_per = batch_len(self.frame.answered.len());
+        let per = batch_len(n);
         let first_error: Mutex<Option<(usize, Error)>> = Mutex::new(None);
         {
             let world = &*self;
             world
                 .frame
-                .jobs
+                .computed
                 .par_chunks(per)
-                .zip(world.frame.resting.par_chunks(per))
                 .zip(outs.par_chunks_mut(per))
                 .zip(batches.par_iter_mut())
                 .enumerate()
@@ -768,16 +882,13 @@ impl<const K: usize> World<K> {
                 // range that was never stolen, so a few costly pairs sorted side by side
                 // would otherwise run on one thread while the others idle.
                 .with_max_len(1)
-                .for_each(|(b, (((jobs, resting), outs), contacts))| {
+                .for_each(|(b, ((computed, outs), contacts))| {
                     contacts.clear();
                     let mut ws = world.workspace();
-                    for (i, ((k, &from), out)) in jobs.iter().zip(resting).zip(outs).enumerate() {
+                    for (i, (&j, out)) in computed.iter().zip(outs).enumerate() {
                         let start = contacts.len();
-                        if let Some(last) = world.frame.answered_outs.get(from as usize) {
-                            let batch = from as usize / answered_per;
-                            let (s, n) = (last.start as usize, last.len as usize);
-                            contacts.extend_from_slice(&world.frame.batches[batch][s..s + n]);
-                        } else if let Err(e) = world.run_job(k.job, &mut ws, contacts) {
+                        let job = world.frame.jobs[j as usize].job;
+                        if let Err(e) = world.run_job(job, &mut ws, contacts) {
                             let i = b * per + i;
                             let mut slot = first_error.lock();
                             if slot.as_ref().is_none_or(|(j, _)| i < *j) {
@@ -792,8 +903,8 @@ impl<const K: usize> World<K> {
                     }
                 });
         }
-        self.frame.outs = outs;
-        self.frame.spare = batches;
+        self.frame.computed_outs = outs;
+        self.frame.batches = batches;
         match first_error.into_inner() {
             Some((_, e)) => Err(e),
             None => Ok(()),
@@ -857,111 +968,233 @@ impl<const K: usize> World<K> {
         }
     }
 
-    /// Colliding pairs sorted by handles, their contacts, and the events against the step
-    /// before.
+    /// The step's answers into the world's list of contacts, its colliding pairs sorted by
+    /// handles, and the events against the step before: the pairs edited where the jobs
+    /// were, listed anew where they were listed or the contacts were compacted.
     fn merge(&mut self, stats: &mut StepStats) {
+        self.drop_answers();
+        let compacted = self.compact_if_worn();
+        self.append_answers();
+        if self.frame.edited && !compacted {
+            #[cfg(any(test, fuzzing))]
+            let old = self.frame.pairs.clone();
+            self.edit_pairs();
+            #[cfg(any(test, fuzzing))]
+            self.check_edited_pairs(old);
+        } else {
+            self.list_pairs();
+        }
         let f = &mut self.frame;
-        // A new list of pairs: those of the list before are stale from here on (and only
-        // from here: a step that fails earlier leaves the last list and its contacts).
-        f.step += 1;
-        std::mem::swap(&mut f.batches, &mut f.spare);
-        f.pairs.clear();
-        let per = batch_len(f.jobs.len());
-        let mut contacts = 0;
-        for (i, (k, out)) in f.jobs.iter().zip(&f.outs).enumerate() {
-            if out.len == 0 {
-                continue;
+        if std::mem::take(&mut f.relabelled) {
+            for p in &mut f.pairs {
+                p.a_user = user_of(&self.objects, &self.parts, p.a);
+                p.b_user = user_of(&self.objects, &self.parts, p.b);
             }
-            contacts += u64::from(out.len);
-            let (a, b, a_user, b_user) = match k.job {
-                Job::Objects(a, b) => (
-                    Body::Object(ObjectId {
-                        key: a,
-                        world: self.id,
-                    }),
-                    Body::Object(ObjectId {
-                        key: b,
-                        world: self.id,
-                    }),
-                    self.objects[a].desc.user,
-                    self.objects[b].desc.user,
-                ),
-                Job::Part(a, p) => (
-                    Body::Object(ObjectId {
-                        key: a,
-                        world: self.id,
-                    }),
-                    Body::Part(PartHandle {
-                        key: p,
-                        world: self.id,
-                    }),
-                    self.objects[a].desc.user,
-                    self.parts[p].desc.user,
-                ),
-            };
-            f.pairs.push(ContactPair {
-                a,
-                b,
-                a_user,
-                b_user,
-                event: PairEvent::Begin,
-                world: self.id,
-                step: f.step,
-                batch: (i / per) as u16,
-                start: out.start,
-                len: out.len,
-            });
         }
-        f.pairs.sort_unstable_by_key(|p| (p.a, p.b));
-        // Events: one merge of two sorted lists.
-        f.ended.clear();
-        f.next_active.clear();
-        let mut old = f.active.iter().peekable();
-        for pair in f.pairs.iter_mut() {
-            let key = (pair.a, pair.b);
-            while let Some(&&(a, b, ua, ub)) = old.peek() {
-                if (a, b) < key {
-                    f.ended.push(EndedPair {
-                        a,
-                        b,
-                        a_user: ua,
-                        b_user: ub,
-                    });
-                    old.next();
-                } else {
-                    break;
-                }
-            }
-            pair.event = if old.peek().is_some_and(|o| (o.0, o.1) == key) {
-                old.next();
-                PairEvent::Persist
-            } else {
-                PairEvent::Begin
-            };
-            f.next_active
-                .push((pair.a, pair.b, pair.a_user, pair.b_user));
-        }
-        for &(a, b, a_user, b_user) in old {
-            f.ended.push(EndedPair {
-                a,
-                b,
-                a_user,
-                b_user,
-            });
-        }
-        std::mem::swap(&mut f.active, &mut f.next_active);
-        // This step's jobs and contacts are what the next one's resting pairs copy.
+        // This step's jobs and contacts are what the next one's resting pairs keep.
         std::mem::swap(&mut f.answered, &mut f.jobs);
         std::mem::swap(&mut f.answered_outs, &mut f.outs);
         f.changes.clear();
         stats.colliding = f.pairs.len() as u64;
-        stats.contacts = contacts;
-        stats.begins = f
-            .pairs
-            .iter()
-            .filter(|p| p.event == PairEvent::Begin)
-            .count() as u64;
+        stats.contacts = f.contacts;
+        stats.begins = f.begins;
         stats.ends = f.ended.len() as u64;
+    }
+
+    /// Marks the answers of the last step's jobs that no job of this step keeps as dropped,
+    /// and lists the pairs among them (`removed`).
+    fn drop_answers(&mut self) {
+        let f = &mut self.frame;
+        if !f.edited {
+            // Listed: the entries of `answered` that no resting job names.
+            f.kept.clear();
+            f.kept.resize(f.answered.len().div_ceil(64), 0);
+            for &r in f.resting.iter().filter(|&&r| r != COMPUTE) {
+                set_bit(&mut f.kept, r);
+            }
+            f.dropped.clear();
+            let kept = &f.kept;
+            f.dropped
+                .extend((0..f.answered.len() as u32).filter(|&i| !bit(kept, i)));
+        }
+        f.removed.clear();
+        for &i in &f.dropped {
+            let out = f.answered_outs[i as usize];
+            if out.len > 0 {
+                f.arena[out.start as usize - 1] = DROPPED;
+                f.held -= out.len as usize + 1;
+                f.contacts -= u64::from(out.len);
+                f.removed.push(bodies(self.id, f.answered[i as usize].job));
+            }
+        }
+    }
+
+    /// When the dropped answers outnumber the held ones, copies the held ones (those of
+    /// this step's resting jobs) together, in job order; whether it did.
+    fn compact_if_worn(&mut self) -> bool {
+        let f = &mut self.frame;
+        if f.arena.len() - f.held <= f.held.max(GARBAGE_FLOOR) {
+            return false;
+        }
+        let mut next = std::mem::take(&mut f.arena_spare);
+        next.clear();
+        next.reserve(f.held);
+        for out in f.outs.iter_mut().filter(|o| o.len > 0) {
+            let s = out.start as usize;
+            next.push(f.arena[s - 1]);
+            out.start = next.len() as u32;
+            next.extend_from_slice(&f.arena[s..s + out.len as usize]);
+        }
+        f.arena_spare = std::mem::replace(&mut f.arena, next);
+        f.epoch = f.epoch.wrapping_add(1);
+        true
+    }
+
+    /// Appends the computed jobs' contacts to the world's list, each colliding job's after
+    /// a new stamp.
+    fn append_answers(&mut self) {
+        let f = &mut self.frame;
+        let per = batch_len(f.computed.len());
+        for (c, (&j, out)) in f.computed.iter().zip(&f.computed_outs).enumerate() {
+            if out.len == 0 {
+                continue;
+            }
+            f.stamps += 1;
+            f.arena.push(header(f.stamps));
+            let start = f.arena.len();
+            let (s, n) = (out.start as usize, out.len as usize);
+            f.arena.extend_from_slice(&f.batches[c / per][s..s + n]);
+            f.outs[j as usize] = JobOut {
+                start: start as u32,
+                len: out.len,
+            };
+            f.held += n + 1;
+            f.contacts += u64::from(out.len);
+        }
+    }
+
+    /// The pair of `job` (which collides, its contacts at `out`), with the event `event`.
+    fn pair_of(&self, job: Job, out: JobOut, event: PairEvent) -> ContactPair {
+        let f = &self.frame;
+        let h = f.arena[out.start as usize - 1];
+        let (a, b) = bodies(self.id, job);
+        ContactPair {
+            a,
+            b,
+            a_user: user_of(&self.objects, &self.parts, a),
+            b_user: user_of(&self.objects, &self.parts, b),
+            event,
+            world: self.id,
+            epoch: f.epoch,
+            stamp: u64::from(h[0]) | u64::from(h[1]) << 32,
+            start: out.start,
+            len: out.len,
+        }
+    }
+
+    /// Tests and fuzzing: the edited pairs, events and ends equal those listed anew from the
+    /// last list `old`.
+    #[cfg(any(test, fuzzing))]
+    fn check_edited_pairs(&mut self, old: Vec<ContactPair>) {
+        let f = &mut self.frame;
+        let edited = (
+            std::mem::replace(&mut f.pairs, old),
+            f.ended.clone(),
+            f.begins,
+        );
+        self.list_pairs();
+        let f = &self.frame;
+        assert!(
+            (&f.pairs, &f.ended, f.begins) == (&edited.0, &edited.1, edited.2),
+            "edited pairs differ from those listed anew: {} and {} pairs, {} and {} ended",
+            edited.0.len(),
+            f.pairs.len(),
+            edited.1.len(),
+            f.ended.len()
+        );
+        #[cfg(test)]
+        tests::EDITED_PAIRS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Lists the colliding pairs anew from every job, sorted, with their events against
+    /// the last list: one merge of two sorted lists.
+    fn list_pairs(&mut self) {
+        let mut next = std::mem::take(&mut self.frame.next_pairs);
+        next.clear();
+        let f = &self.frame;
+        next.extend(
+            f.jobs
+                .iter()
+                .zip(&f.outs)
+                .filter(|(_, out)| out.len > 0)
+                .map(|(k, &out)| self.pair_of(k.job, out, PairEvent::Begin)),
+        );
+        next.sort_unstable_by_key(|p| (p.a, p.b));
+        let f = &mut self.frame;
+        f.ended.clear();
+        let mut old = f.pairs.iter().peekable();
+        for pair in &mut next {
+            let key = (pair.a, pair.b);
+            while let Some(o) = old.next_if(|o| (o.a, o.b) < key) {
+                f.ended.push(ended(o));
+            }
+            if old.next_if(|o| (o.a, o.b) == key).is_some() {
+                pair.event = PairEvent::Persist;
+            }
+        }
+        f.ended.extend(old.map(ended));
+        f.begins = next.iter().filter(|p| p.event == PairEvent::Begin).count() as u64;
+        f.next_pairs = std::mem::replace(&mut f.pairs, next);
+    }
+
+    /// Edits the colliding pairs: the last step's pairs whose answers were dropped go (and
+    /// end, unless their job found contacts again), the computed jobs' colliding pairs
+    /// come in, and every pair kept persists.
+    fn edit_pairs(&mut self) {
+        let mut added = std::mem::take(&mut self.frame.added);
+        added.clear();
+        let f = &self.frame;
+        for &j in &f.computed {
+            let out = f.outs[j as usize];
+            if out.len > 0 {
+                added.push(self.pair_of(f.jobs[j as usize].job, out, PairEvent::Begin));
+            }
+        }
+        added.sort_unstable_by_key(|p| (p.a, p.b));
+        let f = &mut self.frame;
+        f.removed.sort_unstable();
+        f.ended.clear();
+        f.begins = 0;
+        let mut next = std::mem::take(&mut f.next_pairs);
+        next.clear();
+        let (mut new, mut gone) = (added.iter().peekable(), f.removed.iter().peekable());
+        for old in &f.pairs {
+            let key = (old.a, old.b);
+            while let Some(&p) = new.next_if(|p| (p.a, p.b) < key) {
+                next.push(p);
+                f.begins += 1;
+            }
+            if gone.next_if(|&&k| k == key).is_some() {
+                match new.next_if(|p| (p.a, p.b) == key) {
+                    Some(&p) => next.push(ContactPair {
+                        event: PairEvent::Persist,
+                        ..p
+                    }),
+                    None => f.ended.push(ended(old)),
+                }
+            } else {
+                next.push(ContactPair {
+                    event: PairEvent::Persist,
+                    ..*old
+                });
+            }
+        }
+        let rest = new.len();
+        next.extend(new.copied());
+        f.begins += rest as u64;
+        debug_assert!(gone.next().is_none(), "a dropped pair was not listed");
+        f.next_pairs = std::mem::replace(&mut f.pairs, next);
+        f.added = added;
     }
 
     /// The colliding pairs of the last step, sorted by `(a, b)`.
@@ -974,21 +1207,22 @@ impl<const K: usize> World<K> {
     /// sorted. A detect-mode pair lists the one contact it found.
     ///
     /// # Errors
-    /// A pair of an earlier step ([`Error::StaleHandle`]: its contacts are gone, and
-    /// another pair's are where they were) or of another world ([`Error::ForeignHandle`]).
+    /// A pair that has ended since, or whose contacts a later step computed again
+    /// ([`Error::StaleHandle`]: what it found is gone; a pair of an earlier step whose
+    /// sides have rested since is still the current one), or of another world
+    /// ([`Error::ForeignHandle`]).
     pub fn contacts(&self, pair: &ContactPair) -> Result<&[[u32; 2]]> {
         if pair.world != self.id {
             return Err(Error::ForeignHandle {
                 what: "contact pair",
             });
         }
-        if pair.step != self.frame.step {
-            return Err(Error::StaleHandle {
+        let (s, n) = (pair.start as usize, pair.len as usize);
+        self.frame
+            .held(pair.epoch, pair.stamp, s, n)
+            .ok_or(Error::StaleHandle {
                 what: "contact pair",
-            });
-        }
-        let batch = &self.frame.batches[usize::from(pair.batch)];
-        Ok(&batch[pair.start as usize..(pair.start + pair.len) as usize])
+            })
     }
 
     /// The pairs that collided at the step before the last and not at the last.
@@ -1009,6 +1243,8 @@ mod tests {
 
     /// Steps whose jobs were edited (and checked against a new list).
     pub(super) static EDITED: AtomicUsize = AtomicUsize::new(0);
+    /// Steps whose pairs were edited (and checked against a new list).
+    pub(super) static EDITED_PAIRS: AtomicUsize = AtomicUsize::new(0);
 
     /// A crowd where a few objects change each step (moved, teleported, given another mode
     /// or filter, removed, added) and parts are moved, given another filter, added and
@@ -1044,6 +1280,7 @@ mod tests {
             );
         }
         let before = EDITED.load(std::sync::atomic::Ordering::Relaxed);
+        let pairs_before = EDITED_PAIRS.load(std::sync::atomic::Ordering::Relaxed);
         let mut resting = 0;
         for _ in 0..60 {
             for _ in 0..2 {
@@ -1100,6 +1337,8 @@ mod tests {
         }
         let edited = EDITED.load(std::sync::atomic::Ordering::Relaxed) - before;
         assert!(edited > 40, "only {edited} steps edited their jobs");
+        let pairs = EDITED_PAIRS.load(std::sync::atomic::Ordering::Relaxed) - pairs_before;
+        assert!(pairs > 30, "only {pairs} steps edited their pairs");
         assert!(resting > 1000, "too few resting pairs: {resting}");
     }
 }
