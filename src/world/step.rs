@@ -188,6 +188,22 @@ fn ended(p: &ContactPair) -> EndedPair {
     }
 }
 
+/// Removes the ranges `runs` (disjoint, in any order; sorted here) from `list`, keeping the
+/// order of the rest.
+fn cut_runs<T: Copy>(list: &mut Vec<T>, runs: &mut [(usize, usize)]) {
+    runs.sort_unstable();
+    let Some(&(first, _)) = runs.first() else {
+        return;
+    };
+    let mut to = first;
+    for (i, &(_, end)) in runs.iter().enumerate() {
+        let next = runs.get(i + 1).map_or(list.len(), |r| r.0);
+        list.copy_within(end..next, to);
+        to += next - end;
+    }
+    list.truncate(to);
+}
+
 /// A handle's slot index.
 fn slot(k: impl slotmap::Key) -> u32 {
     k.data().as_ffi() as u32
@@ -349,8 +365,9 @@ pub(super) struct Frame<const K: usize> {
     rooted: Vec<ObjectKey>,
     /// This step's jobs, sorted by key.
     jobs: Vec<Keyed>,
-    /// New object–part pairs of this step (scratch).
+    /// New object–part pairs of this step, and the runs of kept ones to cut (scratch).
     fresh: Vec<(ObjectKey, PartKey)>,
+    runs: Vec<(usize, usize)>,
     /// Re-insertions of part-tree leaves still owed after the last edit: one round of the
     /// tree's leaves, [`super::WorldOptions::tree_budget`] per step.
     owed: u32,
@@ -415,6 +432,7 @@ impl<const K: usize> Default for Frame<K> {
             rooted: Vec::new(),
             jobs: Vec::new(),
             fresh: Vec::new(),
+            runs: Vec::new(),
             owed: 0,
             outs: Vec::new(),
             resting: Vec::new(),
@@ -454,6 +472,7 @@ impl<const K: usize> Frame<K> {
             + (self.jobs.capacity() + self.answered.capacity() + self.fresh_jobs.capacity())
                 * size_of::<Keyed>()
             + self.fresh.capacity() * size_of::<(ObjectKey, PartKey)>()
+            + self.runs.capacity() * size_of::<(usize, usize)>()
             + (self.outs.capacity() + self.answered_outs.capacity() + self.computed_outs.capacity())
                 * size_of::<JobOut>()
             + self
@@ -638,10 +657,26 @@ impl<const K: usize> World<K> {
         if !(any_object || self.objects_removed || !self.requery_parts.is_empty()) {
             return;
         }
-        let (objects, parts) = (&self.objects, &self.parts);
-        self.part_pairs.retain(|&(o, p)| {
-            objects.get(o).is_some_and(|o| !o.requery) && parts.get(p).is_some_and(|p| !p.requery)
-        });
+        if self.objects_removed || !self.requery_parts.is_empty() {
+            let (objects, parts) = (&self.objects, &self.parts);
+            self.part_pairs.retain(|&(o, p)| {
+                objects.get(o).is_some_and(|o| !o.requery)
+                    && parts.get(p).is_some_and(|p| !p.requery)
+            });
+        } else {
+            // Only objects with a new fat k-DOP: each one's pairs are a run of the sorted
+            // list, cut out without a look at the others.
+            let runs = &mut self.frame.runs;
+            runs.clear();
+            for &k in requery_objects {
+                if self.objects.get(k).is_some_and(|o| o.requery) {
+                    let from = self.part_pairs.partition_point(|&(o, _)| o < k);
+                    let n = self.part_pairs[from..].partition_point(|&(o, _)| o == k);
+                    runs.push((from, from + n));
+                }
+            }
+            cut_runs(&mut self.part_pairs, runs);
+        }
         let mut fresh = std::mem::take(&mut self.frame.fresh);
         fresh.clear();
         for &k in requery_objects {
@@ -785,22 +820,8 @@ impl<const K: usize> World<K> {
     /// a broad-phase query, and merged in by key.
     fn edit_jobs(&mut self) {
         let f = &mut self.frame;
-        let (mut jobs, mut fresh) = (
-            std::mem::take(&mut f.jobs),
-            std::mem::take(&mut f.fresh_jobs),
-        );
-        jobs.clear();
+        let mut fresh = std::mem::take(&mut f.fresh_jobs);
         fresh.clear();
-        f.resting.clear();
-        f.dropped.clear();
-        for (i, k) in f.answered.iter().enumerate() {
-            if f.changes.touches(k.key) {
-                f.dropped.push(i as u32);
-            } else {
-                jobs.push(*k);
-                f.resting.push(i as u32);
-            }
-        }
         let (objects, parts, changes) = (&self.objects, &self.parts, &f.changes);
         for &a in &changes.objects.keys {
             let Some(oa) = objects.get(a) else { continue };
@@ -836,25 +857,28 @@ impl<const K: usize> World<K> {
         }
         fresh.sort_unstable_by_key(|k| k.key);
         fresh.dedup_by(|x, y| x.key == y.key && x.job == y.job);
-        // Both lists sorted: merged from the back, in place.
-        let (kept, new) = (jobs.len(), fresh.len());
-        if let Some(&fill) = fresh.first() {
-            jobs.resize(kept + new, fill);
-            f.resting.resize(kept + new, COMPUTE);
-        }
-        let (mut i, mut j) = (kept, new);
-        for to in (0..kept + new).rev() {
-            if j > 0 && (i == 0 || jobs[i - 1].key < fresh[j - 1].key) {
-                j -= 1;
-                jobs[to] = fresh[j];
-                f.resting[to] = COMPUTE;
-            } else {
-                i -= 1;
-                jobs[to] = jobs[i];
-                f.resting[to] = f.resting[i];
+        // One pass over both sorted lists: the kept jobs with their answers, the new ones
+        // between them (keys differ: a new job has a changed side, a kept one none).
+        f.jobs.clear();
+        f.resting.clear();
+        f.dropped.clear();
+        let mut new = fresh.iter().peekable();
+        for (i, k) in f.answered.iter().enumerate() {
+            if f.changes.touches(k.key) {
+                f.dropped.push(i as u32);
+                continue;
             }
+            while let Some(&n) = new.next_if(|n| n.key < k.key) {
+                f.jobs.push(n);
+                f.resting.push(COMPUTE);
+            }
+            f.jobs.push(*k);
+            f.resting.push(i as u32);
         }
-        f.jobs = jobs;
+        for &n in new {
+            f.jobs.push(n);
+            f.resting.push(COMPUTE);
+        }
         f.fresh_jobs = fresh;
     }
 
