@@ -10,9 +10,9 @@
 //! Resting pairs (temporal coherence, §6.1): a candidate pair neither of whose sides changed
 //! since the last step (pose, shape, geometry, mode or filter) has the same answer as then,
 //! so it keeps it: its contacts stay where the step that found them put them, in one list
-//! that steps append to (compacted when what no pair holds outnumbers the rest). Where few
-//! objects and parts changed, the candidate pairs themselves are edited from the last
-//! step's list (those of unchanged sides kept, the changed ones' found by broad-phase
+//! that steps append to (compacted in place when what no pair holds passes half the rest).
+//! Where few objects and parts changed, the candidate pairs themselves are edited from the
+//! last step's list (those of unchanged sides kept, the changed ones' found by broad-phase
 //! queries) rather than listed from every pair of the broad phase, and so is the sorted
 //! list of colliding pairs (the dropped ones out, the computed ones in), so resting
 //! objects cost no query, copy or sort per step.
@@ -349,8 +349,8 @@ fn header(stamp: u64) -> [u32; 2] {
 /// The header of an answer no job holds any more (stamps start at 1 and never reach it).
 const DROPPED: [u32; 2] = [u32::MAX; 2];
 
-/// Entries of [`Frame::arena`] no longer held that a compaction waits for beyond the held
-/// ones: a small list is not compacted every step. Tests and fuzzing (and debug builds,
+/// Entries of [`Frame::arena`] no longer held that a compaction waits for at least: a small
+/// list is not compacted every step. Tests and fuzzing (and debug builds,
 /// which the integration tests are) compact small lists too, so that their scenes do.
 #[cfg(not(any(test, fuzzing, debug_assertions)))]
 const GARBAGE_FLOOR: usize = 4096;
@@ -386,11 +386,13 @@ pub(super) struct Frame<const K: usize> {
     /// The contacts of the colliding jobs, each job's after a [`header`], appended as
     /// steps answer them: a resting job keeps its answer where it is, so a step costs the
     /// contacts it computes, not all of them. Answers no job holds are marked [`DROPPED`]
-    /// and left until they outnumber the held ones; then the held ones are copied
-    /// together (`epoch` advances, and every pair is listed anew).
+    /// and left until they are more than half the held ones (so the list is at most one
+    /// and a half times what it holds); then the held ones are moved together in place
+    /// (`epoch` advances, and every pair is listed anew).
     arena: Vec<[u32; 2]>,
-    /// The list a compaction copies into (the last one's memory, kept).
-    arena_spare: Vec<[u32; 2]>,
+    /// The held answers in the order of their place in `arena`, while it is compacted
+    /// (scratch: place and job, one integer).
+    order: Vec<u64>,
     epoch: u32,
     /// The last stamp given.
     stamps: u64,
@@ -440,7 +442,7 @@ impl<const K: usize> Default for Frame<K> {
             computed_outs: Vec::new(),
             batches: Vec::new(),
             arena: Vec::new(),
-            arena_spare: Vec::new(),
+            order: Vec::new(),
             epoch: 0,
             stamps: 0,
             held: 0,
@@ -480,7 +482,7 @@ impl<const K: usize> Frame<K> {
                 .iter()
                 .map(|b| size_of::<Vec<[u32; 2]>>() + b.capacity() * 8)
                 .sum::<usize>()
-            + (self.arena.capacity() + self.arena_spare.capacity()) * 8
+            + (self.arena.capacity() + self.order.capacity()) * 8
             + (self.resting.capacity() + self.computed.capacity() + self.dropped.capacity()) * 4
             + self.kept.capacity() * 8
             + self.changes.bytes()
@@ -1053,23 +1055,33 @@ impl<const K: usize> World<K> {
         }
     }
 
-    /// When the dropped answers outnumber the held ones, copies the held ones (those of
-    /// this step's resting jobs) together, in job order; whether it did.
+    /// When the dropped answers are more than half the held ones, moves the held ones (those of
+    /// this step's resting jobs) together, in place and in their order in the list;
+    /// whether it did. Where nothing is held (every pair moved), the list is emptied.
     fn compact_if_worn(&mut self) -> bool {
         let f = &mut self.frame;
-        if f.arena.len() - f.held <= f.held.max(GARBAGE_FLOOR) {
+        if f.arena.len() - f.held <= (f.held / 2).max(GARBAGE_FLOOR) {
             return false;
         }
-        let mut next = std::mem::take(&mut f.arena_spare);
-        next.clear();
-        next.reserve(f.held);
-        for out in f.outs.iter_mut().filter(|o| o.len > 0) {
-            let s = out.start as usize;
-            next.push(f.arena[s - 1]);
-            out.start = next.len() as u32;
-            next.extend_from_slice(&f.arena[s..s + out.len as usize]);
+        f.order.clear();
+        f.order.extend(
+            f.outs
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| o.len > 0)
+                .map(|(j, o)| u64::from(o.start) << 32 | j as u64),
+        );
+        f.order.sort_unstable();
+        // Each answer moves down to where the ones before it end: never onto one not moved.
+        let mut to = 0;
+        for &x in &f.order {
+            let out = &mut f.outs[x as u32 as usize];
+            let (from, n) = (out.start as usize - 1, out.len as usize + 1);
+            f.arena.copy_within(from..from + n, to);
+            out.start = to as u32 + 1;
+            to += n;
         }
-        f.arena_spare = std::mem::replace(&mut f.arena, next);
+        f.arena.truncate(to);
         f.epoch = f.epoch.wrapping_add(1);
         true
     }
@@ -1079,6 +1091,18 @@ impl<const K: usize> World<K> {
     fn append_answers(&mut self) {
         let f = &mut self.frame;
         let per = batch_len(f.computed.len());
+        let add: usize = f
+            .computed_outs
+            .iter()
+            .filter(|o| o.len > 0)
+            .map(|o| o.len as usize + 1)
+            .sum();
+        if f.arena.len() + add > f.arena.capacity() {
+            // Room for the list to grow to where it is compacted, not doubled past it.
+            let held = f.held + add;
+            let room = (f.arena.len() + add).max(held + held / 2 + GARBAGE_FLOOR);
+            f.arena.reserve_exact(room - f.arena.len());
+        }
         for (c, (&j, out)) in f.computed.iter().zip(&f.computed_outs).enumerate() {
             if out.len == 0 {
                 continue;
@@ -1233,8 +1257,8 @@ impl<const K: usize> World<K> {
     /// # Errors
     /// A pair that has ended since, or whose contacts a later step computed again
     /// ([`Error::StaleHandle`]: what it found is gone; a pair of an earlier step whose
-    /// sides have rested since is still the current one), or of another world
-    /// ([`Error::ForeignHandle`]).
+    /// sides have rested since reads its contacts until the world's list of them is
+    /// compacted), or of another world ([`Error::ForeignHandle`]).
     pub fn contacts(&self, pair: &ContactPair) -> Result<&[[u32; 2]]> {
         if pair.world != self.id {
             return Err(Error::ForeignHandle {
