@@ -653,13 +653,17 @@ impl<const K: usize> World<K> {
     /// broad phase (skipping objects that look themselves, so each pair is found once).
     fn update_part_pairs(&mut self) {
         let requery_objects = &self.frame.rooted;
-        let any_object = requery_objects
+        let requeried = requery_objects
             .iter()
-            .any(|&k| self.objects.get(k).is_some_and(|o| o.requery));
-        if !(any_object || self.objects_removed || !self.requery_parts.is_empty()) {
+            .filter(|&&k| self.objects.get(k).is_some_and(|o| o.requery))
+            .count();
+        if requeried == 0 && !self.objects_removed && self.requery_parts.is_empty() {
             return;
         }
-        if self.objects_removed || !self.requery_parts.is_empty() {
+        // Cutting an object's run costs two binary searches: a pass is cheaper where many
+        // objects look again.
+        let few = requeried * 32 <= self.part_pairs.len();
+        if self.objects_removed || !self.requery_parts.is_empty() || !few {
             let (objects, parts) = (&self.objects, &self.parts);
             self.part_pairs.retain(|&(o, p)| {
                 objects.get(o).is_some_and(|o| !o.requery)
