@@ -188,6 +188,16 @@ fn ended(p: &ContactPair) -> EndedPair {
     }
 }
 
+/// The kept object–part pairs lose the pairs of objects that look for their parts again as
+/// runs found by binary search where those objects are fewer than one in this many pairs,
+/// else in one pass: two searches per object cost more than the pass where many look
+/// again. Tests, fuzzing and debug builds (the integration tests) cut runs whenever they
+/// can, so that their small scenes do.
+#[cfg(not(any(test, fuzzing, debug_assertions)))]
+const CUT_SHARE: usize = 32;
+#[cfg(any(test, fuzzing, debug_assertions))]
+const CUT_SHARE: usize = 1;
+
 /// Removes the ranges `runs` (disjoint, in any order; sorted here) from `list`, keeping the
 /// order of the rest.
 fn cut_runs<T: Copy>(list: &mut Vec<T>, runs: &mut [(usize, usize)]) {
@@ -660,9 +670,7 @@ impl<const K: usize> World<K> {
         if requeried == 0 && !self.objects_removed && self.requery_parts.is_empty() {
             return;
         }
-        // Cutting an object's run costs two binary searches: a pass is cheaper where many
-        // objects look again.
-        let few = requeried * 32 <= self.part_pairs.len();
+        let few = requeried * CUT_SHARE <= self.part_pairs.len();
         if self.objects_removed || !self.requery_parts.is_empty() || !few {
             let (objects, parts) = (&self.objects, &self.parts);
             self.part_pairs.retain(|&(o, p)| {
