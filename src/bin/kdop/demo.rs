@@ -209,9 +209,10 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     // Starts in free space, as in the single flight: objects that touch something are
     // placed again, a few rounds.
     let mut touching: Vec<usize> = Vec::with_capacity(a.objects as usize);
+    let mut seen = vec![0u64; (a.objects as usize).div_ceil(64)];
     for _ in 0..20 {
         world.step()?;
-        in_contact(&world, &mut touching);
+        in_contact(&world, &mut seen, &mut touching);
         if touching.is_empty() {
             break;
         }
@@ -285,7 +286,7 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
         t.ends += s.ends;
         t.refattened += s.refattened;
         // Objects that ended the frame in contact go back and turn round (§5.2.2).
-        t.object_pairs += in_contact(&world, &mut touching);
+        t.object_pairs += in_contact(&world, &mut seen, &mut touching);
         for &i in &touching {
             paths[i].bounce();
         }
@@ -303,19 +304,26 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
 }
 
 /// The objects (by index: their user value) in some colliding pair of the last step, into
-/// `out`, sorted; returns the pairs of two objects.
-fn in_contact<const K: usize>(world: &World<K>, out: &mut Vec<usize>) -> u64 {
+/// `out`, sorted; returns the pairs of two objects. A bit per object (`seen`, a bit for
+/// each, all clear, and left clear), so that a frame costs its pairs, not a sort of them.
+fn in_contact<const K: usize>(world: &World<K>, seen: &mut [u64], out: &mut Vec<usize>) -> u64 {
     out.clear();
     let mut object_pairs = 0;
+    let mut mark = |i: u64| seen[(i / 64) as usize] |= 1 << (i % 64);
     for p in world.pairs() {
-        out.push(p.a_user as usize);
+        mark(p.a_user);
         if let Body::Object(_) = p.b {
             object_pairs += 1;
-            out.push(p.b_user as usize);
+            mark(p.b_user);
         }
     }
-    out.sort_unstable();
-    out.dedup();
+    for (w, word) in seen.iter_mut().enumerate() {
+        let mut bits = std::mem::take(word);
+        while bits != 0 {
+            out.push(w * 64 + bits.trailing_zeros() as usize);
+            bits &= bits - 1;
+        }
+    }
     object_pairs
 }
 
