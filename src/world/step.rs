@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::query::{Mode, QueryOptions, QueryState};
 use parking_lot::Mutex;
 use rayon::prelude::*;
-use slotmap::SlotMap;
+use slotmap::{KeyData, SlotMap};
 use std::time::Instant;
 
 /// Whether a colliding pair began colliding this step or went on from the last.
@@ -118,19 +118,53 @@ struct JobOut {
     len: u32,
 }
 
-/// A job with its sort key ([`sort_key`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A job with its sort key ([`sort_key`]), in 24 bytes: the key's halves, and the versions
+/// of its two sides' handles, which with the key's slot indices make the job (every step
+/// passes over the kept jobs, so their size is its cost).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Keyed {
-    key: u128,
-    job: Job,
+    hi: u64,
+    lo: u64,
+    a_version: u32,
+    b_version: u32,
 }
+
+const _: () = assert!(size_of::<Keyed>() == 24);
 
 impl Keyed {
     /// `job`, whose first object is of `shape`.
     fn new(shape: ShapeKey, job: Job) -> Self {
+        use slotmap::Key;
+        let key = sort_key(shape, job);
+        let (a, b) = match job {
+            Job::Objects(a, b) => (a.data(), b.data()),
+            Job::Part(a, p) => (a.data(), p.data()),
+        };
         Keyed {
-            key: sort_key(shape, job),
-            job,
+            hi: (key >> 64) as u64,
+            lo: key as u64,
+            a_version: (a.as_ffi() >> 32) as u32,
+            b_version: (b.as_ffi() >> 32) as u32,
+        }
+    }
+
+    /// The sort key.
+    #[inline]
+    fn key(&self) -> u128 {
+        u128::from(self.hi) << 64 | u128::from(self.lo)
+    }
+
+    /// The job: slot indices from the key ([`sort_key`]), versions kept beside it.
+    #[inline]
+    fn job(&self) -> Job {
+        let handle =
+            |version: u32, slot: u32| KeyData::from_ffi(u64::from(version) << 32 | u64::from(slot));
+        let a = ObjectKey::from(handle(self.a_version, self.hi as u32));
+        let b = handle(self.b_version, self.lo as u32);
+        if self.lo >> 63 == 0 {
+            Job::Objects(a, ObjectKey::from(b))
+        } else {
+            Job::Part(a, PartKey::from(b))
         }
     }
 }
@@ -807,20 +841,20 @@ impl<const K: usize> World<K> {
         for &(a, p) in &self.part_pairs {
             jobs.extend(part_job((a, &self.objects[a]), (p, &self.parts[p])));
         }
-        jobs.sort_unstable_by_key(|k| k.key);
+        jobs.sort_unstable_by_key(|k| k.key());
         let answered = &self.frame.answered;
         let resting = &mut self.frame.resting;
         resting.clear();
         let mut at = 0;
         resting.extend(jobs.iter().map(|k| {
-            if changes.touches(k.key) {
+            if changes.touches(k.key()) {
                 return COMPUTE;
             }
-            while answered.get(at).is_some_and(|x| x.key < k.key) {
+            while answered.get(at).is_some_and(|x| x.key() < k.key()) {
                 at += 1;
             }
             match answered.get(at) {
-                Some(x) if x.key == k.key && x.job == k.job => at as u32,
+                Some(x) if x == k => at as u32,
                 _ => COMPUTE,
             }
         }));
@@ -869,8 +903,8 @@ impl<const K: usize> World<K> {
                 fresh.extend(part_job((a, &objects[a]), (p, part)));
             });
         }
-        fresh.sort_unstable_by_key(|k| k.key);
-        fresh.dedup_by(|x, y| x.key == y.key && x.job == y.job);
+        fresh.sort_unstable_by_key(|k| k.key());
+        fresh.dedup();
         // One pass over both sorted lists: the kept jobs with their answers, the new ones
         // between them (keys differ: a new job has a changed side, a kept one none).
         f.jobs.clear();
@@ -878,11 +912,11 @@ impl<const K: usize> World<K> {
         f.dropped.clear();
         let mut new = fresh.iter().peekable();
         for (i, k) in f.answered.iter().enumerate() {
-            if f.changes.touches(k.key) {
+            if f.changes.touches(k.key()) {
                 f.dropped.push(i as u32);
                 continue;
             }
-            while let Some(&n) = new.next_if(|n| n.key < k.key) {
+            while let Some(&n) = new.next_if(|n| n.key() < k.key()) {
                 f.jobs.push(n);
                 f.resting.push(COMPUTE);
             }
@@ -925,7 +959,7 @@ impl<const K: usize> World<K> {
                     let mut ws = world.workspace();
                     for (i, (&j, out)) in computed.iter().zip(outs).enumerate() {
                         let start = contacts.len();
-                        let job = world.frame.jobs[j as usize].job;
+                        let job = world.frame.jobs[j as usize].job();
                         if let Err(e) = world.run_job(job, &mut ws, contacts) {
                             let i = b * per + i;
                             let mut slot = first_error.lock();
@@ -1062,7 +1096,8 @@ impl<const K: usize> World<K> {
                 f.arena[out.start as usize - 1] = DROPPED;
                 f.held -= out.len as usize + 1;
                 f.contacts -= u64::from(out.len);
-                f.removed.push(bodies(self.id, f.answered[i as usize].job));
+                f.removed
+                    .push(bodies(self.id, f.answered[i as usize].job()));
             }
         }
     }
@@ -1187,7 +1222,7 @@ impl<const K: usize> World<K> {
                 .iter()
                 .zip(&f.outs)
                 .filter(|(_, out)| out.len > 0)
-                .map(|(k, &out)| self.pair_of(k.job, out, PairEvent::Begin)),
+                .map(|(k, &out)| self.pair_of(k.job(), out, PairEvent::Begin)),
         );
         next.sort_unstable_by_key(|p| (p.a, p.b));
         let f = &mut self.frame;
@@ -1217,7 +1252,7 @@ impl<const K: usize> World<K> {
         for &j in &f.computed {
             let out = f.outs[j as usize];
             if out.len > 0 {
-                added.push(self.pair_of(f.jobs[j as usize].job, out, PairEvent::Begin));
+                added.push(self.pair_of(f.jobs[j as usize].job(), out, PairEvent::Begin));
             }
         }
         added.sort_unstable_by_key(|p| (p.a, p.b));
