@@ -697,14 +697,21 @@ impl<const K: usize> World<K> {
     /// broad phase (skipping objects that look themselves, so each pair is found once).
     fn update_part_pairs(&mut self) {
         let requery_objects = &self.frame.rooted;
-        let requeried = requery_objects
-            .iter()
-            .filter(|&&k| self.objects.get(k).is_some_and(|o| o.requery))
-            .count();
+        // Counted as far as the cut's limit: with most objects moving, the first few decide.
+        let limit = self.part_pairs.len() / CUT_SHARE;
+        let mut requeried = 0;
+        for &k in requery_objects {
+            if self.objects.get(k).is_some_and(|o| o.requery) {
+                requeried += 1;
+                if requeried > limit {
+                    break;
+                }
+            }
+        }
         if requeried == 0 && !self.objects_removed && self.requery_parts.is_empty() {
             return;
         }
-        let few = requeried * CUT_SHARE <= self.part_pairs.len();
+        let few = requeried <= limit;
         if self.objects_removed || !self.requery_parts.is_empty() || !few {
             let (objects, parts) = (&self.objects, &self.parts);
             self.part_pairs.retain(|&(o, p)| {
