@@ -394,8 +394,8 @@ fn header(stamp: u64) -> [u32; 2] {
 const DROPPED: [u32; 2] = [u32::MAX; 2];
 
 /// Entries of [`Frame::arena`] no longer held that a compaction waits for at least: a small
-/// list is not compacted every step. Tests and fuzzing (and debug builds,
-/// which the integration tests are) compact small lists too, so that their scenes do.
+/// list is not compacted every step. Tests, fuzzing and debug builds (the integration
+/// tests) compact small lists too, so that their scenes do.
 #[cfg(not(any(test, fuzzing, debug_assertions)))]
 const GARBAGE_FLOOR: usize = 4096;
 #[cfg(any(test, fuzzing, debug_assertions))]
@@ -537,7 +537,7 @@ impl<const K: usize> Frame<K> {
 
     /// Contacts `s..s + n` of `arena` if they are still the answer of stamp `stamp` in
     /// epoch `epoch`.
-    fn held(&self, epoch: u32, stamp: u64, s: usize, n: usize) -> Option<&[[u32; 2]]> {
+    fn held_contacts(&self, epoch: u32, stamp: u64, s: usize, n: usize) -> Option<&[[u32; 2]]> {
         let live = epoch == self.epoch
             && s >= 1
             && s + n <= self.arena.len()
@@ -1321,7 +1321,7 @@ impl<const K: usize> World<K> {
         }
         let (s, n) = (pair.start as usize, pair.len as usize);
         self.frame
-            .held(pair.epoch, pair.stamp, s, n)
+            .held_contacts(pair.epoch, pair.stamp, s, n)
             .ok_or(Error::StaleHandle {
                 what: "contact pair",
             })
