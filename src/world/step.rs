@@ -86,8 +86,8 @@ pub struct StepStats {
     pub broad_pairs: u64,
     /// Pairs left after the filters and the fat k-DOP test: the narrow phase's work.
     pub narrow_pairs: u64,
-    /// Of those, pairs whose sides did not change since the step before: their answer
-    /// was copied from it, not computed again.
+    /// Of those, pairs whose sides did not change since the step before: they kept its
+    /// answer, not computed again.
     pub resting_pairs: u64,
     /// Pairs colliding.
     pub colliding: u64,
@@ -271,7 +271,7 @@ fn sort_key(shape: ShapeKey, job: Job) -> u128 {
         | u128::from(b)
 }
 
-/// A job that is computed, not copied ([`Frame::resting`]).
+/// A job that is computed, not kept ([`Frame::resting`]).
 const COMPUTE: u32 = u32::MAX;
 
 /// Items of one kind changed since the last step that succeeded: a bit per slot index,
@@ -440,9 +440,9 @@ pub(super) struct Frame<const K: usize> {
     epoch: u32,
     /// The last stamp given.
     stamps: u64,
-    /// Entries of `arena` held by the last step's jobs (headers included), and contacts.
+    /// Entries of `arena` held by the last step's jobs, headers included (one per colliding
+    /// pair, so the contacts are the rest).
     held: usize,
-    contacts: u64,
     /// The last step's jobs and where their contacts are in `arena`.
     answered: Vec<Keyed>,
     answered_outs: Vec<JobOut>,
@@ -490,7 +490,6 @@ impl<const K: usize> Default for Frame<K> {
             epoch: 0,
             stamps: 0,
             held: 0,
-            contacts: 0,
             answered: Vec::new(),
             answered_outs: Vec::new(),
             edited: false,
@@ -1075,7 +1074,7 @@ impl<const K: usize> World<K> {
         std::mem::swap(&mut f.answered_outs, &mut f.outs);
         f.changes.clear();
         stats.colliding = f.pairs.len() as u64;
-        stats.contacts = f.contacts;
+        stats.contacts = (f.held - f.pairs.len()) as u64;
         stats.begins = f.begins;
         stats.ends = f.ended.len() as u64;
     }
@@ -1102,16 +1101,15 @@ impl<const K: usize> World<K> {
             if out.len > 0 {
                 f.arena[out.start as usize - 1] = DROPPED;
                 f.held -= out.len as usize + 1;
-                f.contacts -= u64::from(out.len);
                 f.removed
                     .push(bodies(self.id, f.answered[i as usize].job()));
             }
         }
     }
 
-    /// When the dropped answers are more than half the held ones, moves the held ones (those of
-    /// this step's resting jobs) together, in place and in their order in the list;
-    /// whether it did. Where nothing is held (every pair moved), the list is emptied.
+    /// When the dropped answers are more than half the held ones, moves the held ones
+    /// (those of this step's resting jobs) together, in place and in their order in the
+    /// list; whether it did. Where nothing is held (every pair moved), the list is emptied.
     fn compact_if_worn(&mut self) -> bool {
         let f = &mut self.frame;
         if f.arena.len() - f.held <= (f.held / 2).max(GARBAGE_FLOOR) {
@@ -1171,7 +1169,6 @@ impl<const K: usize> World<K> {
                 len: out.len,
             };
             f.held += n + 1;
-            f.contacts += u64::from(out.len);
         }
     }
 
