@@ -118,9 +118,9 @@ struct JobOut {
     len: u32,
 }
 
-/// A job with its sort key ([`sort_key`]), in 24 bytes: the key's halves, and the versions
-/// of its two sides' handles, which with the key's slot indices make the job (every step
-/// passes over the kept jobs, so their size is its cost).
+/// A job with its sort key ([`Keyed::key`]), in 24 bytes: the key's halves, and the
+/// versions of its two sides' handles, which with the key's slot indices make the job
+/// (every step passes over the kept jobs, so their size is its cost).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Keyed {
     hi: u64,
@@ -135,26 +135,29 @@ impl Keyed {
     /// `job`, whose first object is of `shape`.
     fn new(shape: ShapeKey, job: Job) -> Self {
         use slotmap::Key;
-        let key = sort_key(shape, job);
-        let (a, b) = match job {
-            Job::Objects(a, b) => (a.data(), b.data()),
-            Job::Part(a, p) => (a.data(), p.data()),
+        let (a, kind, b) = match job {
+            Job::Objects(a, b) => (a.data(), 0, b.data()),
+            Job::Part(a, p) => (a.data(), 1, p.data()),
         };
+        let version = |k: KeyData| (k.as_ffi() >> 32) as u32;
         Keyed {
-            hi: (key >> 64) as u64,
-            lo: key as u64,
-            a_version: (a.as_ffi() >> 32) as u32,
-            b_version: (b.as_ffi() >> 32) as u32,
+            hi: u64::from(slot(shape)) << 32 | (a.as_ffi() & 0xffff_ffff),
+            lo: kind << 63 | u64::from(version(b) & 0x7fff_ffff) << 32 | (b.as_ffi() & 0xffff_ffff),
+            a_version: version(a),
+            b_version: version(b),
         }
     }
 
-    /// The sort key.
+    /// A job's place in the order: its first object's shape, that object, its kind and
+    /// its other side, by slot index (which live items do not share) and, below the other
+    /// side's index, its version's low bits. One integer, so that the sort every step
+    /// makes of every candidate pair compares one value, not handles field by field.
     #[inline]
     fn key(&self) -> u128 {
         u128::from(self.hi) << 64 | u128::from(self.lo)
     }
 
-    /// The job: slot indices from the key ([`sort_key`]), versions kept beside it.
+    /// The job: slot indices from the key ([`Keyed::key`]), versions kept beside it.
     #[inline]
     fn job(&self) -> Job {
         let handle =
@@ -253,24 +256,6 @@ fn slot(k: impl slotmap::Key) -> u32 {
     k.data().as_ffi() as u32
 }
 
-/// A job's place in the order: its first object's shape, that object, its kind and its
-/// other side, by slot index (which live items do not share) and, below the other side's
-/// index, its version's low bits. One integer, so that the sort every step makes of every
-/// candidate pair compares one value, not handles field by field.
-fn sort_key(shape: ShapeKey, job: Job) -> u128 {
-    use slotmap::Key;
-    let (a, kind, b, b_data) = match job {
-        Job::Objects(a, b) => (a, 0, slot(b), b.data()),
-        Job::Part(a, p) => (a, 1, slot(p), p.data()),
-    };
-    let b_version = u128::from((b_data.as_ffi() >> 32) as u32 & 0x7fff_ffff);
-    (u128::from(slot(shape)) << 96)
-        | (u128::from(slot(a)) << 64)
-        | (kind << 63)
-        | (b_version << 32)
-        | u128::from(b)
-}
-
 /// A job that is computed, not kept ([`Frame::resting`]).
 const COMPUTE: u32 = u32::MAX;
 
@@ -344,7 +329,7 @@ pub(super) struct Changes {
 }
 
 impl Changes {
-    /// Whether a side of the job with sort key `key` ([`sort_key`]) changed.
+    /// Whether a side of the job with sort key `key` ([`Keyed::key`]) changed.
     fn touches(&self, key: u128) -> bool {
         let (a, b) = ((key >> 64) as u32, key as u32);
         let b_changed = if key >> 63 & 1 == 0 {
