@@ -29,6 +29,7 @@
 //! which bounds are compared only decide the work.
 
 mod contact;
+mod jobs;
 mod prepared;
 mod probe;
 mod saved;

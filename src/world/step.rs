@@ -11,22 +11,22 @@
 //! since the last step (pose, shape, geometry, mode or filter) has the same answer as then,
 //! so it keeps it: its contacts stay where the step that found them put them, in one list
 //! that steps append to (compacted in place when what no pair holds passes half the rest).
-//! Where few objects and parts changed, the candidate pairs themselves are edited from the
-//! last step's list (those of unchanged sides kept, the changed ones' found by broad-phase
-//! queries) rather than listed from every pair of the broad phase, and so is the sorted
-//! list of colliding pairs (the dropped ones out, the computed ones in), so resting
-//! objects cost no query, copy or sort per step.
+//! The candidate pairs live in a table kept from step to step (`jobs.rs`), each in its two
+//! sides' lists: a step drops the jobs of the changed objects and parts found through
+//! their lists, and adds the changed ones' candidates found by broad-phase queries (where
+//! many changed, one pass over the table and the broad phase's pairs does both); the sorted
+//! list of colliding pairs is edited the same way (the dropped ones out, the computed ones
+//! in), so resting objects cost no query, copy or sort per step.
 
-use super::{
-    Body, Object, ObjectId, ObjectKey, PartHandle, PartKey, PartRec, ShapeKey, World, aabb_of,
-};
+use super::jobs::{Job, JobOut, JobTable, Keyed, Side, slot};
+use super::{Body, Object, ObjectId, ObjectKey, PartHandle, PartKey, PartRec, World, aabb_of};
 use crate::broad::{bit, clear_bit, set_bit};
 use crate::dop::Dop;
 use crate::error::{Error, Result};
 use crate::query::{Mode, QueryOptions, QueryState};
 use parking_lot::Mutex;
 use rayon::prelude::*;
-use slotmap::{KeyData, SlotMap};
+use slotmap::SlotMap;
 use std::time::Instant;
 
 /// Whether a colliding pair began colliding this step or went on from the last.
@@ -101,75 +101,6 @@ pub struct StepStats {
     pub broad_us: f64,
     /// Time in the narrow phase and the events, microseconds.
     pub narrow_us: f64,
-}
-
-/// One candidate pair: an object, and an object or part.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Job {
-    Objects(ObjectKey, ObjectKey),
-    Part(ObjectKey, PartKey),
-}
-
-/// Where one job's contacts are: in the world's list of them (`Frame::arena`), or, for a
-/// job computed this step, in its batch's list until the step is merged.
-#[derive(Clone, Copy, Debug, Default)]
-struct JobOut {
-    start: u32,
-    len: u32,
-}
-
-/// A job with its sort key ([`Keyed::key`]), in 24 bytes: the key's halves, and the
-/// versions of its two sides' handles, which with the key's slot indices make the job
-/// (every step passes over the kept jobs, so their size is its cost).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Keyed {
-    hi: u64,
-    lo: u64,
-    a_version: u32,
-    b_version: u32,
-}
-
-const _: () = assert!(size_of::<Keyed>() == 24);
-
-impl Keyed {
-    /// `job`, whose first object is of `shape`.
-    fn new(shape: ShapeKey, job: Job) -> Self {
-        use slotmap::Key;
-        let (a, kind, b) = match job {
-            Job::Objects(a, b) => (a.data(), 0, b.data()),
-            Job::Part(a, p) => (a.data(), 1, p.data()),
-        };
-        let version = |k: KeyData| (k.as_ffi() >> 32) as u32;
-        Keyed {
-            hi: u64::from(slot(shape)) << 32 | (a.as_ffi() & 0xffff_ffff),
-            lo: kind << 63 | u64::from(version(b) & 0x7fff_ffff) << 32 | (b.as_ffi() & 0xffff_ffff),
-            a_version: version(a),
-            b_version: version(b),
-        }
-    }
-
-    /// A job's place in the order: its first object's shape, that object, its kind and
-    /// its other side, by slot index (which live items do not share) and, below the other
-    /// side's index, its version's low bits. One integer, so that the sort every step
-    /// makes of every candidate pair compares one value, not handles field by field.
-    #[inline]
-    fn key(&self) -> u128 {
-        u128::from(self.hi) << 64 | u128::from(self.lo)
-    }
-
-    /// The job: slot indices from the key ([`Keyed::key`]), versions kept beside it.
-    #[inline]
-    fn job(&self) -> Job {
-        let handle =
-            |version: u32, slot: u32| KeyData::from_ffi(u64::from(version) << 32 | u64::from(slot));
-        let a = ObjectKey::from(handle(self.a_version, self.hi as u32));
-        let b = handle(self.b_version, self.lo as u32);
-        if self.lo >> 63 == 0 {
-            Job::Objects(a, ObjectKey::from(b))
-        } else {
-            Job::Part(a, PartKey::from(b))
-        }
-    }
 }
 
 /// The job of two objects, if their filters accept each other and their fat k-DOPs meet.
@@ -250,14 +181,6 @@ fn cut_runs<T: Copy>(list: &mut Vec<T>, runs: &mut [(usize, usize)]) {
     }
     list.truncate(to);
 }
-
-/// A handle's slot index.
-fn slot(k: impl slotmap::Key) -> u32 {
-    k.data().as_ffi() as u32
-}
-
-/// A job that is computed, not kept ([`Frame::resting`]).
-const COMPUTE: u32 = u32::MAX;
 
 /// Items of one kind changed since the last step that succeeded: a bit per slot index,
 /// and their handles.
@@ -340,11 +263,16 @@ impl Changes {
         b_changed || self.objects.has(a)
     }
 
-    /// Whether few enough changed for the jobs to be edited rather than listed anew:
-    /// editing costs a broad-phase query per changed item, listing a pass over all pairs.
-    /// Tests and fuzzing edit whenever they can, each edit checked against a new list.
+    /// Whether few enough changed for their jobs to be found item by item rather than in
+    /// a pass over every pair: an item costs a broad-phase query and a walk of its jobs.
+    /// Tests and fuzzing take both ways (by the parity of the count), each checked against
+    /// the jobs listed anew.
     fn few(&self, objects: usize) -> bool {
-        cfg!(any(test, fuzzing)) || (self.objects.keys.len() + self.parts.keys.len()) * 8 <= objects
+        let n = self.objects.keys.len() + self.parts.keys.len();
+        if cfg!(any(test, fuzzing)) {
+            return n % 2 == 0;
+        }
+        n * 8 <= objects
     }
 
     /// Forgets them: the step succeeded.
@@ -392,23 +320,21 @@ pub(super) struct Frame<const K: usize> {
     roots: Vec<Dop<K>>,
     /// The objects whose `root` names an entry of `roots`.
     rooted: Vec<ObjectKey>,
-    /// This step's jobs, sorted by key.
-    jobs: Vec<Keyed>,
+    /// The jobs of the last step that succeeded, with where their answers are in `arena`.
+    table: JobTable,
     /// New object–part pairs of this step, and the runs of kept ones to cut (scratch).
     fresh: Vec<(ObjectKey, PartKey)>,
     runs: Vec<(usize, usize)>,
     /// Re-insertions of part-tree leaves still owed after the last edit: one round of the
     /// tree's leaves, [`super::WorldOptions::tree_budget`] per step.
     owed: u32,
-    /// Per job: where its contacts are in `arena` (a computed job's once it is merged).
-    outs: Vec<JobOut>,
-    /// Per job of this step: its entry in `answered` when neither side changed since, else
-    /// [`COMPUTE`].
-    resting: Vec<u32>,
-    /// The jobs of this step to compute (indices into `jobs`, ascending), and where each
-    /// one's contacts are in its batch's list of `batches`.
-    computed: Vec<u32>,
+    /// This step's jobs with a changed side (by key): the ones computed; and where each
+    /// one's contacts are, in its batch's list of `batches` until merged, then in `arena`.
+    fresh_jobs: Vec<Keyed>,
     computed_outs: Vec<JobOut>,
+    /// The table's jobs with a changed side (slots, ascending): taken out when the step
+    /// succeeds.
+    dropped: Vec<u32>,
     /// Per batch of computed jobs ([`BATCHES`]), their contacts in job order (scratch,
     /// copied into `arena` when the step succeeds).
     batches: Vec<Vec<[u32; 2]>>,
@@ -420,25 +346,14 @@ pub(super) struct Frame<const K: usize> {
     /// (`epoch` advances, and every pair is listed anew).
     arena: Vec<[u32; 2]>,
     /// The held answers in the order of their place in `arena`, while it is compacted
-    /// (scratch: place and job, one integer).
+    /// (scratch: place and slot, one integer).
     order: Vec<u64>,
     epoch: u32,
     /// The last stamp given.
     stamps: u64,
-    /// Entries of `arena` held by the last step's jobs, headers included (one per colliding
+    /// Entries of `arena` held by the table's jobs, headers included (one per colliding
     /// pair, so the contacts are the rest).
     held: usize,
-    /// The last step's jobs and where their contacts are in `arena`.
-    answered: Vec<Keyed>,
-    answered_outs: Vec<JobOut>,
-    /// Whether this step's jobs were edited from the last step's (then `dropped` lists the
-    /// entries of `answered` not kept), or listed anew.
-    edited: bool,
-    dropped: Vec<u32>,
-    /// A bit per entry of `answered` (scratch for a listed step).
-    kept: Vec<u64>,
-    /// New jobs while the list is edited (scratch).
-    fresh_jobs: Vec<Keyed>,
     /// What changed since the last step.
     pub(super) changes: Changes,
     /// Whether an object's or part's user value changed since the last step (the kept
@@ -447,7 +362,7 @@ pub(super) struct Frame<const K: usize> {
     /// The colliding pairs, sorted by `(a, b)`: a step edits them where few changed.
     pairs: Vec<ContactPair>,
     /// The next list while it is made, and the pairs of this step's computed jobs and the
-    /// keys of the last step's dropped ones (scratch).
+    /// sides of the dropped ones (scratch).
     next_pairs: Vec<ContactPair>,
     added: Vec<ContactPair>,
     removed: Vec<(Body, Body)>,
@@ -461,26 +376,19 @@ impl<const K: usize> Default for Frame<K> {
         Frame {
             roots: Vec::new(),
             rooted: Vec::new(),
-            jobs: Vec::new(),
+            table: JobTable::default(),
             fresh: Vec::new(),
             runs: Vec::new(),
             owed: 0,
-            outs: Vec::new(),
-            resting: Vec::new(),
-            computed: Vec::new(),
+            fresh_jobs: Vec::new(),
             computed_outs: Vec::new(),
+            dropped: Vec::new(),
             batches: Vec::new(),
             arena: Vec::new(),
             order: Vec::new(),
             epoch: 0,
             stamps: 0,
             held: 0,
-            answered: Vec::new(),
-            answered_outs: Vec::new(),
-            edited: false,
-            dropped: Vec::new(),
-            kept: Vec::new(),
-            fresh_jobs: Vec::new(),
             changes: Changes::default(),
             relabelled: false,
             pairs: Vec::new(),
@@ -499,20 +407,18 @@ impl<const K: usize> Frame<K> {
         let pairs = self.pairs.capacity() + self.next_pairs.capacity() + self.added.capacity();
         self.roots.capacity() * size_of::<Dop<K>>()
             + self.rooted.capacity() * size_of::<ObjectKey>()
-            + (self.jobs.capacity() + self.answered.capacity() + self.fresh_jobs.capacity())
-                * size_of::<Keyed>()
+            + self.table.bytes()
+            + self.fresh_jobs.capacity() * size_of::<Keyed>()
             + self.fresh.capacity() * size_of::<(ObjectKey, PartKey)>()
             + self.runs.capacity() * size_of::<(usize, usize)>()
-            + (self.outs.capacity() + self.answered_outs.capacity() + self.computed_outs.capacity())
-                * size_of::<JobOut>()
+            + self.computed_outs.capacity() * size_of::<JobOut>()
             + self
                 .batches
                 .iter()
                 .map(|b| size_of::<Vec<[u32; 2]>>() + b.capacity() * 8)
                 .sum::<usize>()
             + (self.arena.capacity() + self.order.capacity()) * 8
-            + (self.resting.capacity() + self.computed.capacity() + self.dropped.capacity()) * 4
-            + self.kept.capacity() * 8
+            + self.dropped.capacity() * 4
             + self.changes.bytes()
             + pairs * size_of::<ContactPair>()
             + self.removed.capacity() * size_of::<(Body, Body)>()
@@ -594,8 +500,9 @@ impl<const K: usize> World<K> {
         }
         stats.broad_pairs = (self.broad.pair_count() + self.part_pairs.len()) as u64;
         self.collect_jobs();
-        stats.narrow_pairs = self.frame.jobs.len() as u64;
-        stats.resting_pairs = (self.frame.jobs.len() - self.frame.computed.len()) as u64;
+        let f = &self.frame;
+        stats.resting_pairs = (f.table.len() - f.dropped.len()) as u64;
+        stats.narrow_pairs = stats.resting_pairs + f.fresh_jobs.len() as u64;
         let broad_done = Instant::now();
         self.run_jobs()?;
         self.even_out_workspaces();
@@ -766,103 +673,38 @@ impl<const K: usize> World<K> {
         self.frame.fresh = fresh;
     }
 
-    /// The candidate pairs that pass the filters and the fat k-DOP test, sorted by key
-    /// (jobs of one shape side by side: a thread's state re-binds, a pass over the object's
-    /// nodes and triangles, only where the shape changes; results are sorted by handles in
-    /// `merge`, so this order is not seen), each with its last answer where both sides are
-    /// unchanged. Edited from the last step's list where few objects and parts changed,
-    /// else listed anew.
+    /// What changes in the table of jobs: the jobs with a changed side go (`dropped`), and
+    /// the candidate pairs with a changed side that pass the filters and the fat k-DOP
+    /// test come in (`fresh_jobs`, sorted by key: jobs of one shape side by side, so a
+    /// thread's state re-binds, a pass over the object's nodes and triangles, only where
+    /// the shape changes; results are sorted by handles in `merge`, so this order is not
+    /// seen). A job of two unchanged sides stays with its answer: its fat bounds, filters
+    /// and shapes are as they were, so it is still a job, and no other pair of unchanged
+    /// sides became one. Found item by item where few objects and parts changed, else in a
+    /// pass over the table and the broad phase's pairs; the table is edited once the step
+    /// succeeds.
     fn collect_jobs(&mut self) {
-        let edit = !self.frame.answered.is_empty() && self.frame.changes.few(self.objects.len());
-        if edit {
-            self.edit_jobs();
-            #[cfg(any(test, fuzzing))]
-            self.check_edited_jobs();
+        let few = self.frame.changes.few(self.objects.len());
+        if few {
+            self.find_changed_jobs();
         } else {
-            self.list_jobs();
+            self.list_changed_jobs();
         }
-        let f = &mut self.frame;
-        f.edited = edit;
-        // A resting job's contacts stay where its last answer put them.
-        f.outs.clear();
-        f.computed.clear();
-        for (i, &r) in f.resting.iter().enumerate() {
-            if let Some(&out) = f.answered_outs.get(r as usize) {
-                f.outs.push(out);
-            } else {
-                f.outs.push(JobOut::default());
-                f.computed.push(i as u32);
-            }
-        }
+        #[cfg(any(test, fuzzing))]
+        self.check_jobs(few);
     }
 
-    /// Tests and fuzzing: the edited list equals the one listed anew, answers and all.
-    #[cfg(any(test, fuzzing))]
-    fn check_edited_jobs(&mut self) {
-        let edited = (self.frame.jobs.clone(), self.frame.resting.clone());
-        self.list_jobs();
-        if (&self.frame.jobs, &self.frame.resting) != (&edited.0, &edited.1) {
-            let listed: Vec<_> = self.frame.jobs.iter().zip(&self.frame.resting).collect();
-            let edited: Vec<_> = edited.0.iter().zip(&edited.1).collect();
-            type Entry<'a> = (&'a Keyed, &'a u32);
-            let only = |a: &[Entry], b: &[Entry]| a.iter().filter(|x| !b.contains(x)).count();
-            panic!(
-                "edited jobs differ from those listed anew: {} only listed, {} only edited, \
-                 after {:?}",
-                only(&listed, &edited),
-                only(&edited, &listed),
-                self.frame.changes
-            );
-        }
-        #[cfg(test)]
-        tests::EDITED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Lists the jobs anew: pairs of objects from the broad phase, object–part pairs from
-    /// the kept list; a job of two unchanged sides finds its last answer by its key in one
-    /// pass over both sorted lists.
-    fn list_jobs(&mut self) {
-        let mut jobs = std::mem::take(&mut self.frame.jobs);
-        jobs.clear();
-        let changes = &self.frame.changes;
-        for (p, q) in self.broad.pairs() {
-            let (a, b) = (self.proxy_object[p as usize], self.proxy_object[q as usize]);
-            jobs.extend(object_job((a, &self.objects[a]), (b, &self.objects[b])));
-        }
-        for &(a, p) in &self.part_pairs {
-            jobs.extend(part_job((a, &self.objects[a]), (p, &self.parts[p])));
-        }
-        jobs.sort_unstable_by_key(|k| k.key());
-        let answered = &self.frame.answered;
-        let resting = &mut self.frame.resting;
-        resting.clear();
-        let mut at = 0;
-        resting.extend(jobs.iter().map(|k| {
-            if changes.touches(k.key()) {
-                return COMPUTE;
-            }
-            while answered.get(at).is_some_and(|x| x.key() < k.key()) {
-                at += 1;
-            }
-            match answered.get(at) {
-                Some(x) if x == k => at as u32,
-                _ => COMPUTE,
-            }
-        }));
-        self.frame.jobs = jobs;
-    }
-
-    /// Edits the last step's jobs: those of two unchanged sides stay, with their answers
-    /// (their fat bounds, filters and shapes are as they were, so they are still jobs, and
-    /// no other pair of unchanged sides became one); the jobs of each changed object are
-    /// found by a broad-phase query and its kept part pairs, those of each changed part by
-    /// a broad-phase query, and merged in by key.
-    fn edit_jobs(&mut self) {
+    /// The jobs of each changed object and part: those in its list in the table, and the
+    /// candidate pairs from a broad-phase query (objects) and the kept object–part pairs.
+    fn find_changed_jobs(&mut self) {
         let f = &mut self.frame;
         let mut fresh = std::mem::take(&mut f.fresh_jobs);
         fresh.clear();
-        let (objects, parts, changes) = (&self.objects, &self.parts, &f.changes);
+        f.dropped.clear();
+        let (objects, parts, changes, table) = (&self.objects, &self.parts, &f.changes, &f.table);
+        let dropped = &mut f.dropped;
         for &a in &changes.objects.keys {
+            table.each_of(Side::Object(slot(a)), |n| dropped.push(n));
             let Some(oa) = objects.get(a) else { continue };
             let Some(aabb) = aabb_of(&oa.fat) else {
                 continue;
@@ -881,6 +723,7 @@ impl<const K: usize> World<K> {
             }
         }
         for &p in &changes.parts.keys {
+            table.each_of(Side::Part(slot(p)), |n| dropped.push(n));
             let Some(part) = parts.get(p) else { continue };
             let Some(aabb) = aabb_of(&part.bound) else {
                 continue;
@@ -894,37 +737,101 @@ impl<const K: usize> World<K> {
                 fresh.extend(part_job((a, &objects[a]), (p, part)));
             });
         }
+        // A job of two changed sides is in both their lists (and a slot listed twice when
+        // an item was removed and another added in it).
+        dropped.sort_unstable();
+        dropped.dedup();
         fresh.sort_unstable_by_key(|k| k.key());
         fresh.dedup();
-        // One pass over both sorted lists: the kept jobs with their answers, the new ones
-        // between them (keys differ: a new job has a changed side, a kept one none).
-        f.jobs.clear();
-        f.resting.clear();
-        f.dropped.clear();
-        let mut new = fresh.iter().peekable();
-        for (i, k) in f.answered.iter().enumerate() {
-            if f.changes.touches(k.key()) {
-                f.dropped.push(i as u32);
-                continue;
-            }
-            while let Some(&n) = new.next_if(|n| n.key() < k.key()) {
-                f.jobs.push(n);
-                f.resting.push(COMPUTE);
-            }
-            f.jobs.push(*k);
-            f.resting.push(i as u32);
-        }
-        for &n in new {
-            f.jobs.push(n);
-            f.resting.push(COMPUTE);
-        }
         f.fresh_jobs = fresh;
+    }
+
+    /// The jobs with a changed side in one pass over the table, and the candidate pairs
+    /// with a changed side in one over the broad phase's pairs and the object–part pairs.
+    fn list_changed_jobs(&mut self) {
+        let f = &mut self.frame;
+        let mut fresh = std::mem::take(&mut f.fresh_jobs);
+        fresh.clear();
+        let changes = &f.changes;
+        f.dropped.clear();
+        f.dropped.extend(
+            f.table
+                .iter()
+                .filter(|(_, k, _)| changes.touches(k.key()))
+                .map(|(n, _, _)| n),
+        );
+        let (objects, parts) = (&self.objects, &self.parts);
+        for (p, q) in self.broad.pairs() {
+            let (a, b) = (self.proxy_object[p as usize], self.proxy_object[q as usize]);
+            if changes.objects.has(slot(a)) || changes.objects.has(slot(b)) {
+                fresh.extend(object_job((a, &objects[a]), (b, &objects[b])));
+            }
+        }
+        for &(a, p) in &self.part_pairs {
+            if changes.objects.has(slot(a)) || changes.parts.has(slot(p)) {
+                fresh.extend(part_job((a, &objects[a]), (p, &parts[p])));
+            }
+        }
+        fresh.sort_unstable_by_key(|k| k.key());
+        f.fresh_jobs = fresh;
+    }
+
+    /// Tests and fuzzing: with every candidate pair listed anew, the step computes exactly
+    /// those with a changed side, drops exactly the table's jobs with one, and keeps the
+    /// rest, which are the other candidates; the table's lists are whole.
+    #[cfg(any(test, fuzzing))]
+    fn check_jobs(&self, few: bool) {
+        let f = &self.frame;
+        let mut all = Vec::new();
+        for (p, q) in self.broad.pairs() {
+            let (a, b) = (self.proxy_object[p as usize], self.proxy_object[q as usize]);
+            all.extend(object_job((a, &self.objects[a]), (b, &self.objects[b])));
+        }
+        for &(a, p) in &self.part_pairs {
+            all.extend(part_job((a, &self.objects[a]), (p, &self.parts[p])));
+        }
+        all.sort_unstable_by_key(|k| k.key());
+        let changed = |k: &Keyed| f.changes.touches(k.key());
+        let fresh: Vec<Keyed> = all.iter().copied().filter(changed).collect();
+        let dropped: Vec<u32> = f
+            .table
+            .iter()
+            .filter(|(_, k, _)| changed(k))
+            .map(|(n, _, _)| n)
+            .collect();
+        let mut kept: Vec<Keyed> = f
+            .table
+            .iter()
+            .map(|(_, k, _)| *k)
+            .filter(|k| !changed(k))
+            .collect();
+        kept.sort_unstable_by_key(|k| k.key());
+        let rest: Vec<Keyed> = all.iter().copied().filter(|k| !changed(k)).collect();
+        assert!(
+            fresh == f.fresh_jobs && dropped == f.dropped && kept == rest,
+            "jobs found {}: {} fresh of {}, {} dropped of {}, {} kept of {} candidates, after {:?}",
+            if few { "item by item" } else { "in a pass" },
+            f.fresh_jobs.len(),
+            fresh.len(),
+            f.dropped.len(),
+            dropped.len(),
+            kept.len(),
+            rest.len(),
+            f.changes
+        );
+        f.table.validate();
+        #[cfg(test)]
+        if few {
+            tests::EDITED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        } else {
+            tests::LISTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// The narrow phase: the jobs to compute in batches, in parallel, each job's exact
     /// contacts appended to its batch's list in job order.
     fn run_jobs(&mut self) -> Result<()> {
-        let n = self.frame.computed.len();
+        let n = self.frame.fresh_jobs.len();
         let mut outs = std::mem::take(&mut self.frame.computed_outs);
         outs.clear();
         outs.resize(n, JobOut::default());
@@ -936,7 +843,7 @@ impl<const K: usize> World<K> {
             let world = &*self;
             world
                 .frame
-                .computed
+                .fresh_jobs
                 .par_chunks(per)
                 .zip(outs.par_chunks_mut(per))
                 .zip(batches.par_iter_mut())
@@ -945,12 +852,12 @@ impl<const K: usize> World<K> {
                 // range that was never stolen, so a few costly pairs sorted side by side
                 // would otherwise run on one thread while the others idle.
                 .with_max_len(1)
-                .for_each(|(b, ((computed, outs), contacts))| {
+                .for_each(|(b, ((jobs, outs), contacts))| {
                     contacts.clear();
                     let mut ws = world.workspace();
-                    for (i, (&j, out)) in computed.iter().zip(outs).enumerate() {
+                    for (i, (keyed, out)) in jobs.iter().zip(outs).enumerate() {
                         let start = contacts.len();
-                        let job = world.frame.jobs[j as usize].job();
+                        let job = keyed.job();
                         if let Err(e) = world.run_job(job, &mut ws, contacts) {
                             let i = b * per + i;
                             let mut slot = first_error.lock();
@@ -1031,21 +938,21 @@ impl<const K: usize> World<K> {
         }
     }
 
-    /// The step's answers into the world's list of contacts, its colliding pairs sorted by
-    /// handles, and the events against the step before: the pairs edited where the jobs
-    /// were, listed anew where they were listed or the contacts were compacted.
+    /// The step's answers into the world's list of contacts and its table of jobs, its
+    /// colliding pairs sorted by handles, and the events against the step before: the
+    /// pairs edited, or listed anew where the contacts were compacted.
     fn merge(&mut self, stats: &mut StepStats) {
         self.drop_answers();
         let compacted = self.compact_if_worn();
         self.append_answers();
-        if self.frame.edited && !compacted {
+        if compacted {
+            self.list_pairs();
+        } else {
             #[cfg(any(test, fuzzing))]
             let old = self.frame.pairs.clone();
             self.edit_pairs();
             #[cfg(any(test, fuzzing))]
             self.check_edited_pairs(old);
-        } else {
-            self.list_pairs();
         }
         let f = &mut self.frame;
         if std::mem::take(&mut f.relabelled) {
@@ -1054,9 +961,6 @@ impl<const K: usize> World<K> {
                 p.b_user = user_of(&self.objects, &self.parts, p.b);
             }
         }
-        // This step's jobs and contacts are what the next one's resting pairs keep.
-        std::mem::swap(&mut f.answered, &mut f.jobs);
-        std::mem::swap(&mut f.answered_outs, &mut f.outs);
         f.changes.clear();
         stats.colliding = f.pairs.len() as u64;
         stats.contacts = (f.held - f.pairs.len()) as u64;
@@ -1064,37 +968,32 @@ impl<const K: usize> World<K> {
         stats.ends = f.ended.len() as u64;
     }
 
-    /// Marks the answers of the last step's jobs that no job of this step keeps as dropped,
-    /// and lists the pairs among them (`removed`).
+    /// Takes the dropped jobs out of the table, marks their answers as dropped, and lists
+    /// the pairs among them (`removed`).
     fn drop_answers(&mut self) {
         let f = &mut self.frame;
-        if !f.edited {
-            // Listed: the entries of `answered` that no resting job names.
-            f.kept.clear();
-            f.kept.resize(f.answered.len().div_ceil(64), 0);
-            for &r in f.resting.iter().filter(|&&r| r != COMPUTE) {
-                set_bit(&mut f.kept, r);
-            }
-            f.dropped.clear();
-            let kept = &f.kept;
-            f.dropped
-                .extend((0..f.answered.len() as u32).filter(|&i| !bit(kept, i)));
-        }
         f.removed.clear();
-        for &i in &f.dropped {
-            let out = f.answered_outs[i as usize];
+        // Every job dropped (every object moved): the table is emptied, not unlinked.
+        let all = f.dropped.len() == f.table.len();
+        for &n in &f.dropped {
+            let out = f.table.out(n);
             if out.len > 0 {
                 f.arena[out.start as usize - 1] = DROPPED;
                 f.held -= out.len as usize + 1;
-                f.removed
-                    .push(bodies(self.id, f.answered[i as usize].job()));
+                f.removed.push(bodies(self.id, f.table.keyed(n).job()));
             }
+            if !all {
+                f.table.remove(n);
+            }
+        }
+        if all {
+            f.table.clear();
         }
     }
 
     /// When the dropped answers are more than half the held ones, moves the held ones
-    /// (those of this step's resting jobs) together, in place and in their order in the
-    /// list; whether it did. Where nothing is held (every pair moved), the list is emptied.
+    /// (those of the table's jobs) together, in place and in their order in the list;
+    /// whether it did. Where nothing is held (every pair moved), the list is emptied.
     fn compact_if_worn(&mut self) -> bool {
         let f = &mut self.frame;
         if f.arena.len() - f.held <= (f.held / 2).max(GARBAGE_FLOOR) {
@@ -1102,21 +1001,27 @@ impl<const K: usize> World<K> {
         }
         f.order.clear();
         f.order.extend(
-            f.outs
+            f.table
                 .iter()
-                .enumerate()
-                .filter(|(_, o)| o.len > 0)
-                .map(|(j, o)| u64::from(o.start) << 32 | j as u64),
+                .filter(|(_, _, o)| o.len > 0)
+                .map(|(n, _, o)| u64::from(o.start) << 32 | u64::from(n)),
         );
         f.order.sort_unstable();
         // Each answer moves down to where the ones before it end: never onto one not moved.
         let mut to = 0;
         for &x in &f.order {
-            let out = &mut f.outs[x as u32 as usize];
-            let (from, n) = (out.start as usize - 1, out.len as usize + 1);
-            f.arena.copy_within(from..from + n, to);
-            out.start = to as u32 + 1;
-            to += n;
+            let n = x as u32;
+            let out = f.table.out(n);
+            let (from, len) = (out.start as usize - 1, out.len as usize + 1);
+            f.arena.copy_within(from..from + len, to);
+            f.table.set_out(
+                n,
+                JobOut {
+                    start: to as u32 + 1,
+                    len: out.len,
+                },
+            );
+            to += len;
         }
         f.arena.truncate(to);
         f.epoch = f.epoch.wrapping_add(1);
@@ -1124,10 +1029,11 @@ impl<const K: usize> World<K> {
     }
 
     /// Appends the computed jobs' contacts to the world's list, each colliding job's after
-    /// a new stamp.
+    /// a new stamp, and the computed jobs to the table (each computed job's out then names
+    /// its place in the list).
     fn append_answers(&mut self) {
         let f = &mut self.frame;
-        let per = batch_len(f.computed.len());
+        let per = batch_len(f.fresh_jobs.len());
         let add: usize = f
             .computed_outs
             .iter()
@@ -1140,20 +1046,17 @@ impl<const K: usize> World<K> {
             let room = (f.arena.len() + add).max(held + held / 2 + GARBAGE_FLOOR);
             f.arena.reserve_exact(room - f.arena.len());
         }
-        for (c, (&j, out)) in f.computed.iter().zip(&f.computed_outs).enumerate() {
-            if out.len == 0 {
-                continue;
+        for (c, (keyed, out)) in f.fresh_jobs.iter().zip(&mut f.computed_outs).enumerate() {
+            if out.len > 0 {
+                f.stamps += 1;
+                f.arena.push(header(f.stamps));
+                let start = f.arena.len();
+                let (s, n) = (out.start as usize, out.len as usize);
+                f.arena.extend_from_slice(&f.batches[c / per][s..s + n]);
+                out.start = start as u32;
+                f.held += n + 1;
             }
-            f.stamps += 1;
-            f.arena.push(header(f.stamps));
-            let start = f.arena.len();
-            let (s, n) = (out.start as usize, out.len as usize);
-            f.arena.extend_from_slice(&f.batches[c / per][s..s + n]);
-            f.outs[j as usize] = JobOut {
-                start: start as u32,
-                len: out.len,
-            };
-            f.held += n + 1;
+            f.table.insert(*keyed, *out);
         }
     }
 
@@ -1205,13 +1108,12 @@ impl<const K: usize> World<K> {
     fn list_pairs(&mut self) {
         let mut next = std::mem::take(&mut self.frame.next_pairs);
         next.clear();
-        let f = &self.frame;
         next.extend(
-            f.jobs
+            self.frame
+                .table
                 .iter()
-                .zip(&f.outs)
-                .filter(|(_, out)| out.len > 0)
-                .map(|(k, &out)| self.pair_of(k.job(), out, PairEvent::Begin)),
+                .filter(|(_, _, out)| out.len > 0)
+                .map(|(_, k, out)| self.pair_of(k.job(), out, PairEvent::Begin)),
         );
         next.sort_unstable_by_key(|p| (p.a, p.b));
         let f = &mut self.frame;
@@ -1238,10 +1140,9 @@ impl<const K: usize> World<K> {
         let mut added = std::mem::take(&mut self.frame.added);
         added.clear();
         let f = &self.frame;
-        for &j in &f.computed {
-            let out = f.outs[j as usize];
+        for (k, &out) in f.fresh_jobs.iter().zip(&f.computed_outs) {
             if out.len > 0 {
-                added.push(self.pair_of(f.jobs[j as usize].job(), out, PairEvent::Begin));
+                added.push(self.pair_of(k.job(), out, PairEvent::Begin));
             }
         }
         added.sort_unstable_by_key(|p| (p.a, p.b));
@@ -1325,16 +1226,18 @@ mod tests {
     use glam::DVec3;
     use std::sync::atomic::AtomicUsize;
 
-    /// Steps whose jobs were edited (and checked against a new list).
+    /// Steps whose jobs were found item by item, and in a pass (each checked against a
+    /// new list).
     pub(super) static EDITED: AtomicUsize = AtomicUsize::new(0);
+    pub(super) static LISTED: AtomicUsize = AtomicUsize::new(0);
     /// Steps whose pairs were edited (and checked against a new list).
     pub(super) static EDITED_PAIRS: AtomicUsize = AtomicUsize::new(0);
 
     /// A crowd where a few objects change each step (moved, teleported, given another mode
     /// or filter, removed, added) and parts are moved, given another filter, added and
-    /// removed: every step
-    /// whose jobs are edited from the last list has them checked against a list made anew
-    /// (`check_edited_jobs`), resting answers included.
+    /// removed: at every step the jobs to compute, to drop and to keep are checked against
+    /// a list made anew and the table's lists validated (`check_jobs`), found item by
+    /// item at some steps and in a pass at others, and so are the edited pairs.
     #[test]
     fn edited_jobs_equal_listed_ones() {
         let mut s = 11u64;
@@ -1364,6 +1267,7 @@ mod tests {
             );
         }
         let before = EDITED.load(std::sync::atomic::Ordering::Relaxed);
+        let listed_before = LISTED.load(std::sync::atomic::Ordering::Relaxed);
         let pairs_before = EDITED_PAIRS.load(std::sync::atomic::Ordering::Relaxed);
         let mut resting = 0;
         for _ in 0..60 {
@@ -1420,7 +1324,11 @@ mod tests {
             resting += w.step().unwrap().resting_pairs;
         }
         let edited = EDITED.load(std::sync::atomic::Ordering::Relaxed) - before;
-        assert!(edited > 40, "only {edited} steps edited their jobs");
+        let listed = LISTED.load(std::sync::atomic::Ordering::Relaxed) - listed_before;
+        assert!(
+            edited > 20 && listed > 10,
+            "jobs found item by item at {edited} steps, in a pass at {listed}"
+        );
         let pairs = EDITED_PAIRS.load(std::sync::atomic::Ordering::Relaxed) - pairs_before;
         assert!(pairs > 30, "only {pairs} steps edited their pairs");
         assert!(resting > 1000, "too few resting pairs: {resting}");
