@@ -62,6 +62,26 @@ pub struct DemoArgs {
     /// step time and the edits' time over the frames (sampled, at most 500 points).
     #[arg(long, requires = "edits")]
     pub plot: Option<PathBuf>,
+    /// Keep the objects at full size however many there are. Beyond 10,000 objects they
+    /// are otherwise scaled down so that the room holds them as sparsely as 10,000; at full
+    /// size a larger crowd packs the room (most objects placed touching others), a stress
+    /// test of held contacts.
+    #[arg(long)]
+    pub crowded: bool,
+}
+
+/// Objects the room holds at full size with room to fly: beyond this many, the shapes are
+/// scaled by the cube root of the ratio so the crowd keeps this count's density (at full
+/// size, 30,000 fill the room and placing them apart fails for most).
+const FULL_SIZE_OBJECTS: u32 = 10_000;
+
+/// The scale of the objects' shapes for a crowd of `objects`.
+fn object_scale(objects: u32, crowded: bool) -> f64 {
+    if crowded || objects <= FULL_SIZE_OBJECTS {
+        1.0
+    } else {
+        (f64::from(FULL_SIZE_OBJECTS) / f64::from(objects)).cbrt()
+    }
 }
 
 /// A share from 0 to 1.
@@ -146,7 +166,15 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     let mut shape_ids = Vec::new();
     let mut extent = 0.0f64;
     let mut object_triangles = Vec::new();
+    let scale = object_scale(a.objects, a.crowded);
     for (name, mesh) in shapes {
+        let mesh = if scale == 1.0 {
+            mesh
+        } else {
+            let vertices = mesh.vertices().iter().map(|&v| v * scale).collect();
+            Mesh::new(vertices, mesh.triangles().to_vec())
+                .map_err(|e| e.context(format!("OBJECT {name} scaled by {scale}")))?
+        };
         let (mlo, mhi) = mesh.bounds();
         extent = extent.max((mhi - mlo).max_element());
         object_triangles.push(format!("{name} {}", mesh.triangle_count()));
@@ -210,17 +238,28 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     // placed again, a few rounds.
     let mut touching: Vec<usize> = Vec::with_capacity(a.objects as usize);
     let mut seen = vec![0u64; (a.objects as usize).div_ceil(64)];
-    for _ in 0..20 {
+    let mut progress = false;
+    for round in 1..=20 {
         world.step()?;
         in_contact(&world, &mut seen, &mut touching);
         if touching.is_empty() {
             break;
+        }
+        if !a.json {
+            eprint!(
+                "\rplacing the objects apart: round {round} of at most 20, {} touching   ",
+                touching.len()
+            );
+            progress = true;
         }
         for &i in &touching {
             let seed = rng.next_u64();
             paths[i] = path(seed, &mut rng);
             world.set_pose(ids[i], paths[i].pose())?;
         }
+    }
+    if progress {
+        eprintln!();
     }
     // The touching pairs are the same in either mode, so the first frame's events are too;
     // stepped once in the run's mode, so that the first frame finds resting pairs answered.
@@ -238,6 +277,13 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
             world.part_count(),
             rayon::current_num_threads()
         );
+        if scale != 1.0 {
+            eprintln!(
+                "objects scaled by {scale:.3} so that the room holds {} as sparsely as {FULL_SIZE_OBJECTS} \
+                 (--crowded keeps them full size)",
+                a.objects
+            );
+        }
     }
 
     let bar = flights::bar(a.steps, "frames");
@@ -367,6 +413,7 @@ fn summary<const K: usize>(
             "bytes_per_object_broad": memory.broad_phase,
             "bytes_per_object_step": memory.step,
             "build_ms": build_ms,
+            "object_scale": object_scale(a.objects, a.crowded),
         });
         let mut v = v;
         if a.edits > 0 {
@@ -581,5 +628,21 @@ impl Assembly {
             *v = centre + (p - centre) * swell * ripple;
         }
         world.deform_shape(self.torus, &self.verts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Beyond 10,000 objects the shapes shrink with the cube root of the count, so the
+    /// crowd's volume stays that of 10,000 (eight times as many at half the size).
+    #[test]
+    fn large_crowds_keep_the_density_of_ten_thousand() {
+        assert_eq!(object_scale(300, false), 1.0);
+        assert_eq!(object_scale(FULL_SIZE_OBJECTS, false), 1.0);
+        assert!((object_scale(8 * FULL_SIZE_OBJECTS, false) - 0.5).abs() < 1e-12);
+        assert!((object_scale(1_000_000, false) - 0.1f64.powf(2.0 / 3.0)).abs() < 1e-12);
+        assert_eq!(object_scale(1_000_000, true), 1.0);
     }
 }
