@@ -261,6 +261,9 @@ struct Object<const K: usize> {
     root: Option<u32>,
     /// Whether `fat` changed since the last step: its candidate parts are looked for again.
     requery: bool,
+    /// Whether its fat k-DOP or its filter changed since the last step that succeeded: its
+    /// candidate objects are looked for in the broad phase, not taken from its jobs.
+    relist: bool,
 }
 
 struct PartRec<const K: usize> {
@@ -460,6 +463,7 @@ impl<const K: usize> World<K> {
             moved: true,
             root: None,
             requery: false,
+            relist: true,
         });
         self.frame.changes.objects.added(key);
         let proxy = proxy_of(key) as usize;
@@ -533,6 +537,7 @@ impl<const K: usize> World<K> {
         // user value changes neither.
         let old = o.desc;
         o.desc = desc;
+        o.relist |= (old.group, old.mask) != (desc.group, desc.mask);
         if (old.mode, old.group, old.mask) != (desc.mode, desc.group, desc.mask) {
             self.frame.changes.objects.mark(id.key);
         }

@@ -567,6 +567,7 @@ impl<const K: usize> World<K> {
                 let e = root.box_extent();
                 o.fat = root.enlarged(self.options.fat_margin * e.max_element());
                 o.requery = true;
+                o.relist = true;
                 stats.refattened += 1;
                 let aabb = aabb_of(&o.fat).ok_or(Error::InvalidPose {
                     reason: "the placed object has no finite bounds",
@@ -704,19 +705,37 @@ impl<const K: usize> World<K> {
         let (objects, parts, changes, table) = (&self.objects, &self.parts, &f.changes, &f.table);
         let dropped = &mut f.dropped;
         for &a in &changes.objects.keys {
-            table.each_of(Side::Object(slot(a)), |n| dropped.push(n));
-            let Some(oa) = objects.get(a) else { continue };
-            let Some(aabb) = aabb_of(&oa.fat) else {
+            let Some(oa) = objects.get(a) else {
+                table.each_of(Side::Object(slot(a)), |n| dropped.push(n));
                 continue;
             };
-            self.broad.query(&aabb, |proxy| {
-                let b = self.proxy_object[proxy as usize];
-                // A pair of two changed objects is listed from the first's side.
-                if b == a || (b < a && changes.objects.has(slot(b))) {
-                    return;
-                }
-                fresh.extend(object_job((a, oa), (b, &objects[b])));
-            });
+            if oa.relist {
+                table.each_of(Side::Object(slot(a)), |n| dropped.push(n));
+                let Some(aabb) = aabb_of(&oa.fat) else {
+                    continue;
+                };
+                self.broad.query(&aabb, |proxy| {
+                    let b = self.proxy_object[proxy as usize];
+                    // A pair of two objects that look again is listed from the first's side.
+                    if b == a || (b < a && changes.objects.has(slot(b)) && objects[b].relist) {
+                        return;
+                    }
+                    fresh.extend(object_job((a, oa), (b, &objects[b])));
+                });
+            } else {
+                // Moved inside its fat k-DOP, its filter as it was: its candidate objects
+                // are those of its jobs (a pair of it and an object that looks again is
+                // found from that object's side too; duplicates go below).
+                table.each_of(Side::Object(slot(a)), |n| {
+                    dropped.push(n);
+                    if let Job::Objects(x, y) = table.keyed(n).job() {
+                        let b = if slot(x) == slot(a) { y } else { x };
+                        if let Some(ob) = objects.get(b) {
+                            fresh.extend(object_job((a, oa), (b, ob)));
+                        }
+                    }
+                });
+            }
             let from = self.part_pairs.partition_point(|&(o, _)| o < a);
             for &(_, p) in self.part_pairs[from..].iter().take_while(|&&(o, _)| o == a) {
                 fresh.extend(part_job((a, oa), (p, &parts[p])));
@@ -959,6 +978,12 @@ impl<const K: usize> World<K> {
             for p in &mut f.pairs {
                 p.a_user = user_of(&self.objects, &self.parts, p.a);
                 p.b_user = user_of(&self.objects, &self.parts, p.b);
+            }
+        }
+        // The jobs found now hold every changed object's candidates.
+        for &k in &f.changes.objects.keys {
+            if let Some(o) = self.objects.get_mut(k) {
+                o.relist = false;
             }
         }
         f.changes.clear();
@@ -1232,6 +1257,36 @@ mod tests {
     pub(super) static LISTED: AtomicUsize = AtomicUsize::new(0);
     /// Steps whose pairs were edited (and checked against a new list).
     pub(super) static EDITED_PAIRS: AtomicUsize = AtomicUsize::new(0);
+
+    /// An object moved inside its fat k-DOP takes its candidate objects from its jobs; one
+    /// that arrives beside it with a new fat k-DOP must find it from its own side, whichever
+    /// handle comes first (the pair is new to both).
+    #[test]
+    fn an_arrival_meets_an_object_that_moved_inside_its_fat_bound() {
+        for arrival_first in [false, true] {
+            let mut w = World::<18>::new();
+            let ball = w
+                .add_shape(crate::scene::icosphere(1.0, 1).unwrap())
+                .unwrap();
+            let at = |x: f64| Pose::from_translation(DVec3::new(x, 0.0, 0.0)).unwrap();
+            let first = w.add_object(ball, at(0.0), ObjectDesc::default()).unwrap();
+            let second = w.add_object(ball, at(50.0), ObjectDesc::default()).unwrap();
+            let (stays, arrives) = if arrival_first {
+                (second, first)
+            } else {
+                (first, second)
+            };
+            w.set_pose(stays, at(0.0)).unwrap();
+            w.set_pose(arrives, at(50.0)).unwrap();
+            w.step().unwrap();
+            assert!(w.pairs().is_empty());
+            w.set_pose(stays, at(0.001)).unwrap();
+            w.set_pose(arrives, at(1.5)).unwrap();
+            let s = w.step().unwrap();
+            assert_eq!(s.refattened, 1, "only the arrival leaves its fat k-DOP");
+            assert_eq!(w.pairs().len(), 1, "arrival first: {arrival_first}");
+        }
+    }
 
     /// A crowd where a few objects change each step (moved, teleported, given another mode
     /// or filter, removed, added) and parts are moved, given another filter, added and
