@@ -13,8 +13,10 @@
 //! that steps append to (compacted in place when what no pair holds passes half the rest).
 //! The candidate pairs live in a table kept from step to step (`jobs.rs`), each in its two
 //! sides' lists: a step drops the jobs of the changed objects and parts found through
-//! their lists, and adds the changed ones' candidates found by broad-phase queries (where
-//! many changed, one pass over the table and the broad phase's pairs does both); the sorted
+//! their lists, and adds the changed ones' candidates found by broad-phase queries (an
+//! object moved inside its fat k-DOP, its filter as it was, has the candidate objects of
+//! its jobs; where many changed, one pass over the table and the broad phase's pairs does
+//! both); the sorted
 //! list of colliding pairs is edited the same way (the dropped ones out, the computed ones
 //! in), so resting objects cost no query, copy or sort per step.
 
