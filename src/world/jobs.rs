@@ -19,7 +19,7 @@ const NONE: u32 = u32::MAX;
 const FREE: u32 = u32::MAX - 1;
 
 /// One candidate pair: an object, and an object or part.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Job {
     Objects(ObjectKey, ObjectKey),
     Part(ObjectKey, PartKey),
@@ -126,15 +126,27 @@ impl Rec {
 }
 
 /// The jobs; see the module page.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct JobTable {
     recs: Vec<Rec>,
-    /// The first free slot.
-    free: Option<u32>,
+    /// The first free slot ([`NONE`] when none is).
+    free: u32,
     live: usize,
     /// The first job in each object's and each part's list, by slot index.
     object_heads: Vec<u32>,
     part_heads: Vec<u32>,
+}
+
+impl Default for JobTable {
+    fn default() -> Self {
+        JobTable {
+            recs: Vec::new(),
+            free: NONE,
+            live: 0,
+            object_heads: Vec::new(),
+            part_heads: Vec::new(),
+        }
+    }
 }
 
 impl JobTable {
@@ -162,17 +174,14 @@ impl JobTable {
             next: [NONE; 2],
             prev: [NONE; 2],
         };
-        let n = match self.free {
-            Some(n) => {
-                let f = self.recs[n as usize].next[0];
-                self.free = (f != NONE).then_some(f);
-                self.recs[n as usize] = rec;
-                n
-            }
-            None => {
-                self.recs.push(rec);
-                (self.recs.len() - 1) as u32
-            }
+        let n = if self.free == NONE {
+            self.recs.push(rec);
+            (self.recs.len() - 1) as u32
+        } else {
+            let n = self.free;
+            self.free = self.recs[n as usize].next[0];
+            self.recs[n as usize] = rec;
+            n
         };
         for side in 0..2 {
             let owner = rec.owner(side);
@@ -207,16 +216,15 @@ impl JobTable {
         }
         let r = &mut self.recs[n as usize];
         r.prev[0] = FREE;
-        r.next[0] = self.free.unwrap_or(NONE);
-        r.out = JobOut::default();
-        self.free = Some(n);
+        r.next[0] = self.free;
+        self.free = n;
         self.live -= 1;
     }
 
     /// Removes every job (cheaper than one by one).
     pub(super) fn clear(&mut self) {
         self.recs.clear();
-        self.free = None;
+        self.free = NONE;
         self.live = 0;
         self.object_heads.fill(NONE);
         self.part_heads.fill(NONE);

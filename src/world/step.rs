@@ -16,9 +16,8 @@
 //! their lists, and adds the changed ones' candidates found by broad-phase queries (an
 //! object moved inside its fat k-DOP, its filter as it was, has the candidate objects of
 //! its jobs; where many changed, one pass over the table and the broad phase's pairs does
-//! both); the sorted
-//! list of colliding pairs is edited the same way (the dropped ones out, the computed ones
-//! in), so resting objects cost no query, copy or sort per step.
+//! both); the sorted list of colliding pairs is edited the same way (the dropped ones out,
+//! the computed ones in), so resting objects cost no query, copy or sort per step.
 
 use super::jobs::{Job, JobOut, JobTable, Keyed, Side, slot};
 use super::{Body, Object, ObjectId, ObjectKey, PartHandle, PartKey, PartRec, World, aabb_of};
@@ -707,12 +706,23 @@ impl<const K: usize> World<K> {
         let (objects, parts, changes, table) = (&self.objects, &self.parts, &f.changes, &f.table);
         let dropped = &mut f.dropped;
         for &a in &changes.objects.keys {
-            let Some(oa) = objects.get(a) else {
-                table.each_of(Side::Object(slot(a)), |n| dropped.push(n));
-                continue;
-            };
+            let oa = objects.get(a);
+            // Moved inside its fat k-DOP, its filter as it was: its candidate objects are
+            // those of its jobs (a pair of it and an object that looks again is found from
+            // that object's side too; duplicates go below).
+            let reuse = oa.filter(|o| !o.relist);
+            table.each_of(Side::Object(slot(a)), |n| {
+                dropped.push(n);
+                let (Some(oa), Job::Objects(x, y)) = (reuse, table.keyed(n).job()) else {
+                    return;
+                };
+                let b = if slot(x) == slot(a) { y } else { x };
+                if let Some(ob) = objects.get(b) {
+                    fresh.extend(object_job((a, oa), (b, ob)));
+                }
+            });
+            let Some(oa) = oa else { continue };
             if oa.relist {
-                table.each_of(Side::Object(slot(a)), |n| dropped.push(n));
                 let Some(aabb) = aabb_of(&oa.fat) else {
                     continue;
                 };
@@ -723,19 +733,6 @@ impl<const K: usize> World<K> {
                         return;
                     }
                     fresh.extend(object_job((a, oa), (b, &objects[b])));
-                });
-            } else {
-                // Moved inside its fat k-DOP, its filter as it was: its candidate objects
-                // are those of its jobs (a pair of it and an object that looks again is
-                // found from that object's side too; duplicates go below).
-                table.each_of(Side::Object(slot(a)), |n| {
-                    dropped.push(n);
-                    if let Job::Objects(x, y) = table.keyed(n).job() {
-                        let b = if slot(x) == slot(a) { y } else { x };
-                        if let Some(ob) = objects.get(b) {
-                            fresh.extend(object_job((a, oa), (b, ob)));
-                        }
-                    }
                 });
             }
             let from = self.part_pairs.partition_point(|&(o, _)| o < a);
@@ -770,9 +767,12 @@ impl<const K: usize> World<K> {
     /// The jobs with a changed side in one pass over the table, and the candidate pairs
     /// with a changed side in one over the broad phase's pairs and the object–part pairs.
     fn list_changed_jobs(&mut self) {
-        let f = &mut self.frame;
-        let mut fresh = std::mem::take(&mut f.fresh_jobs);
+        let mut fresh = std::mem::take(&mut self.frame.fresh_jobs);
         fresh.clear();
+        self.candidates(true, &mut fresh);
+        fresh.sort_unstable_by_key(|k| k.key());
+        let f = &mut self.frame;
+        f.fresh_jobs = fresh;
         let changes = &f.changes;
         f.dropped.clear();
         f.dropped.extend(
@@ -781,20 +781,24 @@ impl<const K: usize> World<K> {
                 .filter(|(_, k, _)| changes.touches(k.key()))
                 .map(|(n, _, _)| n),
         );
-        let (objects, parts) = (&self.objects, &self.parts);
+    }
+
+    /// The candidate pairs that pass the filters and the fat k-DOP test, from the broad
+    /// phase's pairs and the kept object–part pairs, into `out`; with `changed_only`, those
+    /// with a changed side alone (looked at before their job is made).
+    fn candidates(&self, changed_only: bool, out: &mut Vec<Keyed>) {
+        let (objects, parts, changes) = (&self.objects, &self.parts, &self.frame.changes);
         for (p, q) in self.broad.pairs() {
             let (a, b) = (self.proxy_object[p as usize], self.proxy_object[q as usize]);
-            if changes.objects.has(slot(a)) || changes.objects.has(slot(b)) {
-                fresh.extend(object_job((a, &objects[a]), (b, &objects[b])));
+            if !changed_only || changes.objects.has(slot(a)) || changes.objects.has(slot(b)) {
+                out.extend(object_job((a, &objects[a]), (b, &objects[b])));
             }
         }
         for &(a, p) in &self.part_pairs {
-            if changes.objects.has(slot(a)) || changes.parts.has(slot(p)) {
-                fresh.extend(part_job((a, &objects[a]), (p, &parts[p])));
+            if !changed_only || changes.objects.has(slot(a)) || changes.parts.has(slot(p)) {
+                out.extend(part_job((a, &objects[a]), (p, &parts[p])));
             }
         }
-        fresh.sort_unstable_by_key(|k| k.key());
-        f.fresh_jobs = fresh;
     }
 
     /// Tests and fuzzing: with every candidate pair listed anew, the step computes exactly
@@ -804,13 +808,7 @@ impl<const K: usize> World<K> {
     fn check_jobs(&self, few: bool) {
         let f = &self.frame;
         let mut all = Vec::new();
-        for (p, q) in self.broad.pairs() {
-            let (a, b) = (self.proxy_object[p as usize], self.proxy_object[q as usize]);
-            all.extend(object_job((a, &self.objects[a]), (b, &self.objects[b])));
-        }
-        for &(a, p) in &self.part_pairs {
-            all.extend(part_job((a, &self.objects[a]), (p, &self.parts[p])));
-        }
+        self.candidates(false, &mut all);
         all.sort_unstable_by_key(|k| k.key());
         let changed = |k: &Keyed| f.changes.touches(k.key());
         let fresh: Vec<Keyed> = all.iter().copied().filter(changed).collect();
