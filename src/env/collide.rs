@@ -88,9 +88,14 @@ impl<const K: usize> Environment<K> {
         let work = &mut state.work;
         work.contacts.clear();
         let first = work.raw.first().map_or(0, |r| r[0]);
-        // One contact (every detect query that finds one) takes the plain path below,
-        // where sorting it costs nothing.
-        if work.raw.len() > 1 && work.raw.iter().all(|r| r[0] == first) {
+        if let [[p, e, o]] = work.raw[..] {
+            // One contact: every detect query that finds one.
+            work.contacts.push(Contact {
+                part: self.ids[p as usize],
+                env_triangle: e,
+                object_triangle: o,
+            });
+        } else if work.raw.len() > 1 && work.raw.iter().all(|r| r[0] == first) {
             // Most queries meet one part: its contacts sort as `u64` keys, which compare
             // as one integer where `[u32; 3]` compares through slices.
             work.keys.clear();

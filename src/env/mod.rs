@@ -188,6 +188,7 @@ impl<const K: usize> Environment<K> {
     /// smaller than `object` (own-frame boxes, compared as [`crate::Reference::of`] does),
     /// else `None`. Made on
     /// first need (a copy of the part's hierarchy with its corners and hull).
+    #[inline]
     pub(crate) fn flying_for(&self, object: &FlyingObject<K>) -> Option<&FlyingObject<K>> {
         if self.parts.len() != 1
             || crate::query::size(&object.part.bvh.root_dop())
@@ -195,11 +196,16 @@ impl<const K: usize> Environment<K> {
         {
             return None;
         }
+        Some(self.part_as_flying())
+    }
+
+    /// The one part as a flying object, made on first need.
+    #[cold]
+    #[inline(never)]
+    fn part_as_flying(&self) -> &FlyingObject<K> {
         let part = &self.parts[0];
-        Some(
-            self.flying
-                .get_or_init(|| FlyingObject::from_bvh(part.bvh.clone(), part.codes.clone())),
-        )
+        self.flying
+            .get_or_init(|| FlyingObject::from_bvh(part.bvh.clone(), part.codes.clone()))
     }
 
     /// Handles of the parts, in the order they were given.

@@ -191,6 +191,25 @@ impl<const K: usize> Statics<'_, K> {
             deep_first: detect && !(options.witness && q.pair.apart),
             larger_first: options.descent == Descent::Larger,
         };
+        let mut stats = QueryStats::default();
+        // The witness first: most detect queries of a moving object end here.
+        if detect && options.witness {
+            if let Some(w) = q.pair.witness {
+                q.object.place_only(pose, walk.prune, options.rebound);
+                if walk.holds(self, q.object, w, &mut stats.np) {
+                    stats.witness_hits = 1;
+                    q.pair.apart = false;
+                    q.work.raw.clear();
+                    q.work.raw.push([
+                        w[0],
+                        self.parts[w[0] as usize].bvh.id_at(w[1] as usize),
+                        object.part.bvh.id_at(w[2] as usize),
+                    ]);
+                    return Ok((stats, Ended::Found));
+                }
+                q.pair.witness = None;
+            }
+        }
         let mut side = KdopSide {
             statics: self,
             walk: &walk,
@@ -198,25 +217,8 @@ impl<const K: usize> Statics<'_, K> {
             object: q.object,
             work: q.work,
             pair: q.pair,
-            stats: QueryStats::default(),
+            stats,
         };
-        if detect && options.witness {
-            if let Some(w) = side.pair.witness {
-                side.object.place_only(pose, walk.prune, options.rebound);
-                if side.retest(w) {
-                    side.stats.witness_hits = 1;
-                    side.pair.apart = false;
-                    side.work.raw.clear();
-                    side.work.raw.push([
-                        w[0],
-                        self.parts[w[0] as usize].bvh.id_at(w[1] as usize),
-                        object.part.bvh.id_at(w[2] as usize),
-                    ]);
-                    return Ok((side.stats, Ended::Found));
-                }
-                side.pair.witness = None;
-            }
-        }
         if let Some(steps) = side
             .object
             .set_pose(object, pose, walk.prune, options.rebound)

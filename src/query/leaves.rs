@@ -3,26 +3,45 @@
 //! against one static triangle at a time where leaves are wide (`tri::lanes`), and the
 //! re-test of a pair's last contact (temporal coherence, §6.1).
 
-use super::descent::{KdopSide, Walk};
-use super::placed::PlacedTri;
+use super::descent::{KdopSide, Statics, Walk};
+use super::placed::{PlacedObject, PlacedTri};
 use crate::dop::OverlapForm;
 use crate::hierarchy::{Bvh, END};
 use crate::tri::{BATCH, TriBox, intersect_batch, intersect_filtered, set_bits, triangle_distance};
 use glam::DVec3;
 
-impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
-    /// Flying triangle `pos` placed where its pairs are decided: by the world pose for
-    /// object pairs (`Twin`), else by the query's pose.
-    #[inline]
-    fn flying_triangle(&mut self, pos: usize) -> &PlacedTri {
-        let walk = self.walk;
-        if walk.twin.is_some() {
-            self.object.twin_placed(walk.object, pos)
-        } else {
-            self.object.placed(walk.object, walk.pose, pos)
+impl<const K: usize> Walk<'_, K> {
+    /// Whether `[part, static position, object position]` is a contact under the walk's
+    /// pose (one triangle test, counted in `np`): the witness re-test, and the single pairs
+    /// of a flying triangle's descent. Out-of-range positions (a witness from another
+    /// static side) are not, and cost no test. The flying triangle is placed where its
+    /// pairs are decided: by the world pose for object pairs (`Twin`), else by the query's.
+    pub(super) fn holds(
+        &self,
+        statics: &Statics<'_, K>,
+        object: &mut PlacedObject<K>,
+        [part, epos, fpos]: [u32; 3],
+        np: &mut u64,
+    ) -> bool {
+        let Some(p) = statics.parts.get(part as usize) else {
+            return false;
+        };
+        let (epos, fpos) = (epos as usize, fpos as usize);
+        if epos >= p.bvh.triangle_count() || fpos >= self.object.part.bvh.triangle_count() {
+            return false;
         }
+        *np += 1;
+        let et = self.static_triangle(&p.bvh, epos);
+        let ft = if self.twin.is_some() {
+            object.twin_placed(self.object, fpos)
+        } else {
+            object.placed(self.object, self.pose, fpos)
+        };
+        pair_hit(&et, &TriBox::new(&et), ft, self.eps)
     }
+}
 
+impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
     /// Records a contact: static leaf position `epos` of `part` (hierarchy `bvh`) with
     /// object leaf position `fpos`; it is also the pair's next witness.
     #[inline]
@@ -48,22 +67,11 @@ impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
     }
 
     /// Whether `[part, static position, object position]` is a contact under the walk's
-    /// pose (one triangle test, counted in `np`): the witness re-test, and the single pairs
-    /// of a flying triangle's descent. Out-of-range positions (a witness from another
-    /// static side) are not, and cost no test.
-    pub(super) fn retest(&mut self, [part, epos, fpos]: [u32; 3]) -> bool {
-        let walk = self.walk;
-        let statics = self.statics;
-        let Some(p) = statics.parts.get(part as usize) else {
-            return false;
-        };
-        let (epos, fpos) = (epos as usize, fpos as usize);
-        if epos >= p.bvh.triangle_count() || fpos >= walk.object.part.bvh.triangle_count() {
-            return false;
-        }
-        self.stats.np += 1;
-        let et = walk.static_triangle(&p.bvh, epos);
-        pair_hit(&et, &TriBox::new(&et), self.flying_triangle(fpos), walk.eps)
+    /// pose ([`Walk::holds`]).
+    #[inline]
+    pub(super) fn retest(&mut self, w: [u32; 3]) -> bool {
+        self.walk
+            .holds(self.statics, self.object, w, &mut self.stats.np)
     }
 
     /// The pairs of static triangle `et` (box `ebox`, leaf position `epos` of `part`) with

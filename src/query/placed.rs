@@ -55,11 +55,21 @@ impl<const K: usize> PlacedObject<K> {
     }
 
     /// Binds to `obj`: its records are sized and every cached node, triangle and pose is
-    /// forgotten. Returns whether it was bound to another object before.
+    /// forgotten. Returns whether it was bound to another object before. Inlined: nearly
+    /// every query finds the object bound already.
+    #[inline]
     pub(crate) fn bind(&mut self, obj: &FlyingObject<K>) -> bool {
         if self.object == obj.id {
             return false;
         }
+        self.rebind(obj);
+        true
+    }
+
+    /// [`PlacedObject::bind`] to an object other than the bound one.
+    #[cold]
+    #[inline(never)]
+    fn rebind(&mut self, obj: &FlyingObject<K>) {
         self.object = obj.id;
         self.last = None;
         // Node and triangle records are not rewritten, only grown: new stamps make every
@@ -76,7 +86,6 @@ impl<const K: usize> PlacedObject<K> {
         if self.frame.is_none() {
             self.frame = Some(PoseFrame::new(&Pose::IDENTITY, obj.magnitude));
         }
-        true
     }
 
     /// Starts a new pose (new stamp, root re-bounded exactly) unless it is the last one;
