@@ -31,10 +31,12 @@ pub(super) const COARSE_STEP: f32 = 4.0;
 /// ... over this many levels; a static box too large for all of them is a large one.
 pub(super) const COARSE_LEVELS: usize = 6;
 /// Entries a chunk is made with; a chunk grown past twice this is split. Small enough
-/// that a chunk's columns stay in a core's cache while it is streamed and swept, large
-/// enough that a chunk is worth a task. Tests use small chunks, so that splits happen.
+/// that a chunk's columns stay in a core's cache while it is streamed and swept, and that
+/// a patch's shift of the entries after a changed row stays short; large enough that a
+/// chunk is worth a task and that the placing's per-chunk buckets stay few at 1M boxes.
+/// Tests use small chunks, so that splits happen.
 #[cfg(not(any(test, fuzzing)))]
-const CHUNK: usize = 4096;
+const CHUNK: usize = 2048;
 #[cfg(any(test, fuzzing))]
 const CHUNK: usize = 48;
 /// A chunk whose incoming entries are at most one in this many of its entries is swept
