@@ -87,40 +87,38 @@ impl<const K: usize> Environment<K> {
     ) -> Outcome<'s> {
         let work = &mut state.work;
         work.contacts.clear();
-        let first = work.raw.first().map_or(0, |r| r[0]);
-        if let [[p, e, o]] = work.raw[..] {
+        let ids = &self.ids;
+        let contact = |[p, e, o]: [u32; 3]| Contact {
+            part: ids[p as usize],
+            env_triangle: e,
+            object_triangle: o,
+        };
+        match work.raw[..] {
+            [] => {}
             // One contact: every detect query that finds one.
-            work.contacts.push(Contact {
-                part: self.ids[p as usize],
-                env_triangle: e,
-                object_triangle: o,
-            });
-        } else if work.raw.len() > 1 && work.raw.iter().all(|r| r[0] == first) {
-            // Most queries meet one part: its contacts sort as `u64` keys, which compare
-            // as one integer where `[u32; 3]` compares through slices.
-            work.keys.clear();
-            work.keys.extend(
-                work.raw
-                    .iter()
-                    .map(|&[_, e, o]| (u64::from(e) << 32) | u64::from(o)),
-            );
-            work.keys.sort_unstable();
-            let ids = &self.ids;
-            work.contacts.extend(work.keys.iter().map(|&k| Contact {
-                part: ids[first as usize],
-                env_triangle: (k >> 32) as u32,
-                object_triangle: k as u32,
-            }));
-        } else {
-            work.raw.sort_unstable_by_key(|&[p, e, o]| {
-                (u128::from(p) << 64) | (u128::from(e) << 32) | u128::from(o)
-            });
-            work.contacts
-                .extend(work.raw.iter().map(|&[p, e, o]| Contact {
-                    part: self.ids[p as usize],
-                    env_triangle: e,
-                    object_triangle: o,
-                }));
+            [w] => work.contacts.push(contact(w)),
+            [[first, ..], ..] if work.raw.iter().all(|r| r[0] == first) => {
+                // Most queries meet one part: its contacts sort as `u64` keys, which
+                // compare as one integer where `[u32; 3]` compares through slices.
+                work.keys.clear();
+                work.keys.extend(
+                    work.raw
+                        .iter()
+                        .map(|&[_, e, o]| (u64::from(e) << 32) | u64::from(o)),
+                );
+                work.keys.sort_unstable();
+                work.contacts.extend(
+                    work.keys
+                        .iter()
+                        .map(|&k| contact([first, (k >> 32) as u32, k as u32])),
+                );
+            }
+            _ => {
+                work.raw.sort_unstable_by_key(|&[p, e, o]| {
+                    (u128::from(p) << 64) | (u128::from(e) << 32) | u128::from(o)
+                });
+                work.contacts.extend(work.raw.iter().map(|&r| contact(r)));
+            }
         }
         stats.contacts = work.contacts.len() as u64;
         Outcome {

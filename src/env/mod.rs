@@ -186,8 +186,7 @@ impl<const K: usize> Environment<K> {
 
     /// The environment as a flying object when it is one part more than [`SWAP`] times
     /// smaller than `object` (own-frame boxes, compared as [`crate::Reference::of`] does),
-    /// else `None`. Made on
-    /// first need (a copy of the part's hierarchy with its corners and hull).
+    /// else `None`. Inlined: the size test decides nearly every query.
     #[inline]
     pub(crate) fn flying_for(&self, object: &FlyingObject<K>) -> Option<&FlyingObject<K>> {
         if self.parts.len() != 1
@@ -199,7 +198,8 @@ impl<const K: usize> Environment<K> {
         Some(self.part_as_flying())
     }
 
-    /// The one part as a flying object, made on first need.
+    /// The one part as a flying object, made on first need (a copy of the part's hierarchy
+    /// with its corners and hull).
     #[cold]
     #[inline(never)]
     fn part_as_flying(&self) -> &FlyingObject<K> {

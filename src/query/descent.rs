@@ -200,11 +200,9 @@ impl<const K: usize> Statics<'_, K> {
                     stats.witness_hits = 1;
                     q.pair.apart = false;
                     q.work.raw.clear();
-                    q.work.raw.push([
-                        w[0],
-                        self.parts[w[0] as usize].bvh.id_at(w[1] as usize),
-                        object.part.bvh.id_at(w[2] as usize),
-                    ]);
+                    q.work
+                        .raw
+                        .push(walk.contact(&self.parts[w[0] as usize].bvh, w));
                     return Ok((stats, Ended::Found));
                 }
                 q.pair.witness = None;

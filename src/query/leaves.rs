@@ -39,6 +39,18 @@ impl<const K: usize> Walk<'_, K> {
         };
         pair_hit(&et, &TriBox::new(&et), ft, self.eps)
     }
+
+    /// The contact `[part, static triangle, object triangle]`, triangles numbered as in
+    /// their meshes, of the leaf positions `[part, static position, object position]`;
+    /// `bvh` is the part's hierarchy.
+    #[inline(always)]
+    pub(super) fn contact(&self, bvh: &Bvh<K>, [part, epos, fpos]: [u32; 3]) -> [u32; 3] {
+        [
+            part,
+            bvh.id_at(epos as usize),
+            self.object.part.bvh.id_at(fpos as usize),
+        ]
+    }
 }
 
 impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
@@ -46,11 +58,9 @@ impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
     /// object leaf position `fpos`; it is also the pair's next witness.
     #[inline]
     fn record(&mut self, part: u32, bvh: &Bvh<K>, epos: usize, fpos: usize) {
-        let object = self.walk.object;
-        self.work
-            .raw
-            .push([part, bvh.id_at(epos), object.part.bvh.id_at(fpos)]);
-        self.pair.witness = Some([part, epos as u32, fpos as u32]);
+        let w = [part, epos as u32, fpos as u32];
+        self.work.raw.push(self.walk.contact(bvh, w));
+        self.pair.witness = Some(w);
     }
 
     /// One triangle pair: static leaf position `epos` of `part`, object leaf position
