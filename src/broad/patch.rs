@@ -153,7 +153,7 @@ pub(super) fn patch(
     for w in &mut fresh[..m.div_ceil(64)] {
         *w = 0;
     }
-    place_pairs(c, s);
+    place_pairs(c, kernel, s);
     c.incoming.clear();
     let rows = s.touched.len() as u64;
     Some(Swept {
@@ -192,7 +192,7 @@ fn find_leaving(c: &Chunk, s: &mut Scratch) -> bool {
 /// row: its home holds both boxes); each row's pairs that stay shifted to the row's new
 /// start, as the entries were; then the touched rows' new pairs (`s.found`) after them.
 /// `s.dir` holds the old directory, `c.rows` the new one with the old pair starts.
-fn place_pairs(c: &mut Chunk, s: &mut Scratch) {
+fn place_pairs(c: &mut Chunk, kernel: Kernel, s: &mut Scratch) {
     let old_at = &c.rows.pair_at;
     let buf = &mut c.found.buf;
     s.kept.clear();
@@ -204,7 +204,7 @@ fn place_pairs(c: &mut Chunk, s: &mut Scratch) {
         s.ids.clear();
         s.ids.extend(group.iter().map(|&(_, id)| id));
         let (from, to) = (old_at[i] as usize, old_at[i + 1] as usize);
-        s.kept[i] = drop_pairs_of(&mut buf[from..to], &s.ids) as u32;
+        s.kept[i] = drop_pairs_of(kernel, &mut buf[from..to], &s.ids) as u32;
     }
     s.pair_at.clear();
     let (mut total, mut t) = (0u32, 0);
