@@ -51,6 +51,9 @@ pub(super) struct Scratch {
     /// The rows they leave (indices into the chunk's directory) with the proxy that
     /// leaves, in row order.
     left: Vec<(u32, u32)>,
+    /// Each leaving entry's row key, proxy and place, in the order of `c.outgoing`: where
+    /// the same box's arriving entry in that row is looked for first.
+    hints: Vec<(u32, u32, u32)>,
     /// For each arriving entry (in order): the place in the chunk before which it goes.
     at: Vec<u32>,
     /// The runs of staying entries: first, end, and how far each shifts.
@@ -75,6 +78,7 @@ impl Scratch {
     pub(super) fn bytes(&self) -> usize {
         (self.gone.capacity()
             + 2 * self.left.capacity()
+            + 3 * self.hints.capacity()
             + self.at.capacity()
             + self.old_row.capacity()
             + self.touched.capacity()
@@ -110,7 +114,7 @@ pub(super) fn patch(
     if !find_leaving(c, s) {
         return None;
     }
-    find_arriving(&c.rows, keys, &mut s.at);
+    find_arriving(c, keys, &s.hints, &mut s.at);
     let m = n + keys.len() - s.gone.len();
     runs(n, &s.gone, &s.at, &mut s.runs);
     make_directory(c, keys, s);
@@ -169,6 +173,7 @@ pub(super) fn patch(
 fn find_leaving(c: &Chunk, s: &mut Scratch) -> bool {
     s.gone.clear();
     s.left.clear();
+    s.hints.clear();
     let r = &c.rows;
     let dir = &r.rows[..r.len()];
     for &(key, id) in &c.outgoing {
@@ -181,6 +186,7 @@ fn find_leaving(c: &Chunk, s: &mut Scratch) -> bool {
         };
         s.gone.push((from + at) as u32);
         s.left.push((i as u32, id));
+        s.hints.push((key, id, (from + at) as u32));
     }
     s.gone.sort_unstable();
     s.left.sort_unstable();
@@ -259,10 +265,14 @@ fn place_pairs(c: &mut Chunk, kernel: Kernel, s: &mut Scratch) {
 }
 
 /// For each arriving entry (ranks in `keys`, ascending), the place of the first old entry
-/// of `rows` that sorts after it: in its row by a binary search, or where its row would
-/// start if the chunk has none of that key.
-fn find_arriving(rows: &Rows, keys: &[u128], at: &mut Vec<u32>) {
+/// of `c.rows` that sorts after it: in its row by a search, or where its row would start if
+/// the chunk has none of that key. A box set again near where it was (the common case: a
+/// fat box re-made around its moving box) arrives in a row it leaves, a few places from its
+/// old entry, so the search gallops out from there (`hints`) and touches the lines already
+/// read rather than a binary search's far places.
+fn find_arriving(c: &Chunk, keys: &[u128], hints: &[(u32, u32, u32)], at: &mut Vec<u32>) {
     at.clear();
+    let rows = &c.rows;
     let dir = &rows.rows[..rows.len()];
     let cols = rows.view();
     for &k in keys {
@@ -271,14 +281,41 @@ fn find_arriving(rows: &Rows, keys: &[u128], at: &mut Vec<u32>) {
         let place = match dir.get(i) {
             Some(row) if row.key == key => {
                 let (from, to) = (row.start as usize, rows.rows[i + 1].start as usize);
-                from + partition(from, to, |j| {
-                    rank_of(cols.row[j], cols.lo[0][j], cols.proxy[j]) < rank
-                })
+                let before = |j: usize| rank_of(cols.row[j], cols.lo[0][j], cols.proxy[j]) < rank;
+                let proxy = c.incoming[(k & POSITION) as usize].proxy;
+                match hints.iter().find(|h| h.0 == key && h.1 == proxy) {
+                    Some(&(_, _, h)) => gallop(from, to, h as usize, before),
+                    None => from + partition(from, to, before),
+                }
             }
             _ => rows.rows[i].start as usize,
         };
         at.push(place as u32);
     }
+}
+
+/// The first place from `from` to `to` for which `before` fails (it holds for a first part
+/// of them and no other; `to` if it holds for all), searched outward from `near` (in
+/// `from..to`) by doubling steps, then by halving them.
+fn gallop(from: usize, to: usize, near: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (lo, hi) = if before(near) {
+        // The place is after `near`: `lo` is known to hold, `lo + step` is tried.
+        let (mut lo, mut step) = (near, 1);
+        while lo + step < to && before(lo + step) {
+            lo += step;
+            step *= 2;
+        }
+        (lo + 1, (lo + step).min(to))
+    } else {
+        // The place is at or before `near`: `hi` is known to fail.
+        let (mut hi, mut step) = (near, 1);
+        while hi >= from + step && !before(hi - step) {
+            hi -= step;
+            step *= 2;
+        }
+        (hi.saturating_sub(step).max(from), hi)
+    };
+    lo + partition(lo, hi, before)
 }
 
 /// The row key of an arriving entry's sort key (`place::sort_incoming`).
@@ -427,6 +464,28 @@ mod tests {
             }
             assert_eq!(p.rows.pair_at, s.rows.pair_at, "{at}");
             assert_eq!(p.found.as_slice(), s.found.as_slice(), "{at}");
+        }
+    }
+
+    #[test]
+    fn galloping_finds_what_a_binary_search_finds() {
+        for from in 0..6 {
+            for len in 0..40 {
+                let to = from + len;
+                for near in from..to {
+                    for first in from..=to {
+                        let before = |j: usize| {
+                            assert!((from..to).contains(&j), "{j} outside {from}..{to}");
+                            j < first
+                        };
+                        assert_eq!(
+                            gallop(from, to, near, before),
+                            first,
+                            "{from}..{to} from {near}"
+                        );
+                    }
+                }
+            }
         }
     }
 
