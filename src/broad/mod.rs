@@ -417,8 +417,8 @@ impl Rows {
     }
 
     /// Counts `n` entries, the columns grown if shorter, with room for a sixteenth more:
-    /// a patch grows a chunk by a few entries at a time, and growing the columns exactly
-    /// would copy them each time.
+    /// a patch grows a chunk by a few entries at a time, and columns grown exactly (by a
+    /// stream or by the last patch) would be copied whole by the next patch that adds one.
     fn set_count(&mut self, n: usize) {
         if self.proxy.len() < n {
             self.resize(n + n / 16);

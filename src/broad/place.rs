@@ -714,7 +714,7 @@ pub(super) struct Swept {
 impl<'a> Builder<'a> {
     /// A builder writing into `out`, sized for `cap` entries.
     fn new(out: &'a mut Rows, cap: usize, found: Found<'a>, kernel: Kernel) -> Self {
-        out.resize(cap);
+        out.set_count(cap);
         out.rows.clear();
         out.pair_at.clear();
         let Rows {
