@@ -49,11 +49,9 @@ pub(super) struct Scratch {
     /// Places of the leaving entries in the chunk, ascending.
     gone: Vec<u32>,
     /// The rows they leave (indices into the chunk's directory) with the proxy that
-    /// leaves, in row order.
-    left: Vec<(u32, u32)>,
-    /// Each leaving entry's row key, proxy and place, in the order of `c.outgoing`: where
-    /// the same box's arriving entry in that row is looked for first.
-    hints: Vec<(u32, u32, u32)>,
+    /// leaves and its place, in row and proxy order: where the same box's arriving entry
+    /// in that row is looked for first.
+    left: Vec<(u32, u32, u32)>,
     /// For each arriving entry (in order): the place in the chunk before which it goes.
     at: Vec<u32>,
     /// The runs of staying entries: first, end, and how far each shifts.
@@ -77,8 +75,7 @@ impl Scratch {
     /// Bytes held (capacities).
     pub(super) fn bytes(&self) -> usize {
         (self.gone.capacity()
-            + 2 * self.left.capacity()
-            + 3 * self.hints.capacity()
+            + 3 * self.left.capacity()
             + self.at.capacity()
             + self.old_row.capacity()
             + self.touched.capacity()
@@ -114,7 +111,7 @@ pub(super) fn patch(
     if !find_leaving(c, s) {
         return None;
     }
-    find_arriving(c, keys, &s.hints, &mut s.at);
+    find_arriving(c, keys, &s.left, &mut s.at);
     let m = n + keys.len() - s.gone.len();
     runs(n, &s.gone, &s.at, &mut s.runs);
     make_directory(c, keys, s);
@@ -173,7 +170,6 @@ pub(super) fn patch(
 fn find_leaving(c: &Chunk, s: &mut Scratch) -> bool {
     s.gone.clear();
     s.left.clear();
-    s.hints.clear();
     let r = &c.rows;
     let dir = &r.rows[..r.len()];
     for &(key, id) in &c.outgoing {
@@ -185,8 +181,7 @@ fn find_leaving(c: &Chunk, s: &mut Scratch) -> bool {
             return false;
         };
         s.gone.push((from + at) as u32);
-        s.left.push((i as u32, id));
-        s.hints.push((key, id, (from + at) as u32));
+        s.left.push((i as u32, id, (from + at) as u32));
     }
     s.gone.sort_unstable();
     s.left.sort_unstable();
@@ -208,7 +203,7 @@ fn place_pairs(c: &mut Chunk, kernel: Kernel, s: &mut Scratch) {
     for group in s.left.chunk_by(|x, y| x.0 == y.0) {
         let i = group[0].0 as usize;
         s.ids.clear();
-        s.ids.extend(group.iter().map(|&(_, id)| id));
+        s.ids.extend(group.iter().map(|&(_, id, _)| id));
         let (from, to) = (old_at[i] as usize, old_at[i + 1] as usize);
         s.kept[i] = drop_pairs_of(kernel, &mut buf[from..to], &s.ids) as u32;
     }
@@ -268,9 +263,9 @@ fn place_pairs(c: &mut Chunk, kernel: Kernel, s: &mut Scratch) {
 /// of `c.rows` that sorts after it: in its row by a search, or where its row would start if
 /// the chunk has none of that key. A box set again near where it was (the common case: a
 /// fat box re-made around its moving box) arrives in a row it leaves, a few places from its
-/// old entry, so the search gallops out from there (`hints`) and touches the lines already
-/// read rather than a binary search's far places.
-fn find_arriving(c: &Chunk, keys: &[u128], hints: &[(u32, u32, u32)], at: &mut Vec<u32>) {
+/// old entry (in `left`, the leaving entries with their places), so the search gallops out
+/// from there and touches the lines already read rather than a binary search's far places.
+fn find_arriving(c: &Chunk, keys: &[u128], left: &[(u32, u32, u32)], at: &mut Vec<u32>) {
     at.clear();
     let rows = &c.rows;
     let dir = &rows.rows[..rows.len()];
@@ -283,9 +278,9 @@ fn find_arriving(c: &Chunk, keys: &[u128], hints: &[(u32, u32, u32)], at: &mut V
                 let (from, to) = (row.start as usize, rows.rows[i + 1].start as usize);
                 let before = |j: usize| rank_of(cols.row[j], cols.lo[0][j], cols.proxy[j]) < rank;
                 let proxy = c.incoming[(k & POSITION) as usize].proxy;
-                match hints.iter().find(|h| h.0 == key && h.1 == proxy) {
-                    Some(&(_, _, h)) => gallop(from, to, h as usize, before),
-                    None => from + partition(from, to, before),
+                match left.binary_search_by_key(&(i as u32, proxy), |&(r, id, _)| (r, id)) {
+                    Ok(h) => gallop(from, to, left[h].2 as usize, before),
+                    Err(_) => from + partition(from, to, before),
                 }
             }
             _ => rows.rows[i].start as usize,
