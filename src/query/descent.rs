@@ -468,27 +468,13 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                 return self.test_pairs(p, pos as usize, fnode.first_triangle() as usize);
             }
             let c = fnode.first_child();
-            let stack = &mut work.stack;
             if fsize < tri.screens_below {
                 // A triangle much larger and wider than the flying node: its plane and
                 // edges prune what its k-DOP cannot.
-                let bvh = &statics.parts[p as usize].bvh;
-                let cache = &mut work.screen;
-                let screen = |fd: &Dop<K>| cache.meets(p, pos, || bvh.tri_at(pos as usize), fd);
-                self.object.descend_fly(
-                    stack,
-                    form,
-                    object,
-                    c,
-                    [p, e],
-                    dop,
-                    screen,
-                    false,
-                    &mut self.stats,
-                );
+                self.fly_under_refined(c, p, slot);
             } else {
                 self.object.descend_fly(
-                    stack,
+                    &mut work.stack,
                     form,
                     object,
                     c,
@@ -504,20 +490,8 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
         let (p, e, env) = statics.entry(p, e);
         if !env.is_leaf() {
             if fnode.is_leaf() && fsize > LARGE * size(&env.dop) {
-                // A flying leaf larger than the environment node goes on as its triangles,
-                // each kept only where it may meet the node (`tri::node`): large triangles
-                // at an angle have k-DOPs far larger than themselves.
-                let mut pos = fnode.first_triangle() as usize;
-                loop {
-                    let ft = self.object.placed(object, walk.pose, pos);
-                    self.stats.nv += 1;
-                    let keep = triangle_meets_dop(&ft.corners, &ft.bbox, &env.dop, walk.prune);
-                    self.work.stack.push_if([FTRI | pos as u32, p, e], keep);
-                    if object.part.bvh.ids[pos] & END != 0 {
-                        break;
-                    }
-                    pos += 1;
-                }
+                // A flying leaf larger than the environment node goes on as its triangles.
+                self.flying_leaf_as_triangles(fnode.first_triangle() as usize, p, e, env);
                 return false;
             }
             // The environment node splits unless the Larger rule splits the flying one
@@ -548,16 +522,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                 let mut slot = match work.memo.get_or_insert(p, e, fresh) {
                     Some(slot) => slot as usize,
                     None => {
-                        let mut pos = first;
-                        loop {
-                            let dop = part.refined_bound(&env.dop, pos);
-                            let at = pos as u32;
-                            work.tri_dops.push(RefinedTri::new(dop, at));
-                            if bvh.ids[pos] & END != 0 {
-                                break;
-                            }
-                            pos += 1;
-                        }
+                        refine(part, &env.dop, first, &mut work.tri_dops);
                         fresh as usize
                     }
                 };
@@ -583,23 +548,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
             // (Only then is the entry a part's leaf: the part tree's nodes name no triangle.)
             let work = &mut *self.work;
             if env.is_leaf() && size(&env.dop) > LARGE_ENV * fsize {
-                let cache = &mut work.screen;
-                let screen = |fd: &Dop<K>| {
-                    let pos = env.first_triangle();
-                    let tri = || statics.parts[p as usize].bvh.tri_at(pos as usize);
-                    cache.meets(p, pos, tri, fd)
-                };
-                self.object.descend_fly(
-                    &mut work.stack,
-                    form,
-                    object,
-                    c,
-                    [p, e],
-                    &env.dop,
-                    screen,
-                    false,
-                    &mut self.stats,
-                );
+                self.fly_under_leaf(c, p, e, env);
             } else {
                 self.object.descend_fly(
                     &mut work.stack,
@@ -622,6 +571,97 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
             return false;
         }
         self.test_pairs(p, first, fnode.first_triangle() as usize)
+    }
+}
+
+impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
+    /// The children `c`, `c + 1` of a flying node against refined triangle `slot` of part
+    /// `p`, screened by the triangle's plane and edges. Out of line, as the branches below
+    /// are: most pairs take none of them, and inlined they spread the loop's hot code over
+    /// more of the instruction cache.
+    #[inline(never)]
+    fn fly_under_refined(&mut self, c: u32, p: u32, slot: usize) {
+        let object = self.walk.object;
+        let bvh = &self.statics.parts[p as usize].bvh;
+        let work = &mut *self.work;
+        let tri = &work.tri_dops[slot];
+        let pos = tri.pos;
+        let cache = &mut work.screen;
+        let screen = |fd: &Dop<K>| cache.meets(p, pos, || bvh.tri_at(pos as usize), fd);
+        self.object.descend_fly(
+            &mut work.stack,
+            self.form,
+            object,
+            c,
+            [p, TRI | slot as u32],
+            &tri.dop,
+            screen,
+            false,
+            &mut self.stats,
+        );
+    }
+
+    /// The children `c`, `c + 1` of a flying node against a one-triangle leaf `env` (entry
+    /// `(p, e)`) much larger than they are, screened by its plane and edges.
+    #[inline(never)]
+    fn fly_under_leaf(&mut self, c: u32, p: u32, e: u32, env: &Node<K>) {
+        let object = self.walk.object;
+        let pos = env.first_triangle();
+        let bvh = &self.statics.parts[p as usize].bvh;
+        let work = &mut *self.work;
+        let cache = &mut work.screen;
+        let screen = |fd: &Dop<K>| cache.meets(p, pos, || bvh.tri_at(pos as usize), fd);
+        self.object.descend_fly(
+            &mut work.stack,
+            self.form,
+            object,
+            c,
+            [p, e],
+            &env.dop,
+            screen,
+            false,
+            &mut self.stats,
+        );
+    }
+
+    /// A flying leaf (first triangle at leaf position `pos`) larger than static node `env`
+    /// (entry `(p, e)`) goes on as its triangles, each kept only where it may meet the node
+    /// (`tri::node`): large triangles at an angle have k-DOPs far larger than themselves.
+    #[inline(never)]
+    fn flying_leaf_as_triangles(&mut self, mut pos: usize, p: u32, e: u32, env: &Node<K>) {
+        let walk = self.walk;
+        let object = walk.object;
+        loop {
+            let ft = self.object.placed(object, walk.pose, pos);
+            self.stats.nv += 1;
+            let keep = triangle_meets_dop(&ft.corners, &ft.bbox, &env.dop, walk.prune);
+            self.work.stack.push_if([FTRI | pos as u32, p, e], keep);
+            if object.part.bvh.ids[pos] & END != 0 {
+                break;
+            }
+            pos += 1;
+        }
+    }
+}
+
+/// Refines the static leaf with bound `leaf` whose triangles start at leaf position
+/// `first` of `part` into one bound per triangle, appended to `out` (once per leaf and
+/// query, so out of line).
+#[inline(never)]
+fn refine<const K: usize>(
+    part: &Part<K>,
+    leaf: &Dop<K>,
+    first: usize,
+    out: &mut Vec<RefinedTri<K>>,
+) {
+    let ids = &part.bvh.ids;
+    let mut pos = first;
+    loop {
+        out.push(RefinedTri::new(part.refined_bound(leaf, pos), pos as u32));
+        if ids[pos] & END != 0 {
+            break;
+        }
+        pos += 1;
     }
 }
 
