@@ -420,11 +420,7 @@ impl PlacedTri {
         // Explicit indexing: `[T; 3]::map` costs dozens of instructions per call here.
         let [a, b, c] = obj.part.bvh.tris[pos];
         let v = &obj.part.bvh.vertices;
-        self.corners = [
-            pose.transform_point(v[a as usize]),
-            pose.transform_point(v[b as usize]),
-            pose.transform_point(v[c as usize]),
-        ];
+        self.corners = pose.transform_three([v[a as usize], v[b as usize], v[c as usize]]);
         self.bbox = TriBox::new(&self.corners);
     }
 }
