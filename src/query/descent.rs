@@ -471,7 +471,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
             if fsize < tri.screens_below {
                 // A triangle much larger and wider than the flying node: its plane and
                 // edges prune what its k-DOP cannot.
-                self.fly_under_refined(c, p, slot);
+                self.fly_screened(c, p, e, None);
             } else {
                 self.object.descend_fly(
                     &mut work.stack,
@@ -548,7 +548,7 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
             // (Only then is the entry a part's leaf: the part tree's nodes name no triangle.)
             let work = &mut *self.work;
             if env.is_leaf() && size(&env.dop) > LARGE_ENV * fsize {
-                self.fly_under_leaf(c, p, e, env);
+                self.fly_screened(c, p, e, Some(env));
             } else {
                 self.object.descend_fly(
                     &mut work.stack,
@@ -575,40 +575,23 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
 }
 
 impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
-    /// The children `c`, `c + 1` of a flying node against refined triangle `slot` of part
-    /// `p`, screened by the triangle's plane and edges. Out of line, as the branches below
-    /// are: most pairs take none of them, and inlined they spread the loop's hot code over
-    /// more of the instruction cache.
+    /// The children `c`, `c + 1` of a flying node against a static triangle much larger
+    /// than they are, screened by its plane and edges: a one-triangle leaf `env` of entry
+    /// `(p, e)`, or (`env` none) the refined triangle `e` names. Out of line, as the
+    /// branch below is: most pairs take neither, and inlined they spread the loop's hot
+    /// code over more of the instruction cache.
     #[inline(never)]
-    fn fly_under_refined(&mut self, c: u32, p: u32, slot: usize) {
+    fn fly_screened(&mut self, c: u32, p: u32, e: u32, env: Option<&Node<K>>) {
         let object = self.walk.object;
         let bvh = &self.statics.parts[p as usize].bvh;
         let work = &mut *self.work;
-        let tri = &work.tri_dops[slot];
-        let pos = tri.pos;
-        let cache = &mut work.screen;
-        let screen = |fd: &Dop<K>| cache.meets(p, pos, || bvh.tri_at(pos as usize), fd);
-        self.object.descend_fly(
-            &mut work.stack,
-            self.form,
-            object,
-            c,
-            [p, TRI | slot as u32],
-            &tri.dop,
-            screen,
-            false,
-            &mut self.stats,
-        );
-    }
-
-    /// The children `c`, `c + 1` of a flying node against a one-triangle leaf `env` (entry
-    /// `(p, e)`) much larger than they are, screened by its plane and edges.
-    #[inline(never)]
-    fn fly_under_leaf(&mut self, c: u32, p: u32, e: u32, env: &Node<K>) {
-        let object = self.walk.object;
-        let pos = env.first_triangle();
-        let bvh = &self.statics.parts[p as usize].bvh;
-        let work = &mut *self.work;
+        let (dop, pos) = match env {
+            Some(env) => (&env.dop, env.first_triangle()),
+            None => {
+                let tri = &work.tri_dops[(e & !TRI) as usize];
+                (&tri.dop, tri.pos)
+            }
+        };
         let cache = &mut work.screen;
         let screen = |fd: &Dop<K>| cache.meets(p, pos, || bvh.tri_at(pos as usize), fd);
         self.object.descend_fly(
@@ -617,7 +600,7 @@ impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
             object,
             c,
             [p, e],
-            &env.dop,
+            dop,
             screen,
             false,
             &mut self.stats,
