@@ -15,7 +15,7 @@ use super::{Descent, Mode, NodePair, PairCache, QueryOptions, QueryStats, size};
 use crate::dop::{Dop, Narrow, OverlapForm, Wide};
 use crate::env::Part;
 use crate::error::{Error, Result};
-use crate::hierarchy::{Bvh, END, Node};
+use crate::hierarchy::{Bvh, END, Node, leaf_span};
 use crate::pose::Pose;
 use crate::tri::triangle_meets_dop;
 use crate::tumble::FlyingObject;
@@ -577,9 +577,9 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
 impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
     /// The children `c`, `c + 1` of a flying node against a static triangle much larger
     /// than they are, screened by its plane and edges: a one-triangle leaf `env` of entry
-    /// `(p, e)`, or (`env` none) the refined triangle `e` names. Out of line, as the
-    /// branch below is: most pairs take neither, and inlined they spread the loop's hot
-    /// code over more of the instruction cache.
+    /// `(p, e)`, or (`env` none) the refined triangle `e` names. Out of line, as are
+    /// [`KdopSide::flying_leaf_as_triangles`] and [`refine`]: most pairs take none of
+    /// them, and inlined they made the descent's loop larger and slower.
     #[inline(never)]
     fn fly_screened(&mut self, c: u32, p: u32, e: u32, env: Option<&Node<K>>) {
         let object = self.walk.object;
@@ -607,48 +607,21 @@ impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
         );
     }
 
-    /// A flying leaf (first triangle at leaf position `pos`) larger than static node `env`
+    /// A flying leaf (first triangle at leaf position `first`) larger than static node `env`
     /// (entry `(p, e)`) goes on as its triangles, each kept only where it may meet the node
     /// (`tri::node`): large triangles at an angle have k-DOPs far larger than themselves.
     #[inline(never)]
-    fn flying_leaf_as_triangles(&mut self, mut pos: usize, p: u32, e: u32, env: &Node<K>) {
+    fn flying_leaf_as_triangles(&mut self, first: usize, p: u32, e: u32, env: &Node<K>) {
         let walk = self.walk;
         let object = walk.object;
-        loop {
+        for pos in leaf_span(&object.part.bvh.ids, first) {
             let ft = self.object.placed(object, walk.pose, pos);
             self.stats.nv += 1;
             let keep = triangle_meets_dop(&ft.corners, &ft.bbox, &env.dop, walk.prune);
             self.work.stack.push_if([FTRI | pos as u32, p, e], keep);
-            if object.part.bvh.ids[pos] & END != 0 {
-                break;
-            }
-            pos += 1;
         }
     }
-}
 
-/// Refines the static leaf with bound `leaf` whose triangles start at leaf position
-/// `first` of `part` into one bound per triangle, appended to `out` (once per leaf and
-/// query, so out of line).
-#[inline(never)]
-fn refine<const K: usize>(
-    part: &Part<K>,
-    leaf: &Dop<K>,
-    first: usize,
-    out: &mut Vec<RefinedTri<K>>,
-) {
-    let ids = &part.bvh.ids;
-    let mut pos = first;
-    loop {
-        out.push(RefinedTri::new(part.refined_bound(leaf, pos), pos as u32));
-        if ids[pos] & END != 0 {
-            break;
-        }
-        pos += 1;
-    }
-}
-
-impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
     /// One triangle of a flying leaf (leaf position `fpos`) against static entry `(p, e)`:
     /// the triangle pairs at static leaves, else the static node splits and each child is
     /// kept where the triangle may meet it. Returns true when a detect query can stop.
@@ -688,6 +661,21 @@ impl<const K: usize, F: OverlapForm> KdopSide<'_, '_, K, F> {
             .stack
             .push_two([f, p, c + 1], right, [f, p, c], left);
         false
+    }
+}
+
+/// Refines the static leaf with bound `leaf` whose triangles start at leaf position
+/// `first` of `part` into one bound per triangle, appended to `out` (once per leaf and
+/// query, so out of line).
+#[inline(never)]
+fn refine<const K: usize>(
+    part: &Part<K>,
+    leaf: &Dop<K>,
+    first: usize,
+    out: &mut Vec<RefinedTri<K>>,
+) {
+    for pos in leaf_span(&part.bvh.ids, first) {
+        out.push(RefinedTri::new(part.refined_bound(leaf, pos), pos as u32));
     }
 }
 
