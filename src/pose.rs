@@ -229,8 +229,7 @@ impl Pose {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::{
-                __m128d, _mm_add_pd, _mm_cvtsd_f64, _mm_mul_pd, _mm_set_pd, _mm_set1_pd,
-                _mm_unpackhi_pd,
+                _mm_add_pd, _mm_cvtsd_f64, _mm_mul_pd, _mm_set_pd, _mm_set1_pd, _mm_unpackhi_pd,
             };
             let r = &self.rows;
             // SAFETY: SSE2 is part of the x86_64 baseline; these compute on registers.
@@ -241,7 +240,7 @@ impl Pose {
                     let a = _mm_mul_pd(c0, _mm_set1_pd(q.x));
                     let b = _mm_add_pd(a, _mm_mul_pd(c1, _mm_set1_pd(q.y)));
                     let c = _mm_add_pd(b, _mm_mul_pd(c2, _mm_set1_pd(q.z)));
-                    let d: __m128d = _mm_add_pd(c, c3);
+                    let d = _mm_add_pd(c, c3);
                     DVec3::new(
                         _mm_cvtsd_f64(d),
                         _mm_cvtsd_f64(_mm_unpackhi_pd(d, d)),
@@ -386,8 +385,8 @@ mod tests {
     }
 
     /// Three points placed at once are the three placed one by one, bit for bit: random
-    /// rigid poses and points over many magnitudes, signed zeros and exact-halfway sums
-    /// among them (where a different order of the additions would round differently).
+    /// rigid poses and points over many magnitudes, with signed zeros and a coordinate far
+    /// below its neighbours among them.
     #[test]
     fn three_points_placed_as_one_by_one() {
         let mut rng = crate::scene::Rng::new(31);
