@@ -5,9 +5,12 @@
 //! One of the two objects is the *reference*: the descent compares bounds in its frame,
 //! its hierarchy as stored, and re-bounds the other under the relative pose
 //! ([`Pose::relative`]) as a flying object is re-bounded against an environment. The
-//! reference is the object with the larger bounding box in its own frame, so the smaller
-//! one is re-bounded: a small object's few nodes cost little to re-bound, where re-bounding
-//! a large one at an angle loosens every node the descent meets.
+//! second object is the reference, as an environment is, unless the first one's bounding
+//! box in its own frame is more than four times larger: a small object's few nodes cost
+//! little to re-bound, where re-bounding a large one at an angle loosens every node the
+//! descent meets, but near in size a thin object re-bounded at an angle can cost more than
+//! the other (the rule an [`crate::Environment`] of one part follows, measured on the
+//! real-mesh matrix).
 //!
 //! # The exactness contract between two objects
 //! The same as against an environment: reported pairs are exact for both objects'
@@ -21,7 +24,7 @@ use crate::error::Error;
 use crate::error::Result;
 use crate::hierarchy::BuildOptions;
 use crate::pose::Pose;
-use crate::query::{Full, QueryOptions, QueryState, QueryStats, Twin, size};
+use crate::query::{Full, QueryOptions, QueryState, QueryStats, Twin, swaps};
 use crate::tumble::FlyingObject;
 
 /// A contact between two objects: a triangle of each, as indices in their meshes.
@@ -48,11 +51,13 @@ pub enum Reference {
 }
 
 impl Reference {
-    /// The reference object of a pair: the one whose bounding box in its own frame is larger
-    /// (the sum of its x, y and z extents), the second one on a tie.
+    /// The reference object of a pair: the second one, unless the first one's bounding box
+    /// in its own frame (the sum of its x, y and z extents) is more than four times the
+    /// second's. In a [`crate::World`] the second is the part, or of two objects the one
+    /// whose handle orders after the other's.
     #[must_use]
     pub fn of<const K: usize>(a: &FlyingObject<K>, b: &FlyingObject<K>) -> Reference {
-        if size(&a.part.bvh.root_dop()) > size(&b.part.bvh.root_dop()) {
+        if swaps(&a.part.bvh.nodes[0].dop, &b.part.bvh.nodes[0].dop) {
             Reference::A
         } else {
             Reference::B
@@ -149,7 +154,7 @@ impl<const K: usize> FlyingObject<K> {
                     options,
                     state.parts(),
                     Wide::detect(),
-                    Some(&twin),
+                    twin.as_ref(),
                     &mut Full,
                 )?;
                 (reference, stats)

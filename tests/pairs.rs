@@ -48,9 +48,10 @@ fn random_pairs<const K: usize>(seed: u64) -> usize {
     let mut rng = Rng::new(seed);
     let mut state = QueryState::new();
     let mut total = 0;
-    for round in 0..6 {
-        // Radii 0.2 to 4 against 1: either object may be the larger one.
-        let r = [0.2, 0.5, 1.0, 2.0, 4.0, 1.0][round];
+    for round in 0..7 {
+        // Radii 0.2 to 8 against 1: either object may be the reference (the first one
+        // only when its box is more than four times the second's).
+        let r = [0.2, 0.5, 1.0, 2.0, 4.0, 1.0, 8.0][round];
         let a = FlyingObject::<K>::new(cluster(&mut rng, 120, r, 0.5 * r), &BuildOptions::FLYING)
             .unwrap();
         let b =
@@ -246,4 +247,88 @@ fn a_small_environment_flown_in_the_object_counts_its_copy() {
             .unwrap();
         assert_eq!(got.contacts, &want[..]);
     }
+}
+
+/// A side at the identity pose is compared in the world frame without a twin (as an
+/// environment is): its triangles as stored must answer as the contract places them, also
+/// where coordinates are zeros of either sign and triangles only touch.
+#[test]
+fn a_side_at_the_identity_answers_as_brute_force() {
+    let mut rng = Rng::new(11);
+    let mut state = QueryState::new();
+    let mut contacts = 0;
+    let mut references = [0; 2];
+    for round in 0..6 {
+        let r = [0.2, 1.0, 8.0][round % 3];
+        let a = FlyingObject::<18>::new(cluster(&mut rng, 120, r, 0.5 * r), &BuildOptions::FLYING)
+            .unwrap();
+        let b = FlyingObject::<18>::new(cluster(&mut rng, 90, 1.0, 0.5), &BuildOptions::FLYING)
+            .unwrap();
+        references[usize::from(Reference::of(&a, &b) == Reference::B)] += 1;
+        for i in 0..6 {
+            let other = random_pose(&mut rng, 1.0, i % 3 == 2);
+            let what = format!("round {round} pose {i}");
+            let (pa, pb) = if i % 2 == 0 {
+                (Pose::IDENTITY, other)
+            } else {
+                (other, Pose::IDENTITY)
+            };
+            contacts += check(&a, &pa, &b, &pb, &mut state, &what);
+        }
+    }
+    assert!(
+        references.iter().all(|&n| n > 0),
+        "references {references:?}"
+    );
+    assert!(contacts > 100, "only {contacts} contacts");
+    // Squares in the plane z = 0 (zeros of both signs) and one across it, touching at
+    // edges, a corner and faces: each at the identity against the others moved by whole
+    // steps, so that contacts are touching ones.
+    let square = |z: f64| {
+        Mesh::new(
+            vec![
+                DVec3::new(-0.0, -0.0, z),
+                DVec3::new(1.0, 0.0, z),
+                DVec3::new(1.0, 1.0, z),
+                DVec3::new(0.0, 1.0, z),
+            ],
+            vec![[0, 1, 2], [0, 2, 3]],
+        )
+        .unwrap()
+    };
+    let wall = Mesh::new(
+        vec![
+            DVec3::new(1.0, -0.0, -1.0),
+            DVec3::new(1.0, 1.0, -1.0),
+            DVec3::new(1.0, 1.0, 1.0),
+            DVec3::new(1.0, 0.0, 1.0),
+        ],
+        vec![[0, 1, 2], [0, 2, 3]],
+    )
+    .unwrap();
+    let shapes = [square(-0.0), square(0.0), wall];
+    let objects: Vec<FlyingObject<18>> = shapes
+        .iter()
+        .map(|m| FlyingObject::new(m.clone(), &BuildOptions::FLYING).unwrap())
+        .collect();
+    let steps = [
+        DVec3::ZERO,
+        DVec3::new(1.0, 0.0, 0.0),
+        DVec3::new(1.0, 1.0, 0.0),
+        DVec3::new(-1.0, 0.0, 0.0),
+        DVec3::new(0.0, -1.0, -0.0),
+    ];
+    let mut touching = 0;
+    for (i, a) in objects.iter().enumerate() {
+        for (j, b) in objects.iter().enumerate() {
+            for step in steps {
+                let moved = Pose::from_translation(step).unwrap();
+                let what = format!("shape {i} against shape {j} moved by {step}");
+                let n = check(a, &Pose::IDENTITY, b, &moved, &mut state, &what);
+                check(b, &moved, a, &Pose::IDENTITY, &mut state, &what);
+                touching += usize::from(n > 0);
+            }
+        }
+    }
+    assert!(touching > 10, "only {touching} touching placements");
 }

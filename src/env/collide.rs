@@ -17,7 +17,7 @@ impl<const K: usize> Environment<K> {
     /// Answers are exact for the environment's triangles as stored (world coordinates) and
     /// the object's placed by [`Pose::transform_point`]. When the environment is one part
     /// whose box is more than four times smaller than the object's (both in their own
-    /// frames, as [`crate::Reference::of`] compares objects), the descent runs in the
+    /// frames, the rule of [`crate::Reference::of`]), the descent runs in the
     /// object's frame with the part re-bounded, not the large object; the answer is the same.
     ///
     /// # Errors
@@ -58,10 +58,15 @@ impl<const K: usize> Environment<K> {
             if let Some((twin, inverse)) = Twin::new(pose, &Pose::IDENTITY, object.magnitude, part)
             {
                 let q = state.parts();
-                let done =
-                    object
-                        .statics()
-                        .run(part, &inverse, options, q, wide, Some(&twin), control)?;
+                let done = object.statics().run(
+                    part,
+                    &inverse,
+                    options,
+                    q,
+                    wide,
+                    twin.as_ref(),
+                    control,
+                )?;
                 // [0, object triangle, part triangle] as the environment's contacts are.
                 state.work.raw.iter_mut().for_each(|r| r.swap(1, 2));
                 return Ok(done);

@@ -34,13 +34,6 @@ slotmap::new_key_type! {
     pub struct PartId;
 }
 
-/// A one-part environment is re-bounded in the object's frame, instead of the object in
-/// the environment's, only when the object's box is this many times larger: near in size,
-/// re-bounding a thin part at an angle can cost more than re-bounding the object
-/// (measured over the real-mesh matrix: `docs/benchmarks.md`, "When a one-part environment
-/// is flown in the object's frame").
-const SWAP: f32 = 4.0;
-
 /// One part: its placed mesh (owned by the hierarchy) and its placement.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Part<const K: usize> {
@@ -184,14 +177,13 @@ impl<const K: usize> Environment<K> {
         }
     }
 
-    /// The environment as a flying object when it is one part more than [`SWAP`] times
-    /// smaller than `object` (own-frame boxes, compared as [`crate::Reference::of`] does),
-    /// else `None`. Inlined: the size test decides nearly every query.
+    /// The environment as a flying object when it is one part more than four times
+    /// smaller than `object` (own-frame boxes, the rule of [`crate::Reference::of`]), else
+    /// `None`. Inlined: the size test decides nearly every query.
     #[inline]
     pub(crate) fn flying_for(&self, object: &FlyingObject<K>) -> Option<&FlyingObject<K>> {
         if self.parts.len() != 1
-            || crate::query::size(&object.part.bvh.root_dop())
-                <= SWAP * crate::query::size(&self.top[0].dop)
+            || !crate::query::swaps(&object.part.bvh.nodes[0].dop, &self.top[0].dop)
         {
             return None;
         }

@@ -121,13 +121,19 @@ pub(crate) struct Twin {
 impl Twin {
     /// The frames of a static side posed by `fixed` and a flying object posed by `flying`,
     /// with the flying object's pose in the static side's frame; `None` where `fixed` has
-    /// no inverse that can be trusted.
+    /// no inverse that can be trusted. A static side at the identity pose is in the world
+    /// frame already, as an environment is: no twin, and `flying` itself (its triangles
+    /// as stored are those the identity places, up to the sign of a zero coordinate,
+    /// which no triangle test reads).
     pub(crate) fn new<const K: usize>(
         fixed: &Pose,
         flying: &Pose,
         fixed_magnitude: f64,
         object: &FlyingObject<K>,
-    ) -> Option<(Twin, Pose)> {
+    ) -> Option<(Option<Twin>, Pose)> {
+        if *fixed == Pose::IDENTITY {
+            return Some((None, *flying));
+        }
         let relative = fixed.relative(flying).ok()?;
         let margin = fixed.twin_margin(flying, &relative, fixed_magnitude, object.magnitude)?;
         let twin = Twin {
@@ -135,7 +141,7 @@ impl Twin {
             flying: *flying,
             margin,
         };
-        Some((twin, relative))
+        Some((Some(twin), relative))
     }
 }
 

@@ -266,3 +266,17 @@ impl<const K: usize> QueryState<K> {
 pub(crate) fn size<const K: usize>(d: &Dop<K>) -> f32 {
     (d.hi(0) - d.lo(0)) + (d.hi(1) - d.lo(1)) + (d.hi(2) - d.lo(2))
 }
+
+/// A static side (an environment's one part, the second object of a pair) is re-bounded
+/// in the flying side's frame, instead of the flying side in its, only when the flying
+/// side's box is this many times larger: near in size, re-bounding a thin part at an angle
+/// can cost more than re-bounding the object (measured over the real-mesh matrix:
+/// `docs/benchmarks.md`, "When a one-part environment is flown in the object's frame").
+const SWAP: f32 = 4.0;
+
+/// Whether a flying side whose own-frame root is `flying` should rather be the static
+/// side against one whose root is `fixed` (its box more than [`SWAP`] times larger).
+#[inline]
+pub(crate) fn swaps<const K: usize>(flying: &Dop<K>, fixed: &Dop<K>) -> bool {
+    size(flying) > SWAP * size(fixed)
+}
