@@ -5,8 +5,11 @@
 //!
 //! Environment variables: `MODE` (`detect`, default, or `report`), `K` (6, 14, 18
 //! default, 26), `SEED` (the matrix's `--seed`, default 1), `POSE` (only that pose, e.g.
-//! to profile it over many passes; the witness is then off, so every pass is cold).
-use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState};
+//! to profile it over many passes; the witness is then off, so every pass is cold),
+//! `PAIR=objects` (the environment's mesh as a second flying object at the identity pose,
+//! queried by `FlyingObject::collide_with` with the flying object first, as the matrix's
+//! object-against-object row).
+use kdop::{BuildOptions, Environment, FlyingObject, Pose, QueryOptions, QueryState, QueryStats};
 use std::time::Instant;
 
 fn file_name(p: &str) -> String {
@@ -31,6 +34,9 @@ fn run<const K: usize>(env_file: &str, obj_file: &str, poses: usize, passes: usi
     {
         poses = vec![poses[i]];
     }
+    let pair = std::env::var("PAIR").as_deref() == Ok("objects");
+    let still = pair.then(|| FlyingObject::<K>::new(env_mesh.clone(), &BuildOptions::FLYING));
+    let still = still.transpose().expect("still object");
     let env = Environment::<K>::from_mesh(env_mesh, &BuildOptions::ENVIRONMENT).expect("env");
     let obj = FlyingObject::<K>::new(obj_mesh, &BuildOptions::FLYING).expect("object");
     let mut options = match std::env::var("MODE").as_deref() {
@@ -64,24 +70,34 @@ fn run<const K: usize>(env_file: &str, obj_file: &str, poses: usize, passes: usi
         return;
     }
     let mut state = QueryState::new();
-    state.prepare(&env, &obj);
+    match &still {
+        Some(still) => state.prepare_objects(&obj, still),
+        None => state.prepare(&env, &obj),
+    }
     for pass in 0..passes {
         let mut total = 0.0;
         for (i, pose) in poses.iter().enumerate() {
             let t0 = Instant::now();
-            let r = env
-                .collide(&obj, pose, &options, &mut state)
-                .expect("query");
+            let (collides, stats): (bool, QueryStats) = match &still {
+                Some(still) => {
+                    let r = obj
+                        .collide_with(pose, still, &Pose::IDENTITY, &options, &mut state)
+                        .expect("query");
+                    (r.collides, r.stats)
+                }
+                None => {
+                    let r = env
+                        .collide(&obj, pose, &options, &mut state)
+                        .expect("query");
+                    (r.collides, r.stats)
+                }
+            };
             let us = t0.elapsed().as_secs_f64() * 1e6;
             total += us;
             if pass == 0 || pass + 1 == passes {
                 println!(
                     "pass {pass} pose {i:3}: {us:9.1} us  collides {:5}  Nv {:7} Np {:7} Nu {:7} contacts {}",
-                    r.collides,
-                    r.stats.nv,
-                    r.stats.np,
-                    r.stats.nu,
-                    r.contacts.len()
+                    collides, stats.nv, stats.np, stats.nu, stats.contacts
                 );
             }
         }

@@ -11,8 +11,9 @@
 //! kept from step to step otherwise, so neither resting objects nor parts cost per step.
 //!
 //! Every hierarchy stays in its shape's own frame: an object meets a part or another object
-//! through [`FlyingObject::collide_with`], which compares bounds in the frame of the larger
-//! of the two and re-bounds the smaller, so a small part under a large object costs what a
+//! through [`FlyingObject::collide_with`], which compares bounds in the part's frame (or the
+//! later object's) and re-bounds the object, unless the object is more than four times
+//! larger ([`crate::Reference::of`]), so a small part under a large object costs what a
 //! small object over a large part does.
 //!
 //! `step.rs` runs a frame; this file holds the world's records and its handles.

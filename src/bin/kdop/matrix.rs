@@ -1,6 +1,7 @@
 //! `kdop bench matrix`: every real mesh as the environment against every one as the flying
 //! object, on seeded near poses ([`kdop::scene::near_poses`]), detect and report, for each
-//! k-DOP, kdop's OBB back-end and FCL (python-fcl, OBBRSS, in a virtual environment made
+//! k-DOP, kdop's OBB back-end, the two meshes as two flying objects (the world's
+//! object-against-object query) and FCL (python-fcl, OBBRSS, in a virtual environment made
 //! here from PyPI), in one run on the same poses. Every report is checked: against the
 //! brute-force oracle where the cell is small enough, else against FCL's pairs, each pair
 //! on which they differ decided by the exact triangle test; and every back-end against the
@@ -60,20 +61,37 @@ pub struct MatrixArgs {
     pub oracle_limit: u64,
 }
 
+/// A back-end of the matrix: an environment of a bounding-volume kind against a flying
+/// object, or the two meshes as two flying objects (`FlyingObject::collide_with`, the world's
+/// object-against-object query) under the default k-DOP.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Backend {
+    Env(Bv),
+    Objects,
+}
+
 /// The back-ends measured, default first: its reports are the ones the others must equal.
-const BACKENDS: [Bv; 5] = [
-    Bv::Dop(KArg::K18),
-    Bv::Dop(KArg::K6),
-    Bv::Dop(KArg::K14),
-    Bv::Dop(KArg::K26),
-    Bv::Obb,
+const BACKENDS: [Backend; 6] = [
+    Backend::Env(Bv::Dop(KArg::K18)),
+    Backend::Objects,
+    Backend::Env(Bv::Dop(KArg::K6)),
+    Backend::Env(Bv::Dop(KArg::K14)),
+    Backend::Env(Bv::Dop(KArg::K26)),
+    Backend::Env(Bv::Obb),
 ];
 
-fn backend_name(bv: Bv) -> String {
-    match bv {
-        Bv::Dop(KArg::K18) => "kdop 18-DOP (default)".into(),
-        Bv::Dop(k) => format!("kdop {}-DOP", k.k()),
-        Bv::Obb => "kdop OBB".into(),
+/// Where kdop's OBB back-end is in [`BACKENDS`]: every cell is compared with it.
+const OBB_AT: usize = 5;
+
+/// Where the object-against-object back-end is in [`BACKENDS`].
+const OBJECTS_AT: usize = 1;
+
+fn backend_name(b: Backend) -> String {
+    match b {
+        Backend::Env(Bv::Dop(KArg::K18)) => "kdop 18-DOP (default)".into(),
+        Backend::Env(Bv::Dop(k)) => format!("kdop {}-DOP", k.k()),
+        Backend::Env(Bv::Obb) => "kdop OBB".into(),
+        Backend::Objects => "kdop 18-DOP, object against object".into(),
     }
 }
 
@@ -166,7 +184,7 @@ pub fn run(a: &MatrixArgs) -> kdop::Result<ExitCode> {
             }
         };
         match backend {
-            Bv::Dop(k) => with_k!(k, KK => {
+            Backend::Env(Bv::Dop(k)) => with_k!(k, KK => {
                 let envs: Vec<Environment<KK>> = build(&meshes, "environments", |m| {
                     Environment::<KK>::from_mesh(m.clone(), &BuildOptions::ENVIRONMENT)
                 })?;
@@ -200,7 +218,43 @@ pub fn run(a: &MatrixArgs) -> kdop::Result<ExitCode> {
                     bar.inc(1);
                 }
             }),
-            Bv::Obb => {
+            Backend::Objects => {
+                // The environment's mesh as an object left where it is (the identity
+                // pose), the flying one placed by each pose: the same triangles in the
+                // same places as against the environment, so the same pairs. The
+                // flying one first, as a world asks an object against a part.
+                let objects = build(&meshes, "objects", |m| {
+                    FlyingObject::<18>::new(m.clone(), &BuildOptions::FLYING)
+                })?;
+                for (ci, c) in cells.iter().enumerate() {
+                    let (still, obj) = (&objects[c.env], &objects[c.object]);
+                    let mut state = QueryState::new();
+                    state.prepare_objects(obj, still);
+                    let ([d, r], pairs) = time_cell(c, a.min_ms, |pose, o, keep| {
+                        let t0 = Instant::now();
+                        let r = obj.collide_with(pose, still, &Pose::IDENTITY, o, &mut state)?;
+                        let us = t0.elapsed().as_secs_f64() * 1e6;
+                        let pairs = if keep {
+                            // In the environment's order: its triangle first.
+                            let mut p: Vec<[u32; 2]> = r
+                                .contacts
+                                .iter()
+                                .map(|x| [x.b_triangle, x.a_triangle])
+                                .collect();
+                            p.sort_unstable();
+                            p
+                        } else {
+                            Vec::new()
+                        };
+                        Ok((us, r.collides, r.stats, pairs))
+                    })?;
+                    consistent(backend, &meshes, c, &d, &r, &mut problems);
+                    check(ci, pairs, &mut problems);
+                    per_cell.push([d, r]);
+                    bar.inc(1);
+                }
+            }
+            Backend::Env(Bv::Obb) => {
                 let envs = build(&meshes, "environments", |m| ObbTree::from_mesh(m, OBB_LEAF))?;
                 let objects = build(&meshes, "objects", |m| ObbTree::from_mesh(m, OBB_LEAF))?;
                 for (ci, c) in cells.iter().enumerate() {
@@ -384,7 +438,7 @@ fn build<T: Send>(
 
 /// Whether detect and report agree on which poses collide.
 fn consistent(
-    backend: Bv,
+    backend: Backend,
     meshes: &[(String, Mesh)],
     c: &Cell,
     detect: &Run,
@@ -698,7 +752,7 @@ fn render(
         fcl.map_or(f64::NAN, |f| runs[bi][ci][m].mean() / f.cells[ci][m].mean())
     };
     let vs_obb = |bi: usize, ci: usize, m: usize| -> f64 {
-        runs[bi][ci][m].mean() / runs[BACKENDS.len() - 1][ci][m].mean()
+        runs[bi][ci][m].mean() / runs[OBB_AT][ci][m].mean()
     };
     // Summary per back-end.
     let _ = writeln!(
@@ -756,6 +810,22 @@ fn render(
         );
     }
     let _ = writeln!(s);
+    // Issue 19's mark: a pair of objects costs no more than the same meshes as an
+    // environment and an object.
+    let pair_ratio = |m: usize| {
+        let mut r: Vec<f64> = (0..cells.len())
+            .map(|ci| runs[OBJECTS_AT][ci][m].mean() / runs[0][ci][m].mean())
+            .collect();
+        let worst = r.iter().copied().fold(f64::NAN, f64::max);
+        (worst, median(&mut r))
+    };
+    let ((dw, dm), (rw, rm)) = (pair_ratio(0), pair_ratio(1));
+    let _ = writeln!(
+        s,
+        "Object against object (`FlyingObject::collide_with`, the environment's mesh as an \
+         object at the identity pose) over the environment query, per cell: detect worst \
+         {dw:.2}, median {dm:.2}; report worst {rw:.2}, median {rm:.2}.\n"
+    );
     let short: Vec<String> = meshes.iter().map(|(m, _)| short_name(m)).collect();
     for (m, mode) in [(0, "detect"), (1, "report")] {
         let _ = writeln!(
@@ -804,7 +874,7 @@ fn render(
                         short[c.env],
                         short[c.object],
                         runs[0][ci][m].mean(),
-                        runs[BACKENDS.len() - 1][ci][m].mean(),
+                        runs[OBB_AT][ci][m].mean(),
                         fcl.map_or(f64::NAN, |f| f.cells[ci][m].mean())
                     )
                 })
