@@ -170,7 +170,12 @@ pub fn run(a: &MatrixArgs) -> kdop::Result<ExitCode> {
     for (bi, &backend) in BACKENDS.iter().enumerate() {
         let bar = bar(cells.len() as u64, &backend_name(backend));
         let mut per_cell = Vec::with_capacity(cells.len());
-        let mut check = |ci: usize, pairs: Pairs, problems: &mut Vec<String>| {
+        // A cell done: its runs kept, its answers checked against each other and the
+        // default's.
+        let mut record = |ci: usize, [d, r]: [Run; 2], pairs: Pairs, problems: &mut Vec<String>| {
+            consistent(backend, &meshes, &cells[ci], &d, &r, problems);
+            per_cell.push([d, r]);
+            bar.inc(1);
             if bi == 0 {
                 reference.push(pairs);
             } else if pairs != reference[ci] {
@@ -212,10 +217,7 @@ pub fn run(a: &MatrixArgs) -> kdop::Result<ExitCode> {
                     if bi == 0 {
                         oracle_cells += oracle_check(a, &meshes, c, env, obj, &pairs, &mut problems);
                     }
-                    consistent(backend, &meshes, c, &d, &r, &mut problems);
-                    check(ci, pairs, &mut problems);
-                    per_cell.push([d, r]);
-                    bar.inc(1);
+                    record(ci, [d, r], pairs, &mut problems);
                 }
             }),
             Backend::Objects => {
@@ -248,10 +250,7 @@ pub fn run(a: &MatrixArgs) -> kdop::Result<ExitCode> {
                         };
                         Ok((us, r.collides, r.stats, pairs))
                     })?;
-                    consistent(backend, &meshes, c, &d, &r, &mut problems);
-                    check(ci, pairs, &mut problems);
-                    per_cell.push([d, r]);
-                    bar.inc(1);
+                    record(ci, [d, r], pairs, &mut problems);
                 }
             }
             Backend::Env(Bv::Obb) => {
@@ -272,10 +271,7 @@ pub fn run(a: &MatrixArgs) -> kdop::Result<ExitCode> {
                         };
                         Ok((us, r.collides, r.stats, pairs))
                     })?;
-                    consistent(backend, &meshes, c, &d, &r, &mut problems);
-                    check(ci, pairs, &mut problems);
-                    per_cell.push([d, r]);
-                    bar.inc(1);
+                    record(ci, [d, r], pairs, &mut problems);
                 }
             }
         }
