@@ -57,7 +57,7 @@ impl Reference {
     /// whose handle orders after the other's.
     #[must_use]
     pub fn of<const K: usize>(a: &FlyingObject<K>, b: &FlyingObject<K>) -> Reference {
-        if swaps(&a.part.bvh.nodes[0].dop, &b.part.bvh.nodes[0].dop) {
+        if swaps(&a.part.bvh.root_dop(), &b.part.bvh.root_dop()) {
             Reference::A
         } else {
             Reference::B

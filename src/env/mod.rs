@@ -183,7 +183,7 @@ impl<const K: usize> Environment<K> {
     #[inline]
     pub(crate) fn flying_for(&self, object: &FlyingObject<K>) -> Option<&FlyingObject<K>> {
         if self.parts.len() != 1
-            || !crate::query::swaps(&object.part.bvh.nodes[0].dop, &self.top[0].dop)
+            || !crate::query::swaps(&object.part.bvh.root_dop(), &self.top[0].dop)
         {
             return None;
         }

@@ -86,6 +86,12 @@ const OBB_AT: usize = 5;
 /// Where the object-against-object back-end is in [`BACKENDS`].
 const OBJECTS_AT: usize = 1;
 
+// The two places above follow the list, or the program does not build.
+const _: () = assert!(
+    matches!(BACKENDS[OBB_AT], Backend::Env(Bv::Obb))
+        && matches!(BACKENDS[OBJECTS_AT], Backend::Objects)
+);
+
 fn backend_name(b: Backend) -> String {
     match b {
         Backend::Env(Bv::Dop(KArg::K18)) => "kdop 18-DOP (default)".into(),
