@@ -470,3 +470,49 @@ fn few_moving_boxes_among_many_sweep_only_their_rows() {
     }
     assert!(patched >= 30, "{patched} chunks patched");
 }
+
+/// Many large boxes moving among small ones, few enough boxes changed per large box that
+/// the pairs of unchanged boxes are kept: the changed boxes are then looked up among the
+/// unchanged large boxes, and the changed large boxes anew, in slices on the pool. Every
+/// update equals brute force, and one thread and four give the same pairs in the same order.
+#[test]
+fn moving_large_boxes_keep_pairs_alike_on_any_thread_count() {
+    let run = || {
+        let mut rng = Rng::new(91);
+        let n = 4000u32;
+        let half = |i, _: &mut Rng| if i % 25 == 0 { 3.0 } else { 0.3 };
+        let (mut bp, mut boxes) = cubes(&mut rng, n, 14.0, half);
+        assert!(bp.stats().large >= 100, "{:?}", bp.stats());
+        let mut order = Vec::new();
+        for frame in 0..4u32 {
+            // 600 distinct boxes (7 is prime to n), one in 25 of them large.
+            for k in 0..600u32 {
+                let i = (k * 7 + frame * 13) % n;
+                let (b, _) = boxes[i as usize].unwrap();
+                let s = 0.05 * (b.hi[0] - b.lo[0]);
+                let m = rng.vec(-1.0, 1.0);
+                let m = [m.x as f32, m.y as f32, m.z as f32];
+                let b = Aabb::new(
+                    [0, 1, 2].map(|k| b.lo[k] + s * m[k]),
+                    [0, 1, 2].map(|k| b.hi[k] + s * m[k]),
+                );
+                bp.set(i, b, true).unwrap();
+                boxes[i as usize] = Some((b, true));
+            }
+            bp.update();
+            // Pairs are kept when at most eight boxes changed per large one and the grid
+            // stayed (`large.rs`, `KEEP_UP_TO`).
+            let s = bp.stats();
+            assert!(
+                !s.regridded && s.moved <= 8 * s.large,
+                "frame {frame}: {s:?}"
+            );
+            let all = brute_force_pairs(&live(&boxes));
+            assert_eq!(sorted_pairs(&bp), all, "frame {frame}");
+            order.push(bp.pairs().collect::<Vec<_>>());
+        }
+        order
+    };
+    let one = common::on_threads(1, run);
+    assert_eq!(common::on_threads(4, run), one);
+}

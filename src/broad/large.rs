@@ -16,6 +16,7 @@
 //! only the changed large boxes are looked up, and every other changed box joins the lists
 //! of the unchanged large boxes near it. Sleeping large boxes so cost nothing until they
 //! or a neighbour move, and a moving box costs the large boxes near it, not all pairs.
+//! Both lookups run in slices on rayon's pool when there are many, joined in slice order.
 
 use super::place::{COARSE_LEVELS, directory, entries, rank};
 use super::query::query_rows;
@@ -26,6 +27,10 @@ use rayon::prelude::*;
 /// Large boxes per task on rayon's pool: a large box's lookup reads tens of rows, far more
 /// than a task costs to hand over.
 const PER_TASK: usize = 8;
+
+/// Changed boxes per task on rayon's pool when they are looked up among the unchanged large
+/// boxes: each lookup reads a few coarse rows.
+const NEAR_PER_TASK: usize = 256;
 
 /// The level of a large dynamic box too large for every coarse level.
 const HUGE: u8 = u8::MAX;
@@ -44,6 +49,21 @@ pub(super) struct LargeRows {
     level: Vec<u8>,
     /// The boxes of no level, in the order of `large_dynamic`.
     huge: Vec<u32>,
+}
+
+/// What one slice of [`BroadPhase::near_unchanged_large`] found: (place in
+/// `large_dynamic`, box id) pairs, and the boxes it compared.
+#[derive(Clone, Debug, Default)]
+pub(super) struct NearLarge {
+    found: Vec<(u32, u32)>,
+    compared: u64,
+}
+
+impl NearLarge {
+    /// Bytes held.
+    pub(super) fn bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.found.capacity() * 8
+    }
 }
 
 impl LargeRows {
@@ -79,35 +99,50 @@ impl BroadPhase {
         let mut lists = std::mem::take(&mut self.large_pairs);
         lists.resize_with(n, Vec::new);
         self.index_large();
-        let this = &*self;
-        let compared: u64 = if n <= PER_TASK || rayon::current_num_threads() == 1 {
-            lists
-                .iter_mut()
-                .enumerate()
-                .map(|(i, found)| {
-                    found.clear();
-                    this.large_box_pairs(i, None, found)
-                })
-                .sum()
-        } else {
-            lists
-                .par_chunks_mut(PER_TASK)
-                .enumerate()
-                .with_max_len(1)
-                .map(|(t, lists)| {
-                    let mut compared = 0;
-                    for (k, found) in lists.iter_mut().enumerate() {
-                        found.clear();
-                        compared += this.large_box_pairs(t * PER_TASK + k, None, found);
-                    }
-                    compared
-                })
-                .sum()
-        };
-        self.stats.compared += compared;
+        self.stats.compared += self.find_large_pairs(&mut lists, None);
         self.large_pairs = lists;
         self.large_ids.clone_from(&self.large_dynamic);
         self.count_large_pairs();
+    }
+
+    /// Finds anew the list of every large dynamic box (its place in `large_dynamic` is its
+    /// place in `lists`), or with `changed` of every changed one alone; returns the boxes
+    /// compared. Many boxes are looked up in slices on rayon's pool, each slice holding
+    /// about [`PER_TASK`] boxes to look up; each list is written by its box alone, so the
+    /// lists do not depend on the threads.
+    fn find_large_pairs(&self, lists: &mut [Vec<u32>], changed: Option<&[u64]>) -> u64 {
+        let wanted = |l: u32| changed.is_none_or(|bits| bit(bits, l));
+        let one = |i: usize, found: &mut Vec<u32>| {
+            if wanted(self.large_dynamic[i]) {
+                found.clear();
+                self.large_box_pairs(i, changed, found)
+            } else {
+                0
+            }
+        };
+        let n = lists.len();
+        let looked = match changed {
+            None => n,
+            Some(_) => self.large_dynamic.iter().filter(|&&l| wanted(l)).count(),
+        };
+        if looked <= PER_TASK || rayon::current_num_threads() == 1 {
+            return lists.iter_mut().enumerate().map(|(i, f)| one(i, f)).sum();
+        }
+        // Slices of the lists holding about PER_TASK boxes to look up each.
+        let per = (PER_TASK * n).div_ceil(looked).clamp(PER_TASK, n);
+        lists
+            .par_chunks_mut(per)
+            .enumerate()
+            .with_max_len(1)
+            .map(|(t, lists)| {
+                let at = t * per;
+                lists
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(k, f)| one(at + k, f))
+                    .sum::<u64>()
+            })
+            .sum()
     }
 
     /// Gives each box of `large_dynamic` its list of the last update (`large_ids` names
@@ -145,52 +180,107 @@ impl BroadPhase {
     /// the unchanged large boxes join those boxes' lists.
     fn update_large_pairs(&mut self) {
         let mut lists = std::mem::take(&mut self.large_pairs);
-        let bits = &self.moved_bits;
-        let (kernel, large) = (Kernel::best(), &self.large_rows);
+        let mut slices = std::mem::take(&mut self.near_large);
         let mut compared = 0;
-        // The unchanged large boxes meeting box `b`, as places in `large_dynamic`.
-        let mut near = |b: &Aabb, each: &mut dyn FnMut(usize)| {
-            let mut one = |l: u32| {
-                if !bit(bits, l)
-                    && let Ok(i) = self.large_dynamic.binary_search(&l)
-                {
-                    each(i);
-                }
-            };
-            for (level, rows) in large.levels.iter().enumerate() {
-                if rows.count() > 0 {
-                    compared += query_rows(kernel, rows, b, self.coarse_inv(level), &mut one);
+        // Drops first, then joins, as one box can be in both (its old box and its new).
+        let old = &self.moved_old;
+        let looked = self.near_unchanged_large(old.len(), |k| Some(old[k]), &mut slices);
+        for slice in &slices[..looked] {
+            compared += slice.compared;
+            for &(i, c) in &slice.found {
+                let list = &mut lists[i as usize];
+                if let Some(k) = find(list, c) {
+                    list.remove(k);
                 }
             }
-            for &l in &large.huge {
-                compared += 1;
-                if self.proxies[l as usize].aabb.overlaps(b) {
-                    one(l);
-                }
-            }
+        }
+        let (moved, proxies) = (&self.moved, &self.proxies);
+        let joining = |k: usize| {
+            let o = moved[k];
+            let p = &proxies[o as usize];
+            (!matches!(p.placed, Place::LargeDynamic | Place::None)).then_some((o, p.aabb))
         };
-        for &(c, old) in &self.moved_old {
-            near(&old, &mut |i| {
-                if let Some(k) = find(&lists[i], c) {
-                    lists[i].remove(k);
-                }
-            });
-        }
-        for &o in &self.moved {
-            let p = &self.proxies[o as usize];
-            if matches!(p.placed, Place::LargeDynamic | Place::None) {
-                continue;
-            }
-            near(&p.aabb, &mut |i| lists[i].push(o));
-        }
-        for (i, &l) in self.large_dynamic.iter().enumerate() {
-            if bit(bits, l) {
-                lists[i].clear();
-                compared += self.large_box_pairs(i, Some(bits), &mut lists[i]);
+        let looked = self.near_unchanged_large(moved.len(), joining, &mut slices);
+        for slice in &slices[..looked] {
+            compared += slice.compared;
+            for &(i, o) in &slice.found {
+                lists[i as usize].push(o);
             }
         }
+        compared += self.find_large_pairs(&mut lists, Some(&self.moved_bits));
         self.stats.compared += compared;
         self.large_pairs = lists;
+        self.near_large = slices;
+    }
+
+    /// Looks up `item(k)` for every `k` below `n` (a box id and a box, or none) among the
+    /// unchanged large dynamic boxes, in contiguous slices of `0..n` on rayon's pool (one
+    /// slice on one thread or for few boxes), each slice into its own [`NearLarge`] as
+    /// (place in `large_dynamic`, id) in the order of `k`; returns the slices filled.
+    /// Joined in slice order they are the order one pass would meet them in.
+    fn near_unchanged_large(
+        &self,
+        n: usize,
+        item: impl Fn(usize) -> Option<(u32, Aabb)> + Sync,
+        slices: &mut Vec<NearLarge>,
+    ) -> usize {
+        let kernel = Kernel::best();
+        let threads = rayon::current_num_threads();
+        let want = if threads == 1 {
+            1
+        } else {
+            n.div_ceil(NEAR_PER_TASK).clamp(1, 4 * threads)
+        };
+        let per = n.div_ceil(want).max(1);
+        let count = n.div_ceil(per).max(1);
+        if slices.len() < count {
+            slices.resize_with(count, NearLarge::default);
+        }
+        let one = |slice: &mut NearLarge, t: usize| {
+            let found = &mut slice.found;
+            found.clear();
+            let mut compared = 0;
+            for (c, b) in (t * per..n.min((t + 1) * per)).filter_map(&item) {
+                compared += self.near_unchanged(kernel, &b, |i| found.push((i as u32, c)));
+            }
+            slice.compared = compared;
+        };
+        if count == 1 {
+            one(&mut slices[0], 0);
+        } else {
+            slices[..count]
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(t, slice)| one(slice, t));
+        }
+        count
+    }
+
+    /// Calls `each` with the place in `large_dynamic` of every unchanged large dynamic box
+    /// that may meet `b` (found in the large boxes' coarse rows, or among the huge ones);
+    /// returns the boxes compared.
+    fn near_unchanged(&self, kernel: Kernel, b: &Aabb, mut each: impl FnMut(usize)) -> u64 {
+        let (bits, large) = (&self.moved_bits, &self.large_rows);
+        let mut one = |l: u32| {
+            if !bit(bits, l)
+                && let Ok(i) = self.large_dynamic.binary_search(&l)
+            {
+                each(i);
+            }
+        };
+        let mut compared = 0;
+        for (level, rows) in large.levels.iter().enumerate() {
+            if rows.count() > 0 {
+                compared += query_rows(kernel, rows, b, self.coarse_inv(level), &mut one);
+            }
+        }
+        for &l in &large.huge {
+            compared += 1;
+            if self.proxies[l as usize].aabb.overlaps(b) {
+                one(l);
+            }
+        }
+        compared
     }
 
     /// Enters the large dynamic boxes in the rows of their coarse levels.

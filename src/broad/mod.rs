@@ -661,6 +661,9 @@ pub struct BroadPhase {
     /// they do not change), and whether one changed since they were entered.
     large_rows: large::LargeRows,
     large_moved: bool,
+    /// The changed boxes found near unchanged large boxes, one list per task (scratch of
+    /// `large.rs`).
+    near_large: Vec<large::NearLarge>,
     /// Pairs of a dynamic box with a static one, as `statics::key(dynamic, static)`,
     /// sorted; kept across updates.
     static_pairs: Vec<u64>,
@@ -921,6 +924,11 @@ impl BroadPhase {
             + self.near_boxes.capacity() * size_of::<(u32, Aabb)>()
             + self.large_static_columns.bytes()
             + self.large_rows.bytes()
+            + self
+                .near_large
+                .iter()
+                .map(large::NearLarge::bytes)
+                .sum::<usize>()
             + self
                 .near_slices
                 .iter()
