@@ -49,7 +49,9 @@ pub struct MatrixArgs {
     #[arg(long)]
     pub no_fcl: bool,
     /// The page whose matrix section is rewritten (between its markers, else appended);
-    /// the heat maps go to `img/` beside it. `-` writes the section to standard output.
+    /// the heat maps go to `img/` beside it. `-` writes the section to standard output
+    /// and the heat maps to `img/` in the work folder, so that a partial run (`--only`)
+    /// leaves the page's figures as they are.
     #[arg(long, default_value = "docs/benchmarks.md")]
     pub doc: PathBuf,
     /// Each cell's poses are run again, in order, until a mode has taken this long (for
@@ -855,7 +857,7 @@ fn render(
         let _ = writeln!(s);
         if fcl.is_some() {
             let file = format!("matrix_{mode}.svg");
-            heat_map(&plot_dir(&a.doc).join(&file), &short, n, mode, |ci| {
+            heat_map(&plot_dir(a).join(&file), &short, n, mode, |ci| {
                 ratio(0, ci, m)
             })?;
             let _ = writeln!(s, "![kdop / FCL per cell, {mode}](img/{file})\n");
@@ -918,11 +920,12 @@ fn short_name(file: &str) -> String {
     stem.chars().take(9).collect()
 }
 
-fn plot_dir(doc: &Path) -> PathBuf {
-    let base = if doc == Path::new("-") {
-        Path::new("docs")
+/// Where the heat maps go: `img/` beside the page, or in the work folder for `--doc -`.
+fn plot_dir(a: &MatrixArgs) -> PathBuf {
+    let base = if a.doc == Path::new("-") {
+        a.work.as_path()
     } else {
-        doc.parent().unwrap_or(Path::new("."))
+        a.doc.parent().unwrap_or(Path::new("."))
     };
     base.join("img")
 }
