@@ -15,7 +15,7 @@ use crate::hint::{prefetch, prefetch_at};
 use rayon::prelude::*;
 
 /// The cell edge is this many times the chosen percentile of the boxes' largest extent in
-/// y and z (`docs/benchmarks.md`, "Broad phase", has the measurement behind both).
+/// y and z (`docs/benchmarks.md`, "Design choices", has the measurement behind both).
 const CELL_PER_EXTENT: f32 = 1.5;
 /// The percentile of the boxes' extents the cell is fitted to: boxes above it may span
 /// three cells and go to the large lists.

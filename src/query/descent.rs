@@ -37,14 +37,14 @@ const LARGE: f32 = 4.0;
 /// one-triangle leaf screens a flying node's children, by `tri::node` only when it is this
 /// many times larger than the flying node: below this those tests cost more than they
 /// prune. (A refined leaf's triangle screens flying children from [`WIDE_TRI`].) Both
-/// factors were chosen by measurement (`docs/benchmarks.md`, "Issue 18").
+/// factors were chosen by measurement (`docs/benchmarks.md`, "Design choices").
 pub(crate) const LARGE_ENV: f32 = 64.0;
 /// A refined leaf's triangle screens the children of a flying node it meets from this
 /// many times the node's size (sum of box extents), when it is also wider than the node
 /// (the middle of its box extents): a triangle wide in two directions leaves most of its
 /// k-DOP to nodes its plane and edges separate, where a long thin one (the Pipes' tubes)
 /// does not. Chosen with the cross-matrix's detect queries and the paper's flights
-/// (`docs/benchmarks.md`, "Issue 18").
+/// (`docs/benchmarks.md`, "Design choices").
 const WIDE_TRI: f32 = 4.0;
 
 /// The mutable state one query works with, each part from its owner: the flying object's

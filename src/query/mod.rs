@@ -271,7 +271,7 @@ pub(crate) fn size<const K: usize>(d: &Dop<K>) -> f32 {
 /// in the flying side's frame, instead of the flying side in its, only when the flying
 /// side's box is this many times larger: near in size, re-bounding a thin part at an angle
 /// can cost more than re-bounding the object (measured over the real-mesh matrix:
-/// `docs/benchmarks.md`, "When a one-part environment is flown in the object's frame").
+/// `docs/benchmarks.md`, "Design choices").
 const SWAP: f32 = 4.0;
 
 /// Whether a flying side whose own-frame root is `flying` should rather be the static

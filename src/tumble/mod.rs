@@ -702,7 +702,7 @@ const MAX_VERTS: usize = 48;
 
 /// A node with at most this many corners of its own keeps them without counting its
 /// k-DOP's: such a node almost never has a k-DOP of fewer corners, and counting was most
-/// of a build (`docs/benchmarks.md`, "World step", building the world).
+/// of a build (`docs/benchmarks.md`, "Design choices").
 const ALWAYS_OWN: usize = 12;
 
 /// The convex hull of the vertices the triangles use, its vertices' positions, and the
@@ -1595,7 +1595,7 @@ pub(crate) fn root_dop<const K: usize>(
 /// else the root k-DOP's corners projected (the k-DOP of the turned root k-DOP: no per-pose
 /// matrix to fill, and as tight as the slabs or tighter up to their margins). A climb from
 /// another object's extremes crosses much of the hull, and keeping a climb per object cost
-/// more than it saved in the world demo (`docs/benchmarks.md`, "World step").
+/// more than it saved in the world demo (`docs/benchmarks.md`, "Design choices").
 pub(crate) fn root_dop_unkept<const K: usize>(
     obj: &FlyingObject<K>,
     frame: &mut PoseFrame<K>,

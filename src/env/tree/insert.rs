@@ -5,7 +5,7 @@
 //! ancestors grow by, so a depth-first branch and bound, the child of least growth first,
 //! skips every subtree whose bound cannot beat the best found (an exhaustive search,
 //! because Box2D v3's single greedy path leaves trees markedly costlier than a fresh
-//! build's; `docs/benchmarks.md`, "Editable part tree"). Then a new parent joins the two,
+//! build's; `docs/benchmarks.md`, "Design choices"). Then a new parent joins the two,
 //! and the path up is refitted and rotated (`rotate.rs`) until two nodes in a row are left
 //! as they were: a rotation reads a node's children and grandchildren, so above those
 //! two it would weigh the same bounds as before the insertion.
@@ -44,7 +44,7 @@ impl<const K: usize> DynamicTree<K> {
     /// [`DynamicTree::insert`]) and then rebuilds the whole tree top-down
     /// ([`DynamicTree::rebuild`]): a bulk load, far quicker than one insertion after
     /// another, and a tree as good as a fresh build's, where insertions one by one leave
-    /// one whose queries visit more nodes (`docs/benchmarks.md`, "Editable part tree").
+    /// one whose queries visit more nodes (`docs/benchmarks.md`, "Design choices").
     /// Returns the new leaves' handles in order.
     ///
     /// # Errors
@@ -132,7 +132,7 @@ impl<const K: usize> DynamicTree<K> {
     /// reckoned when its parent is expanded, so leaves never enter the stack and an inner
     /// node enters it only when the bound below it can still beat the best. Depth first
     /// rather than best first: the search mostly follows one path, and a stack costs less
-    /// than a heap's ordering (`docs/benchmarks.md`, "Editable part tree").
+    /// than a heap's ordering (`docs/benchmarks.md`, "Design choices").
     pub(super) fn best_sibling(&mut self, dop: &Dop<K>) -> u32 {
         // Growths are kept non-negative (rounding could take one below zero, and huge
         // bounds make it NaN, which `max` turns into zero), so a node's bound stays at least
