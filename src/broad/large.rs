@@ -21,7 +21,7 @@
 use super::place::{COARSE_LEVELS, directory, entries, rank};
 use super::query::query_rows;
 use super::sweep::{Kernel, find};
-use super::{Aabb, BroadPhase, Place, StaticRows, bit};
+use super::{Aabb, BroadPhase, Place, StaticRows, bit, slices_of};
 use rayon::prelude::*;
 
 /// Large boxes per task on rayon's pool: a large box's lookup reads tens of rows, far more
@@ -225,14 +225,7 @@ impl BroadPhase {
         slices: &mut Vec<NearLarge>,
     ) -> usize {
         let kernel = Kernel::best();
-        let threads = rayon::current_num_threads();
-        let want = if threads == 1 {
-            1
-        } else {
-            n.div_ceil(NEAR_PER_TASK).clamp(1, 4 * threads)
-        };
-        let per = n.div_ceil(want).max(1);
-        let count = n.div_ceil(per).max(1);
+        let (per, count) = slices_of(n, NEAR_PER_TASK);
         if slices.len() < count {
             slices.resize_with(count, NearLarge::default);
         }

@@ -57,6 +57,21 @@ use crate::hint::prefetch;
 /// A proxy id that names no proxy.
 const NONE: u32 = u32::MAX;
 
+/// How `n` items are cut into contiguous slices for rayon's pool, about `per_task` to a
+/// slice and at most four slices a thread (one slice on one thread): the slice length and
+/// the slice count, which is as many as `par_chunks` of that length makes, so that every
+/// slice joined was filled anew.
+fn slices_of(n: usize, per_task: usize) -> (usize, usize) {
+    let threads = rayon::current_num_threads();
+    let want = if threads == 1 {
+        1
+    } else {
+        n.div_ceil(per_task).clamp(1, 4 * threads)
+    };
+    let per = n.div_ceil(want).max(1);
+    (per, n.div_ceil(per).max(1))
+}
+
 /// An axis-aligned box: lower and upper corners. Closed: boxes that touch overlap.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Aabb {

@@ -18,7 +18,7 @@
 use super::place::COARSE_LEVELS;
 use super::query::{Lookup, Scan, query_statics, scan_columns};
 use super::sweep::Kernel;
-use super::{Aabb, BroadPhase, Cols, Place, StaticRows, bit};
+use super::{Aabb, BroadPhase, Cols, Place, StaticRows, bit, slices_of};
 use rayon::prelude::*;
 
 /// A dynamic–static pair as one sortable key: the dynamic id in the high half.
@@ -338,15 +338,7 @@ fn look_up(
     slices: &mut Vec<NearSlice>,
 ) -> Looked {
     let kernel = Kernel::best();
-    let threads = rayon::current_num_threads();
-    let want = if threads == 1 {
-        1
-    } else {
-        boxes.len().div_ceil(PER_TASK).clamp(1, 4 * threads)
-    };
-    // As many slices as `par_chunks` makes, so that every slice joined was filled anew.
-    let per = boxes.len().div_ceil(want).max(1);
-    let n = boxes.len().div_ceil(per).max(1);
+    let (per, n) = slices_of(boxes.len(), PER_TASK);
     if slices.len() < n {
         slices.resize_with(n, NearSlice::default);
     }
