@@ -75,13 +75,14 @@ impl<const K: usize> PlacedObject<K> {
         // Node and triangle records are not rewritten, only grown: new stamps make every
         // record of the object before stale, and a node's link is written when it is
         // re-bounded (many objects of several shapes share a thread's cache in the world,
-        // and rewriting them cost a pass over the nodes per change of object).
-        grow_zeroed(&mut self.fly, obj.links.len());
+        // and rewriting them cost a pass over the nodes per change of object). Grown
+        // records start blank rather than copied: none of the old ones is current now.
+        grow_stale(&mut self.fly, obj.links.len());
         self.next_stamp();
         self.twin_pose = None;
         let n = obj.part.bvh.tris.len();
-        grow_zeroed(&mut self.placed, n);
-        grow_zeroed(&mut self.twin_placed, n);
+        grow_stale(&mut self.placed, n);
+        grow_stale(&mut self.twin_placed, n);
         self.climber.reset(obj.hull_pts.len(), K);
         if self.frame.is_none() {
             self.frame = Some(PoseFrame::new(&Pose::IDENTITY, obj.magnitude));
@@ -386,6 +387,16 @@ fn grow_zeroed<T: ZeroIsStale>(v: &mut Vec<T>, n: usize) {
     *v = grown;
 }
 
+/// Grows `v` to `n` blank (stale) records if it holds fewer, dropping the old ones: for a
+/// cache none of whose records is current, so that a thread meeting a larger object for the
+/// first time neither copies the records it had nor touches the pages they would fill.
+fn grow_stale<T: ZeroIsStale>(v: &mut Vec<T>, n: usize) {
+    if v.len() < n {
+        *v = Vec::new();
+        grow_zeroed(v, n);
+    }
+}
+
 /// Query-time record of one flying node.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FlyNode<const K: usize> {
@@ -448,7 +459,8 @@ impl FlyLink {
 mod tests {
     use super::*;
 
-    /// Growing keeps the records there are, adds stale blank ones, and never shrinks.
+    /// Growing keeps the records there are, adds stale blank ones, and never shrinks;
+    /// growing stale blanks them all.
     #[test]
     fn grown_caches_keep_their_records_and_add_stale_ones() {
         let tri = [DVec3::new(1.0, 2.0, 3.0), DVec3::X, DVec3::Y];
@@ -468,6 +480,16 @@ mod tests {
         );
         grow_zeroed(&mut v, 10);
         assert_eq!(v.len(), 1000);
+        // Grown stale: every record blank; not grown: every record kept.
+        grow_stale(&mut v, 2000);
+        assert_eq!(v.len(), 2000);
+        assert!(
+            v.iter()
+                .all(|t| t.stamp == 0 && t.corners == [DVec3::ZERO; 3])
+        );
+        v[5] = kept;
+        grow_stale(&mut v, 1500);
+        assert!(v.len() == 2000 && v[5].stamp == 7);
         let mut nodes: Vec<FlyNode<18>> = Vec::new();
         grow_zeroed(&mut nodes, 5);
         assert!(nodes.iter().all(|n| n.stamp == 0 && n.link == 0));
