@@ -485,11 +485,7 @@ impl<const K: usize> World<K> {
     pub fn step(&mut self) -> Result<StepStats> {
         zone!("World::step");
         let start = Instant::now();
-        let threads = rayon::current_num_threads().max(1);
-        if self.workspaces.len() < threads {
-            self.workspaces
-                .resize_with(threads, || Mutex::new(QueryState::new()));
-        }
+        self.ensure_workspaces();
         let mut stats = StepStats::default();
         self.update_bounds(&mut stats)?;
         self.broad.update();
@@ -511,6 +507,48 @@ impl<const K: usize> World<K> {
         stats.broad_us = (broad_done - start).as_secs_f64() * 1e6;
         stats.narrow_us = broad_done.elapsed().as_secs_f64() * 1e6;
         Ok(stats)
+    }
+
+    /// Sizes a workspace for each thread of rayon's pool for every shape of the world, so
+    /// that the first [`World::step`] a shape takes part in costs what the next do: the
+    /// pose caches are grown and their memory written here, not inside a step (where a
+    /// thread meeting a large shape first paid it, most of a first step's time with shapes
+    /// of tens of thousands of triangles). Memory is what the steps would grow to anyway
+    /// once each shape has met something: about 128 bytes per triangle of the largest
+    /// shape, per thread. Optional; call it after adding shapes, before stepping.
+    ///
+    /// # Example
+    /// ```
+    /// use glam::DVec3;
+    /// use kdop::{Mesh, World};
+    ///
+    /// let tri = Mesh::new(
+    ///     vec![DVec3::new(-1.0, -1.0, 0.0), DVec3::new(1.0, -1.0, 0.0), DVec3::new(0.0, 1.0, 0.0)],
+    ///     vec![[0, 1, 2]],
+    /// )?;
+    /// let mut world = World::<18>::new();
+    /// world.add_shape(tri)?;
+    /// world.prepare();
+    /// world.step()?;
+    /// # Ok::<(), kdop::Error>(())
+    /// ```
+    pub fn prepare(&mut self) {
+        zone!("World::prepare");
+        self.ensure_workspaces();
+        let ws = self.workspaces[0].get_mut();
+        for shape in self.shapes.values() {
+            ws.prepare_objects(&shape.object, &shape.object);
+        }
+        self.even_out_workspaces();
+    }
+
+    /// One workspace per thread of rayon's pool.
+    fn ensure_workspaces(&mut self) {
+        let threads = rayon::current_num_threads().max(1);
+        if self.workspaces.len() < threads {
+            self.workspaces
+                .resize_with(threads, || Mutex::new(QueryState::new()));
+        }
     }
 
     /// Grows every thread's workspace to the largest any of them needed: which thread

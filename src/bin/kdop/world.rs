@@ -93,6 +93,8 @@ fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<Exit
         start.elapsed().as_secs_f64() * 1e3
     );
 
+    // The threads' pose caches sized for the shapes before the first timed step.
+    world.prepare();
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let bar = ProgressBar::new(scene.frames.len() as u64);
