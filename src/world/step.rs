@@ -511,9 +511,8 @@ impl<const K: usize> World<K> {
 
     /// Sizes a workspace for each thread of rayon's pool for every shape of the world, so
     /// that the first [`World::step`] a shape takes part in costs what the next do: the
-    /// pose caches are grown and their memory written here, not inside a step (where a
-    /// thread meeting a large shape first paid it, most of a first step's time with shapes
-    /// of tens of thousands of triangles). Memory is what the steps would grow to anyway
+    /// pose caches are grown and their memory written here, not inside a step by the
+    /// first thread to meet a large shape. Memory is what the steps would grow to anyway
     /// once each shape has met something: about 128 bytes per triangle of the largest
     /// shape, per thread. Optional; call it after adding shapes, before stepping.
     ///
