@@ -12,7 +12,7 @@
 
 use super::{
     DynamicTree, NULL, TreeLeaf, area, check_bound, prefetch_children, prefetch_grandchildren,
-    union_area,
+    same_bits, union_area,
 };
 use crate::dop::Dop;
 use crate::error::Result;
@@ -188,14 +188,4 @@ impl<const K: usize> DynamicTree<K> {
         self.search = stack;
         best
     }
-}
-
-/// Whether two k-DOPs are equal bit for bit (one pass without early exits, unlike `==` on
-/// floats; a zero of the other sign counts as a change, which only walks a level further).
-#[inline]
-fn same_bits<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> bool {
-    a.b.iter()
-        .zip(&b.b)
-        .fold(0, |acc, (x, y)| acc | (x.to_bits() ^ y.to_bits()))
-        == 0
 }

@@ -468,6 +468,16 @@ fn centre<const K: usize>(d: &Dop<K>) -> glam::DVec3 {
     (lo + hi) / 2.0
 }
 
+/// Whether two k-DOPs are equal bit for bit (one pass without early exits, unlike `==` on
+/// floats; a zero of the other sign counts as a change, which only walks a level further).
+#[inline]
+pub(crate) fn same_bits<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> bool {
+    a.b.iter()
+        .zip(&b.b)
+        .fold(0, |acc, (x, y)| acc | (x.to_bits() ^ y.to_bits()))
+        == 0
+}
+
 /// A bound a leaf can have: not empty, every value finite.
 fn check_bound<const K: usize>(dop: &Dop<K>) -> Result<()> {
     if dop.is_empty() || (0..K / 2).any(|i| !(dop.lo(i).is_finite() && dop.hi(i).is_finite())) {

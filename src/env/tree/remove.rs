@@ -1,7 +1,8 @@
 //! Removal from the dynamic tree (Box2D's `b2RemoveLeaf`): the leaf's sibling takes its
-//! parent's place, the parent is freed, and the path above is refitted.
+//! parent's place, the parent is freed, and the path above is refitted as far as a node
+//! changes.
 
-use super::{DynamicTree, NULL, TreeLeaf};
+use super::{DynamicTree, NULL, TreeLeaf, same_bits};
 use crate::error::Result;
 
 impl<const K: usize> DynamicTree<K> {
@@ -31,10 +32,17 @@ impl<const K: usize> DynamicTree<K> {
         let sibling = if c[0] == leaf { c[1] } else { c[0] };
         self.replace_child(grand, parent, sibling);
         self.release(parent);
+        // Each node is its children's union, so once a refit leaves a node as it was, every
+        // node above is as it was too.
         let mut at = grand;
         while at != NULL {
+            let (dop, height) = (self.nodes[at as usize].dop, self.nodes[at as usize].height);
             self.refit(at);
-            at = self.nodes[at as usize].parent;
+            let n = &self.nodes[at as usize];
+            if n.height == height && same_bits(&n.dop, &dop) {
+                break;
+            }
+            at = n.parent;
         }
     }
 }
