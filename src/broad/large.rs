@@ -185,11 +185,12 @@ impl BroadPhase {
         // Drops first, then joins, as one box can be in both (its old box and its new).
         let old = &self.moved_old;
         let looked = self.near_unchanged_large(old.len(), |k| Some(old[k]), &mut slices);
+        let kernel = Kernel::best();
         for slice in &slices[..looked] {
             compared += slice.compared;
             for &(i, c) in &slice.found {
                 let list = &mut lists[i as usize];
-                if let Some(k) = find(list, c) {
+                if let Some(k) = find(kernel, list, c) {
                     list.remove(k);
                 }
             }

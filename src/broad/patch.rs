@@ -108,7 +108,7 @@ pub(super) fn patch(
     if c.rows.rows.is_empty() || c.outgoing.len() >= most || keys.len() >= most {
         return None;
     }
-    if !find_leaving(c, s) {
+    if !find_leaving(c, kernel, s) {
         return None;
     }
     find_arriving(c, keys, &s.left, &mut s.at);
@@ -167,7 +167,7 @@ pub(super) fn patch(
 
 /// Finds the places of the chunk's leaving entries (`s.gone`, ascending) and their rows
 /// (`s.left`); `false` if one is not in the row its key names.
-fn find_leaving(c: &Chunk, s: &mut Scratch) -> bool {
+fn find_leaving(c: &Chunk, kernel: Kernel, s: &mut Scratch) -> bool {
     s.gone.clear();
     s.left.clear();
     let r = &c.rows;
@@ -177,7 +177,7 @@ fn find_leaving(c: &Chunk, s: &mut Scratch) -> bool {
             return false;
         };
         let (from, to) = (r.rows[i].start as usize, r.rows[i + 1].start as usize);
-        let Some(at) = find(&r.proxy[from..to], id) else {
+        let Some(at) = find(kernel, &r.proxy[from..to], id) else {
             return false;
         };
         s.gone.push((from + at) as u32);
