@@ -21,7 +21,7 @@
 use super::place::{COARSE_LEVELS, directory, entries, rank};
 use super::query::query_rows;
 use super::sweep::{Kernel, find};
-use super::{Aabb, BroadPhase, Place, StaticRows, bit, slices_of};
+use super::{Aabb, BroadPhase, Entry, Place, StaticRows, bit, slices_of};
 use rayon::prelude::*;
 
 /// Large boxes per task on rayon's pool: a large box's lookup reads tens of rows, far more
@@ -49,6 +49,8 @@ pub(super) struct LargeRows {
     level: Vec<u8>,
     /// The boxes of no level, in the order of `large_dynamic`.
     huge: Vec<u32>,
+    /// Per level, the changed boxes' new entries (scratch of `reindex_large`).
+    fresh: [Vec<Entry>; COARSE_LEVELS],
 }
 
 /// What one slice of [`BroadPhase::near_unchanged_large`] found: (place in
@@ -72,6 +74,11 @@ impl LargeRows {
         self.levels.iter().map(StaticRows::bytes).sum::<usize>()
             + self.level.capacity()
             + self.huge.capacity() * 4
+            + self
+                .fresh
+                .iter()
+                .map(|f| f.capacity() * size_of::<Entry>())
+                .sum::<usize>()
     }
 }
 
@@ -88,7 +95,7 @@ impl BroadPhase {
                 self.realign_large_pairs();
             }
             if self.large_moved {
-                self.index_large();
+                self.reindex_large();
             }
             if !self.moved.is_empty() {
                 self.update_large_pairs();
@@ -277,6 +284,54 @@ impl BroadPhase {
         compared
     }
 
+    /// Brings the coarse rows of the large dynamic boxes up to date where only some of them
+    /// changed and none joined or left: the changed ones' entries leave, and their new ones,
+    /// sorted, are merged in (the same rows [`BroadPhase::index_large`] makes, without
+    /// sorting every box's entries again).
+    fn reindex_large(&mut self) {
+        let mut rows = std::mem::take(&mut self.large_rows);
+        if self.large_joined || rows.level.len() != self.large_dynamic.len() {
+            self.large_rows = rows;
+            self.index_large();
+            return;
+        }
+        let bits = &self.moved_bits;
+        let mut fresh = std::mem::take(&mut rows.fresh);
+        for f in &mut fresh {
+            f.clear();
+        }
+        for (i, &id) in self.large_dynamic.iter().enumerate() {
+            if !bit(bits, id) {
+                continue;
+            }
+            let b = self.proxies[id as usize].aabb;
+            rows.level[i] = match self.coarse_level(&b) {
+                Some((level, lo, hi)) => {
+                    entries(id, &b, lo, hi, &mut fresh[level as usize]);
+                    level
+                }
+                None => HUGE,
+            };
+        }
+        for (level, new) in rows.levels.iter_mut().zip(&mut fresh) {
+            let before = level.entries.len();
+            level.entries.retain(|e| !bit(bits, e.proxy));
+            if new.is_empty() && level.entries.len() == before {
+                continue;
+            }
+            new.sort_unstable_by_key(rank);
+            merge_by_rank(&mut level.entries, new);
+            directory(level);
+        }
+        rows.huge.clear();
+        let levels = self.large_dynamic.iter().zip(&rows.level);
+        rows.huge
+            .extend(levels.filter(|&(_, &l)| l == HUGE).map(|(&id, _)| id));
+        rows.fresh = fresh;
+        self.large_rows = rows;
+        self.large_moved = false;
+    }
+
     /// Enters the large dynamic boxes in the rows of their coarse levels.
     fn index_large(&mut self) {
         let mut rows = std::mem::take(&mut self.large_rows);
@@ -308,6 +363,7 @@ impl BroadPhase {
         }
         self.large_rows = rows;
         self.large_moved = false;
+        self.large_joined = false;
     }
 
     /// Pushes the boxes the large dynamic box at `i` (its place in `large_dynamic`) forms
@@ -369,5 +425,25 @@ impl BroadPhase {
             }
         }
         compared
+    }
+}
+
+/// Merges `fresh` into `kept`, both sorted by [`rank`], in place from the back.
+fn merge_by_rank(kept: &mut Vec<Entry>, fresh: &[Entry]) {
+    let old = kept.len();
+    let Some(&filler) = fresh.first() else {
+        return;
+    };
+    kept.resize(old + fresh.len(), filler);
+    let (mut i, mut j, mut k) = (old, fresh.len(), old + fresh.len());
+    while j > 0 {
+        k -= 1;
+        if i > 0 && rank(&kept[i - 1]) > rank(&fresh[j - 1]) {
+            kept[k] = kept[i - 1];
+            i -= 1;
+        } else {
+            kept[k] = fresh[j - 1];
+            j -= 1;
+        }
     }
 }

@@ -676,6 +676,8 @@ pub struct BroadPhase {
     /// they do not change), and whether one changed since they were entered.
     large_rows: large::LargeRows,
     large_moved: bool,
+    /// Whether a box joined or left the large dynamic ones since they were entered.
+    large_joined: bool,
     /// The changed boxes found near unchanged large boxes, one list per task (scratch of
     /// `large.rs`).
     near_large: Vec<large::NearLarge>,

@@ -487,6 +487,7 @@ impl BroadPhase {
             _ => {}
         }
         self.large_moved |= old == Place::LargeDynamic || new == Place::LargeDynamic;
+        self.large_joined |= (old == Place::LargeDynamic) != (new == Place::LargeDynamic);
         self.statics_changed |= old.rows_bit() | new.rows_bit();
     }
 
