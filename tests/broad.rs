@@ -516,3 +516,49 @@ fn moving_large_boxes_keep_pairs_alike_on_any_thread_count() {
     let one = common::on_threads(1, run);
     assert_eq!(common::on_threads(4, run), one);
 }
+
+/// Small boxes moving among many large ones stacked in one place, so that each small box
+/// meets dozens of them before and after its move: the lists it leaves and joins are
+/// found from sorted sets there, and every update still equals brute force.
+#[test]
+fn small_boxes_moving_among_many_stacked_large_ones_keep_exact_pairs() {
+    let mut rng = Rng::new(17);
+    let mut bp = BroadPhase::new();
+    let mut boxes = Vec::new();
+    // 60 large boxes about the origin, 1,500 small ones among and around them.
+    for i in 0..1560u32 {
+        let (spread, h) = if i < 60 { (0.5, 4.0) } else { (5.0, 0.3) };
+        let c = rng.vec(-spread, spread);
+        let c = [c.x as f32, c.y as f32, c.z as f32];
+        let b = Aabb::new(c.map(|v| v - h), c.map(|v| v + h));
+        bp.set(i, b, true).unwrap();
+        boxes.push(Some((b, true)));
+    }
+    bp.update();
+    assert_eq!(bp.stats().large, 60, "{:?}", bp.stats());
+    for frame in 0..5u32 {
+        for k in 0..300u32 {
+            let i = 60 + (k * 7 + frame * 11) % 1500;
+            let (b, _) = boxes[i as usize].unwrap();
+            let m = rng.vec(-0.2, 0.2);
+            let m = [m.x as f32, m.y as f32, m.z as f32];
+            let b = Aabb::new(
+                [0, 1, 2].map(|k| b.lo[k] + m[k]),
+                [0, 1, 2].map(|k| b.hi[k] + m[k]),
+            );
+            bp.set(i, b, true).unwrap();
+            boxes[i as usize] = Some((b, true));
+        }
+        bp.update();
+        let s = bp.stats();
+        assert!(
+            !s.regridded && s.moved <= 8 * s.large,
+            "frame {frame}: {s:?}"
+        );
+        assert_eq!(
+            sorted_pairs(&bp),
+            brute_force_pairs(&live(&boxes)),
+            "frame {frame}"
+        );
+    }
+}

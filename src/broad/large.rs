@@ -53,18 +53,24 @@ pub(super) struct LargeRows {
     fresh: [Vec<Entry>; COARSE_LEVELS],
 }
 
-/// What one slice of [`BroadPhase::near_unchanged_large`] found: (place in
-/// `large_dynamic`, box id) pairs, and the boxes it compared.
+/// What one slice of [`BroadPhase::near_changes`] found: (place in `large_dynamic`, box
+/// id) pairs, for the lists the boxes leave and those they join, and the boxes it compared.
 #[derive(Clone, Debug, Default)]
 pub(super) struct NearLarge {
-    found: Vec<(u32, u32)>,
+    left: Vec<(u32, u32)>,
+    joined: Vec<(u32, u32)>,
     compared: u64,
+    /// The large boxes one changed box met, and meets (scratch).
+    was: Vec<u32>,
+    now: Vec<u32>,
 }
 
 impl NearLarge {
     /// Bytes held.
     pub(super) fn bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + self.found.capacity() * 8
+        std::mem::size_of::<Self>()
+            + (self.left.capacity() + self.joined.capacity()) * 8
+            + (self.was.capacity() + self.now.capacity()) * 4
     }
 }
 
@@ -184,34 +190,27 @@ impl BroadPhase {
     /// the last update: they are found by that box in the large boxes' coarse rows, and the
     /// pairs dropped from their lists alone (not looked for among all pairs). Then each
     /// changed large box's list is found anew, and every other changed box's pairs with
-    /// the unchanged large boxes join those boxes' lists.
+    /// the unchanged large boxes join those boxes' lists. A box listed before and after
+    /// (neither large nor new nor removed) leaves and joins only the lists of the large
+    /// boxes it stopped or started meeting: most of a small move's pairs stay where they are.
     fn update_large_pairs(&mut self) {
         let mut lists = std::mem::take(&mut self.large_pairs);
         let mut slices = std::mem::take(&mut self.near_large);
+        let looked = self.near_changes(&mut slices);
+        let kernel = Kernel::best();
         let mut compared = 0;
         // Drops first, then joins, as one box can be in both (its old box and its new).
-        let old = &self.moved_old;
-        let looked = self.near_unchanged_large(old.len(), |k| Some(old[k]), &mut slices);
-        let kernel = Kernel::best();
         for slice in &slices[..looked] {
             compared += slice.compared;
-            for &(i, c) in &slice.found {
+            for &(i, c) in &slice.left {
                 let list = &mut lists[i as usize];
                 if let Some(k) = find(kernel, list, c) {
                     list.remove(k);
                 }
             }
         }
-        let (moved, proxies) = (&self.moved, &self.proxies);
-        let joining = |k: usize| {
-            let o = moved[k];
-            let p = &proxies[o as usize];
-            (!matches!(p.placed, Place::LargeDynamic | Place::None)).then_some((o, p.aabb))
-        };
-        let looked = self.near_unchanged_large(moved.len(), joining, &mut slices);
         for slice in &slices[..looked] {
-            compared += slice.compared;
-            for &(i, o) in &slice.found {
+            for &(i, o) in &slice.joined {
                 lists[i as usize].push(o);
             }
         }
@@ -221,30 +220,67 @@ impl BroadPhase {
         self.near_large = slices;
     }
 
-    /// Looks up `item(k)` for every `k` below `n` (a box id and a box, or none) among the
-    /// unchanged large dynamic boxes, in contiguous slices of `0..n` on rayon's pool (one
-    /// slice on one thread or for few boxes), each slice into its own [`NearLarge`] as
-    /// (place in `large_dynamic`, id) in the order of `k`; returns the slices filled.
-    /// Joined in slice order they are the order one pass would meet them in.
-    fn near_unchanged_large(
-        &self,
-        n: usize,
-        item: impl Fn(usize) -> Option<(u32, Aabb)> + Sync,
-        slices: &mut Vec<NearLarge>,
-    ) -> usize {
+    /// Looks up every changed box among the unchanged large dynamic boxes, its box of the
+    /// last update and its new one (unless it is large, or removed, now), in contiguous
+    /// slices of the changed boxes on rayon's pool (one slice on one thread or for few
+    /// boxes), each slice into its own [`NearLarge`] as (place in `large_dynamic`, id) in
+    /// the order of the changes: the lists a box may leave, and those it joins. Returns the
+    /// slices filled; joined in slice order they are the order one pass would meet them in.
+    fn near_changes(&self, slices: &mut Vec<NearLarge>) -> usize {
         let kernel = Kernel::best();
+        let (old, proxies) = (&self.moved_old, &self.proxies);
+        let n = old.len();
         let (per, count) = slices_of(n, NEAR_PER_TASK);
         if slices.len() < count {
             slices.resize_with(count, NearLarge::default);
         }
         let one = |slice: &mut NearLarge, t: usize| {
-            let found = &mut slice.found;
-            found.clear();
-            let mut compared = 0;
-            for (c, b) in (t * per..n.min((t + 1) * per)).filter_map(&item) {
-                compared += self.near_unchanged(kernel, &b, |i| found.push((i as u32, c)));
+            let NearLarge {
+                left,
+                joined,
+                compared,
+                was,
+                now,
+            } = slice;
+            left.clear();
+            joined.clear();
+            *compared = 0;
+            for &(c, before) in &old[t * per..n.min((t + 1) * per)] {
+                let p = &proxies[c as usize];
+                let joins = !matches!(p.placed, Place::LargeDynamic | Place::None);
+                if !(joins && bit(&self.listed_before, c)) {
+                    *compared += self.near_unchanged(kernel, &before, |i| left.push((i as u32, c)));
+                    if joins {
+                        *compared +=
+                            self.near_unchanged(kernel, &p.aabb, |i| joined.push((i as u32, c)));
+                    }
+                    continue;
+                }
+                // Listed before and after: in exactly the lists of the boxes its old box
+                // met, and to be in exactly those its new box meets.
+                was.clear();
+                now.clear();
+                *compared += self.near_unchanged(kernel, &before, |i| was.push(i as u32));
+                *compared += self.near_unchanged(kernel, &p.aabb, |i| now.push(i as u32));
+                if was.len() * now.len() > 1024 {
+                    // Among many large boxes: searched sorted, not compared all with all.
+                    was.sort_unstable();
+                    now.sort_unstable();
+                    left.extend(
+                        was.iter()
+                            .filter(|i| now.binary_search(i).is_err())
+                            .map(|&i| (i, c)),
+                    );
+                    joined.extend(
+                        now.iter()
+                            .filter(|i| was.binary_search(i).is_err())
+                            .map(|&i| (i, c)),
+                    );
+                } else {
+                    left.extend(was.iter().filter(|i| !now.contains(i)).map(|&i| (i, c)));
+                    joined.extend(now.iter().filter(|i| !was.contains(i)).map(|&i| (i, c)));
+                }
             }
-            slice.compared = compared;
         };
         if count == 1 {
             one(&mut slices[0], 0);

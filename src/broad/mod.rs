@@ -634,6 +634,10 @@ pub struct BroadPhase {
     moved_old: Vec<(u32, Aabb)>,
     /// One bit per proxy: changed since the last update (set during an update only).
     moved_bits: Vec<u64>,
+    /// One bit per changed proxy that was placed at the last update, not as a large
+    /// dynamic box: its pairs with the large dynamic boxes are in their lists (set
+    /// during an update only, beside `moved_bits`).
+    listed_before: Vec<u64>,
     /// Dynamic boxes in rows, in chunks of consecutive rows (never empty once placed),
     /// and each chunk's first key, for finding a key's chunk in a small array.
     dynamic: Vec<Chunk>,
@@ -916,7 +920,7 @@ impl BroadPhase {
         self.proxies.capacity() * size_of::<Proxy>()
             + (self.moved.capacity() + self.large_dynamic.capacity() + self.large_static.capacity())
                 * 4
-            + self.moved_bits.capacity() * 8
+            + (self.moved_bits.capacity() + self.listed_before.capacity()) * 8
             + (self.firsts.capacity() + self.slab_chunk.capacity()) * 4
             + self
                 .dynamic
