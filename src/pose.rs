@@ -192,6 +192,20 @@ impl Pose {
         ]
     }
 
+    /// Whether the pose is a rotation and a translation: the linear part's columns are of
+    /// unit length and at right angles to within `tolerance` (every entry of `AᵀA - I` at
+    /// most that in size) and it does not mirror (positive determinant). Poses read from
+    /// files or made by arithmetic in `f32` carry rounding of about `1e-7`, so `1e-5` takes
+    /// them as rigid while refusing any visible scale or shear. Answers are exact for
+    /// any pose; the check is for callers whose poses are meant to be rigid.
+    #[must_use]
+    pub fn is_rigid(&self, tolerance: f64) -> bool {
+        let a = self.linear();
+        let g = a.transpose() * a;
+        let off = (g - DMat3::IDENTITY).to_cols_array();
+        off.iter().all(|e| e.abs() <= tolerance) && a.determinant() > 0.0
+    }
+
     /// The linear part.
     #[must_use]
     pub fn linear(&self) -> DMat3 {
@@ -340,6 +354,45 @@ impl Pose {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rotations (from quaternions, in `f64` and rounded to `f32`) are rigid; a scale, a
+    /// shear and a mirror of the same rotation are not, nor is a rotation scaled by one
+    /// part in ten thousand.
+    #[test]
+    fn rigid_poses_are_told_from_scaled_sheared_and_mirrored_ones() {
+        let q = DQuat::from_axis_angle(DVec3::new(1.0, 2.0, -0.5).normalize(), 0.9);
+        let t = DVec3::new(3.0, -1.0, 7.0);
+        let rotation = Pose::from_rotation_translation(q, t).unwrap();
+        assert!(rotation.is_rigid(1e-12));
+        let rounded = Pose::new(
+            DMat3::from_cols_array(
+                &DMat3::from_quat(q)
+                    .to_cols_array()
+                    .map(|v| f64::from(v as f32)),
+            ),
+            t,
+        )
+        .unwrap();
+        assert!(rounded.is_rigid(1e-5) && !rounded.is_rigid(1e-12));
+        let r = DMat3::from_quat(q);
+        for (what, m) in [
+            (
+                "scaled",
+                r * DMat3::from_diagonal(DVec3::new(1.0, 1.0, 1.0001)),
+            ),
+            (
+                "sheared",
+                r * DMat3::from_cols(DVec3::X, DVec3::new(0.01, 1.0, 0.0), DVec3::Z),
+            ),
+            (
+                "mirrored",
+                r * DMat3::from_diagonal(DVec3::new(-1.0, 1.0, 1.0)),
+            ),
+        ] {
+            assert!(!Pose::new(m, t).unwrap().is_rigid(1e-5), "{what}");
+        }
+        assert!(Pose::IDENTITY.is_rigid(0.0));
+    }
 
     #[test]
     fn validation_and_roundtrip() {

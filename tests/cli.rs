@@ -1470,3 +1470,51 @@ fn bad_scene_files_name_the_file_and_the_place() {
         "{err}"
     );
 }
+
+/// Scene poses are rigid by the format: a scaled, sheared or mirroring one is applied as
+/// the affine map it is, with a warning that names the file and the JSON path of the
+/// first such pose (and how many more); `--strict` refuses the scene. A rotation written
+/// to seven digits is rigid enough to pass without a word.
+#[test]
+fn scene_poses_that_are_not_rigid_are_named() {
+    let dir = tmp("nonrigid-scenes");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("tet.obj"), TETRA).unwrap();
+    // A quarter turn about z to seven digits, then the same with x scaled by 1.5.
+    let turn = "[0.7071068,-0.7071068,0,0, 0.7071068,0.7071068,0,0, 0,0,1,0]";
+    let scaled = "[1.5,0,0,0, 0,1,0,0, 0,0,1,0]";
+    let sheared = "[1,0.2,0,3, 0,1,0,0, 0,0,1,0]";
+    let scene = |part: &str, a: &str| {
+        format!(
+            r#"{{"shapes": {{"tet": "tet.obj"}},
+                "parts": [{{"name": "P", "shape": "tet", "pose": {part}}}],
+                "objects": [{{"name": "A", "shape": "tet"}}],
+                "frames": [{{"A": {turn}}}, {{"A": {a}}}]}}"#
+        )
+    };
+    let rigid = dir.join("rigid.json");
+    std::fs::write(&rigid, scene(turn, turn)).unwrap();
+    let out = kdop(&["world", s(&rigid)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+
+    let bent = dir.join("bent.json");
+    std::fs::write(&bent, scene(sheared, scaled)).unwrap();
+    let out = kdop(&["world", s(&bent)]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning")
+            && err.contains("bent.json")
+            && err.contains("parts[0].pose and 1 more")
+            && err.contains("not a rotation and a translation"),
+        "{err}"
+    );
+    let out = kdop(&["--strict", "world", s(&bent)]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bent.json") && err.contains("parts[0].pose") && err.contains("--strict"),
+        "{err}"
+    );
+}

@@ -198,6 +198,11 @@ pub fn set_strict(strict: bool) {
     STRICT.store(strict, Ordering::Relaxed);
 }
 
+/// Whether warnings are errors (`--strict`).
+pub fn strict() -> bool {
+    STRICT.load(Ordering::Relaxed)
+}
+
 /// A mesh file in the role the command line gave it (`ENV`, `OBJECT`, `MESH`): errors name
 /// the role and the file; what the reader ignored is printed on standard error (and, with
 /// `--strict`, refused).
@@ -206,7 +211,7 @@ pub fn load_mesh(path: &Path, role: &str) -> kdop::Result<Mesh> {
     for w in &loaded.warnings {
         eprintln!("warning: {role}: {w}");
     }
-    if STRICT.load(Ordering::Relaxed) && !loaded.warnings.is_empty() {
+    if strict() && !loaded.warnings.is_empty() {
         return Err(kdop::Error::InvalidParameter {
             name: "input",
             reason: format!(

@@ -38,7 +38,8 @@ use std::process::ExitCode;
 )]
 struct Cli {
     /// Treat what a mesh reader ignored (unknown statements, a header count lower than the
-    /// data, trailing bytes; printed as warnings) as errors.
+    /// data, trailing bytes) and a scene file's poses that are not rigid (all printed as
+    /// warnings) as errors.
     #[arg(long, global = true)]
     strict: bool,
     #[command(subcommand)]

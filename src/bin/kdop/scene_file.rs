@@ -21,6 +21,7 @@
 use crate::common::KArg;
 use kdop::{Mode, Pose};
 use serde_json::{Map, Value};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -84,7 +85,15 @@ pub struct SceneFile {
     pub initial: usize,
     pub objects: Vec<ObjectSpec>,
     pub frames: Vec<Frame>,
+    /// The JSON paths of poses that are not rigid ([`NOT_RIGID`]): the format's poses are
+    /// a rotation and a translation; others are applied as the affine maps they are, and
+    /// the command warns.
+    pub not_rigid: Vec<String>,
 }
+
+/// How far a pose's linear part may be from a rotation and still count as one
+/// ([`Pose::is_rigid`]): about what numbers written from `f32` keep.
+const NOT_RIGID: f64 = 1e-5;
 
 /// Frame keys that are edits, never object names.
 const EDITS: [&str; 4] = ["insert", "remove", "move", "deform"];
@@ -182,7 +191,10 @@ fn u32_of(v: &Value, at: &str) -> Parsed<u32> {
     )
 }
 
-fn pose(v: &Value, at: &str) -> Parsed<Pose> {
+/// Paths of the poses that are not rigid, as parsing meets them.
+type Notes = RefCell<Vec<String>>;
+
+fn pose(v: &Value, at: &str, notes: &Notes) -> Parsed<Pose> {
     let nums = array(v, at)?;
     if nums.len() != 12 {
         return fault(
@@ -205,13 +217,17 @@ fn pose(v: &Value, at: &str) -> Parsed<Pose> {
             Ok,
         )?;
     }
-    Pose::from_rows(m).or_else(|e| fault(at, e.to_string()))
+    let p = Pose::from_rows(m).or_else(|e| fault(at, e.to_string()))?;
+    if !p.is_rigid(NOT_RIGID) {
+        notes.borrow_mut().push(at.to_string());
+    }
+    Ok(p)
 }
 
 /// A moving object's pose: it must have an inverse, since the object is seen from its own
 /// frame.
-fn object_pose(v: &Value, at: &str) -> Parsed<Pose> {
-    let p = pose(v, at)?;
+fn object_pose(v: &Value, at: &str, notes: &Notes) -> Parsed<Pose> {
+    let p = pose(v, at, notes)?;
     match p.inverse() {
         Ok(_) => Ok(p),
         Err(e) => fault(at, e.to_string()),
@@ -219,6 +235,7 @@ fn object_pose(v: &Value, at: &str) -> Parsed<Pose> {
 }
 
 fn parse(v: &Value, folder: &Path) -> Parsed<SceneFile> {
+    let notes = Notes::default();
     let top = object(v, "")?;
     only_keys(top, "", &["k", "shapes", "parts", "objects", "frames"])?;
     let k = match top.get("k") {
@@ -283,7 +300,7 @@ fn parse(v: &Value, folder: &Path) -> Parsed<SceneFile> {
         let shape = shape_of(m.get("shape"), at)?;
         let pose = m
             .get("pose")
-            .map_or(Ok(Pose::IDENTITY), |v| pose(v, &child(at, "pose")))?;
+            .map_or(Ok(Pose::IDENTITY), |v| pose(v, &child(at, "pose"), &notes))?;
         let (group, mask) = filter(m, at)?;
         Ok(PartSpec {
             name,
@@ -331,7 +348,7 @@ fn parse(v: &Value, folder: &Path) -> Parsed<SceneFile> {
         let (group, mask) = filter(m, &at)?;
         let pose = m
             .get("pose")
-            .map(|v| object_pose(v, &child(&at, "pose")))
+            .map(|v| object_pose(v, &child(&at, "pose"), &notes))
             .transpose()?;
         objects.push(ObjectSpec {
             name,
@@ -413,7 +430,7 @@ fn parse(v: &Value, folder: &Path) -> Parsed<SceneFile> {
             for (name, v) in object(v, &at)? {
                 let at = child(&at, name);
                 let p = live(&alive, name, &at)?;
-                frame.edits.push(Edit::Move(p, pose(v, &at)?));
+                frame.edits.push(Edit::Move(p, pose(v, &at, &notes)?));
             }
         }
         if let Some(v) = m.get("deform") {
@@ -441,7 +458,7 @@ fn parse(v: &Value, folder: &Path) -> Parsed<SceneFile> {
                 };
                 return fault(at, why);
             };
-            frame.placed.push((o, object_pose(v, &at)?));
+            frame.placed.push((o, object_pose(v, &at, &notes)?));
         }
         frames.push(frame);
     }
@@ -452,5 +469,6 @@ fn parse(v: &Value, folder: &Path) -> Parsed<SceneFile> {
         initial,
         objects,
         frames,
+        not_rigid: notes.into_inner(),
     })
 }

@@ -38,6 +38,24 @@ pub struct WorldArgs {
 
 pub fn run(a: &WorldArgs) -> kdop::Result<ExitCode> {
     let scene = scene_file::read(&a.scene)?;
+    if let [first, ..] = &scene.not_rigid[..] {
+        let more = match scene.not_rigid.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
+        let why = format!(
+            "the pose at {first}{more} is not a rotation and a translation (it scales, \
+             shears or mirrors); it is applied as the affine map it is"
+        );
+        if crate::common::strict() {
+            return Err(kdop::Error::InvalidParameter {
+                name: "scene file",
+                reason: format!("{why}, and --strict makes that an error"),
+            }
+            .context(format!("scene {}", a.scene.display())));
+        }
+        eprintln!("warning: scene {}: {why}", a.scene.display());
+    }
     with_k!(scene.k, KK => replay::<KK>(a, &scene))
 }
 
