@@ -491,24 +491,12 @@ fn moving_large_boxes_keep_pairs_alike_on_any_thread_count() {
                 let (b, _) = boxes[i as usize].unwrap();
                 let s = 0.05 * (b.hi[0] - b.lo[0]);
                 let m = rng.vec(-1.0, 1.0);
-                let m = [m.x as f32, m.y as f32, m.z as f32];
-                let b = Aabb::new(
-                    [0, 1, 2].map(|k| b.lo[k] + s * m[k]),
-                    [0, 1, 2].map(|k| b.hi[k] + s * m[k]),
-                );
+                let b = moved_by(&b, [m.x as f32 * s, m.y as f32 * s, m.z as f32 * s]);
                 bp.set(i, b, true).unwrap();
                 boxes[i as usize] = Some((b, true));
             }
             bp.update();
-            // Pairs are kept when at most eight boxes changed per large one and the grid
-            // stayed (`large.rs`, `KEEP_UP_TO`).
-            let s = bp.stats();
-            assert!(
-                !s.regridded && s.moved <= 8 * s.large,
-                "frame {frame}: {s:?}"
-            );
-            let all = brute_force_pairs(&live(&boxes));
-            assert_eq!(sorted_pairs(&bp), all, "frame {frame}");
+            check_kept_update(&bp, &boxes, frame);
             order.push(bp.pairs().collect::<Vec<_>>());
         }
         order
@@ -541,24 +529,34 @@ fn small_boxes_moving_among_many_stacked_large_ones_keep_exact_pairs() {
             let i = 60 + (k * 7 + frame * 11) % 1500;
             let (b, _) = boxes[i as usize].unwrap();
             let m = rng.vec(-0.2, 0.2);
-            let m = [m.x as f32, m.y as f32, m.z as f32];
-            let b = Aabb::new(
-                [0, 1, 2].map(|k| b.lo[k] + m[k]),
-                [0, 1, 2].map(|k| b.hi[k] + m[k]),
-            );
+            let b = moved_by(&b, [m.x as f32, m.y as f32, m.z as f32]);
             bp.set(i, b, true).unwrap();
             boxes[i as usize] = Some((b, true));
         }
         bp.update();
-        let s = bp.stats();
-        assert!(
-            !s.regridded && s.moved <= 8 * s.large,
-            "frame {frame}: {s:?}"
-        );
-        assert_eq!(
-            sorted_pairs(&bp),
-            brute_force_pairs(&live(&boxes)),
-            "frame {frame}"
-        );
+        check_kept_update(&bp, &boxes, frame);
     }
+}
+
+/// `b` moved by `m`.
+fn moved_by(b: &Aabb, m: [f32; 3]) -> Aabb {
+    Aabb::new(
+        [0, 1, 2].map(|k| b.lo[k] + m[k]),
+        [0, 1, 2].map(|k| b.hi[k] + m[k]),
+    )
+}
+
+/// An update that kept the pairs of unchanged boxes (at most eight boxes changed per large
+/// one and the grid stayed: `large.rs`, `KEEP_UP_TO`) and found brute force's pairs.
+fn check_kept_update(bp: &BroadPhase, boxes: &[Option<(Aabb, bool)>], frame: u32) {
+    let s = bp.stats();
+    assert!(
+        !s.regridded && s.moved <= 8 * s.large,
+        "frame {frame}: {s:?}"
+    );
+    assert_eq!(
+        sorted_pairs(bp),
+        brute_force_pairs(&live(boxes)),
+        "frame {frame}"
+    );
 }
