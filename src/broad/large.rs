@@ -21,7 +21,7 @@
 use super::place::{COARSE_LEVELS, directory, entries, rank};
 use super::query::query_rows;
 use super::sweep::{Kernel, find};
-use super::{Aabb, BroadPhase, Entry, Place, StaticRows, bit, slices_of};
+use super::{Aabb, BroadPhase, Entry, Place, StaticRows, bit, merge_sorted_by_key, slices_of};
 use rayon::prelude::*;
 
 /// Large boxes per task on rayon's pool: a large box's lookup reads tens of rows, far more
@@ -97,11 +97,16 @@ impl BroadPhase {
     pub(super) fn large_pairs(&mut self, regridded: bool) {
         let n = self.large_dynamic.len();
         if !regridded && n > 0 && self.moved.len() <= KEEP_UP_TO * n {
-            if self.large_ids != self.large_dynamic {
+            // The coarse rows hold the large boxes of the last update, which `large_ids`
+            // names: where none joined or left, only the changed ones are entered anew.
+            let joined = self.large_ids != self.large_dynamic;
+            if joined {
                 self.realign_large_pairs();
             }
-            if self.large_moved {
-                self.reindex_large();
+            match (self.large_moved, joined) {
+                (true, true) => self.index_large(),
+                (true, false) => self.reindex_large(),
+                (false, _) => {}
             }
             if !self.moved.is_empty() {
                 self.update_large_pairs();
@@ -245,10 +250,11 @@ impl BroadPhase {
             left.clear();
             joined.clear();
             *compared = 0;
-            for &(c, before) in &old[t * per..n.min((t + 1) * per)] {
+            for b in &old[t * per..n.min((t + 1) * per)] {
+                let (c, before) = (b.id, b.aabb);
                 let p = &proxies[c as usize];
                 let joins = !matches!(p.placed, Place::LargeDynamic | Place::None);
-                if !(joins && bit(&self.listed_before, c)) {
+                if !(joins && b.listed) {
                     *compared += self.near_unchanged(kernel, &before, |i| left.push((i as u32, c)));
                     if joins {
                         *compared +=
@@ -326,11 +332,11 @@ impl BroadPhase {
     /// sorting every box's entries again).
     fn reindex_large(&mut self) {
         let mut rows = std::mem::take(&mut self.large_rows);
-        if self.large_joined || rows.level.len() != self.large_dynamic.len() {
-            self.large_rows = rows;
-            self.index_large();
-            return;
-        }
+        debug_assert_eq!(
+            rows.level.len(),
+            self.large_dynamic.len(),
+            "the same large boxes"
+        );
         let bits = &self.moved_bits;
         let mut fresh = std::mem::take(&mut rows.fresh);
         for f in &mut fresh {
@@ -356,7 +362,7 @@ impl BroadPhase {
                 continue;
             }
             new.sort_unstable_by_key(rank);
-            merge_by_rank(&mut level.entries, new);
+            merge_sorted_by_key(&mut level.entries, new, rank);
             directory(level);
         }
         rows.huge.clear();
@@ -399,7 +405,6 @@ impl BroadPhase {
         }
         self.large_rows = rows;
         self.large_moved = false;
-        self.large_joined = false;
     }
 
     /// Pushes the boxes the large dynamic box at `i` (its place in `large_dynamic`) forms
@@ -461,25 +466,5 @@ impl BroadPhase {
             }
         }
         compared
-    }
-}
-
-/// Merges `fresh` into `kept`, both sorted by [`rank`], in place from the back.
-fn merge_by_rank(kept: &mut Vec<Entry>, fresh: &[Entry]) {
-    let old = kept.len();
-    let Some(&filler) = fresh.first() else {
-        return;
-    };
-    kept.resize(old + fresh.len(), filler);
-    let (mut i, mut j, mut k) = (old, fresh.len(), old + fresh.len());
-    while j > 0 {
-        k -= 1;
-        if i > 0 && rank(&kept[i - 1]) > rank(&fresh[j - 1]) {
-            kept[k] = kept[i - 1];
-            i -= 1;
-        } else {
-            kept[k] = fresh[j - 1];
-            j -= 1;
-        }
     }
 }

@@ -72,6 +72,27 @@ fn slices_of(n: usize, per_task: usize) -> (usize, usize) {
     (per, n.div_ceil(per).max(1))
 }
 
+/// A changed proxy as the last update left it, taken when it is first set or removed since.
+#[derive(Clone, Copy, Debug)]
+struct Before {
+    id: u32,
+    /// Its box then.
+    aabb: Aabb,
+    /// Whether it was placed then, and not as a large dynamic box: its pairs with the large
+    /// dynamic boxes are then in their lists (`large.rs`).
+    listed: bool,
+}
+
+impl Before {
+    fn of(id: u32, p: &Proxy) -> Before {
+        Before {
+            id,
+            aabb: p.aabb,
+            listed: !matches!(p.placed, Place::LargeDynamic | Place::None),
+        }
+    }
+}
+
 /// An axis-aligned box: lower and upper corners. Closed: boxes that touch overlap.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Aabb {
@@ -630,14 +651,10 @@ pub struct BroadPhase {
     proxies: Vec<Proxy>,
     /// Proxies changed since the last update.
     moved: Vec<u32>,
-    /// Each of them with its box at the last update (where its pairs were found then).
-    moved_old: Vec<(u32, Aabb)>,
+    /// Each of them as it was at the last update (where its pairs were found then).
+    moved_old: Vec<Before>,
     /// One bit per proxy: changed since the last update (set during an update only).
     moved_bits: Vec<u64>,
-    /// One bit per changed proxy that was placed at the last update, not as a large
-    /// dynamic box: its pairs with the large dynamic boxes are in their lists (set
-    /// during an update only, beside `moved_bits`).
-    listed_before: Vec<u64>,
     /// Dynamic boxes in rows, in chunks of consecutive rows (never empty once placed),
     /// and each chunk's first key, for finding a key's chunk in a small array.
     dynamic: Vec<Chunk>,
@@ -680,8 +697,6 @@ pub struct BroadPhase {
     /// they do not change), and whether one changed since they were entered.
     large_rows: large::LargeRows,
     large_moved: bool,
-    /// Whether a box joined or left the large dynamic ones since they were entered.
-    large_joined: bool,
     /// The changed boxes found near unchanged large boxes, one list per task (scratch of
     /// `large.rs`).
     near_large: Vec<large::NearLarge>,
@@ -802,7 +817,7 @@ impl BroadPhase {
         if !p.moved {
             p.moved = true;
             self.moved.push(id);
-            self.moved_old.push((id, p.aabb));
+            self.moved_old.push(Before::of(id, p));
         }
         p.aabb = aabb;
         p.dynamic = dynamic;
@@ -822,7 +837,7 @@ impl BroadPhase {
         if !p.moved {
             p.moved = true;
             self.moved.push(id);
-            self.moved_old.push((id, p.aabb));
+            self.moved_old.push(Before::of(id, p));
         }
         true
     }
@@ -920,7 +935,7 @@ impl BroadPhase {
         self.proxies.capacity() * size_of::<Proxy>()
             + (self.moved.capacity() + self.large_dynamic.capacity() + self.large_static.capacity())
                 * 4
-            + (self.moved_bits.capacity() + self.listed_before.capacity()) * 8
+            + self.moved_bits.capacity() * 8
             + (self.firsts.capacity() + self.slab_chunk.capacity()) * 4
             + self
                 .dynamic
@@ -935,7 +950,7 @@ impl BroadPhase {
             + self.placing.iter().map(place::Slice::bytes).sum::<usize>()
             + (self.static_pairs.capacity() + self.pairs_spare.capacity() + self.fresh.capacity())
                 * 8
-            + self.moved_old.capacity() * size_of::<(u32, Aabb)>()
+            + self.moved_old.capacity() * size_of::<Before>()
             + self.large_ids.capacity() * 4
             + self
                 .large_pairs
@@ -975,13 +990,25 @@ fn check_proxy(id: u32, aabb: &Aabb) -> Result<()> {
 
 /// Merges sorted `fresh` into sorted `kept`, in place from the back (kept pairs of the
 /// broad phase and of the world are brought up to date this way each update).
-pub(crate) fn merge_sorted<T: Copy + Ord + Default>(kept: &mut Vec<T>, fresh: &[T]) {
+pub(crate) fn merge_sorted<T: Copy + Ord>(kept: &mut Vec<T>, fresh: &[T]) {
+    merge_sorted_by_key(kept, fresh, |&x| x);
+}
+
+/// [`merge_sorted`] for items sorted by `key` (the coarse rows' entries by rank).
+pub(crate) fn merge_sorted_by_key<T: Copy, K: Ord>(
+    kept: &mut Vec<T>,
+    fresh: &[T],
+    key: impl Fn(&T) -> K,
+) {
+    let Some(&filler) = fresh.first() else {
+        return;
+    };
     let old = kept.len();
-    kept.resize(old + fresh.len(), T::default());
+    kept.resize(old + fresh.len(), filler);
     let (mut i, mut j, mut k) = (old, fresh.len(), old + fresh.len());
     while j > 0 {
         k -= 1;
-        if i > 0 && kept[i - 1] > fresh[j - 1] {
+        if i > 0 && key(&kept[i - 1]) > key(&fresh[j - 1]) {
             kept[k] = kept[i - 1];
             i -= 1;
         } else {

@@ -368,7 +368,6 @@ impl BroadPhase {
         let words = self.proxies.len().div_ceil(64);
         if self.moved_bits.len() < words {
             self.moved_bits.resize(words, 0);
-            self.listed_before.resize(words, 0);
         }
         if self.dynamic.is_empty() {
             self.dynamic.push(Chunk::default());
@@ -466,9 +465,6 @@ impl BroadPhase {
         // No longer listed once this update is done (nothing sets a box during it).
         p.moved = false;
         let old = std::mem::replace(&mut p.placed, new);
-        if !matches!(old, Place::LargeDynamic | Place::None) {
-            set_bit(&mut self.listed_before, id);
-        }
         if let Place::Dynamic(lo, hi) = old {
             // Its entries leave their chunks: listed, while few, for a patch to find them.
             for row in rows_of(lo, hi) {
@@ -491,7 +487,6 @@ impl BroadPhase {
             _ => {}
         }
         self.large_moved |= old == Place::LargeDynamic || new == Place::LargeDynamic;
-        self.large_joined |= (old == Place::LargeDynamic) != (new == Place::LargeDynamic);
         self.statics_changed |= old.rows_bit() | new.rows_bit();
     }
 
@@ -635,9 +630,6 @@ impl BroadPhase {
     pub(super) fn end_moves(&mut self) {
         for &id in &self.moved {
             if let Some(w) = self.moved_bits.get_mut((id >> 6) as usize) {
-                *w = 0;
-            }
-            if let Some(w) = self.listed_before.get_mut((id >> 6) as usize) {
                 *w = 0;
             }
         }
