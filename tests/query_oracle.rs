@@ -349,12 +349,31 @@ fn bad_epsilon_is_an_error() {
     let env = Environment::<14>::build(sc.parts.clone(), &BuildOptions::ENVIRONMENT).unwrap();
     let obj = FlyingObject::<14>::new(sc.object.clone(), &BuildOptions::FLYING).unwrap();
     let mut st = QueryState::new();
-    for eps in [-1.0, f64::NAN, f64::INFINITY] {
-        let q = QueryOptions {
-            epsilon: eps,
-            ..QueryOptions::DETECT
-        };
-        assert!(env.collide(&obj, &Pose::IDENTITY, &q, &mut st).is_err());
+    let with = |epsilon| QueryOptions {
+        epsilon,
+        ..QueryOptions::DETECT
+    };
+    let bad = [
+        -1.0,
+        -f64::MIN_POSITIVE,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    for eps in bad {
+        assert!(
+            env.collide(&obj, &Pose::IDENTITY, &with(eps), &mut st)
+                .is_err(),
+            "{eps}"
+        );
+    }
+    // Zero of either sign and the largest finite epsilon are valid.
+    for eps in [0.0, -0.0, f64::MAX] {
+        assert!(
+            env.collide(&obj, &Pose::IDENTITY, &with(eps), &mut st)
+                .is_ok(),
+            "{eps}"
+        );
     }
 }
 

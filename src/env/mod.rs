@@ -120,6 +120,10 @@ pub struct Environment<const K: usize> {
     /// object larger than the part descend the object and re-bound the part
     /// ([`Environment::collide`]'s reference frame).
     pub(crate) flying: OnceLock<FlyingObject<K>>,
+    /// What an object's box size must pass for the one part to fly instead
+    /// ([`crate::query::swaps`] against the part tree's root); infinite unless there is one
+    /// part. Kept because nearly every query asks.
+    swap_above: f32,
 }
 
 impl<const K: usize> Environment<K> {
@@ -167,6 +171,10 @@ impl<const K: usize> Environment<K> {
         let mut handles = SlotMap::with_key();
         let ids = (0..parts.len() as u32).map(|i| handles.insert(i)).collect();
         let top = build_top(&parts, options);
+        let swap_above = match &top[..] {
+            [root] if parts.len() == 1 => crate::query::swap_above(&root.dop),
+            _ => f32::INFINITY,
+        };
         Environment {
             parts,
             ids,
@@ -174,6 +182,7 @@ impl<const K: usize> Environment<K> {
             top,
             options,
             flying: OnceLock::new(),
+            swap_above,
         }
     }
 
@@ -182,12 +191,8 @@ impl<const K: usize> Environment<K> {
     /// `None`. Inlined: the size test decides nearly every query.
     #[inline]
     pub(crate) fn flying_for(&self, object: &FlyingObject<K>) -> Option<&FlyingObject<K>> {
-        if self.parts.len() != 1
-            || !crate::query::swaps(&object.part.bvh.root_dop(), &self.top[0].dop)
-        {
-            return None;
-        }
-        Some(self.part_as_flying())
+        let size = crate::query::size(&object.part.bvh.nodes[0].dop);
+        (size > self.swap_above).then(|| self.part_as_flying())
     }
 
     /// The one part as a flying object, made on first need (a copy of the part's hierarchy

@@ -167,17 +167,12 @@ impl<const K: usize> Statics<'_, K> {
         control: &mut impl Control,
     ) -> Result<(QueryStats, Ended)> {
         let eps = options.epsilon;
-        if eps.is_nan() || eps < 0.0 || !eps.is_finite() {
-            return Err(Error::InvalidParameter {
-                name: "epsilon",
-                reason: format!("{eps} is not a finite non-negative number"),
-            });
+        // Two comparisons: NaN and infinities are outside the range.
+        if !(0.0..=f64::MAX).contains(&eps) {
+            return Err(bad_epsilon(eps));
         }
         if let Some(bad) = control.start().iter().find(|&&s| !self.names(object, s)) {
-            return Err(Error::InvalidParameter {
-                name: "start",
-                reason: format!("node pair {bad:?} is not in these hierarchies"),
-            });
+            return Err(bad_start(*bad));
         }
         if q.object.bind(object) {
             q.pair.clear();
@@ -328,6 +323,26 @@ impl<const K: usize> Statics<'_, K> {
         stats.nv += 1;
         let bvh = &self.parts[p as usize].bvh;
         !cache.meets(p, pos as u32, || bvh.tri_at(pos), fd)
+    }
+}
+
+/// The error of an epsilon that is negative, infinite or NaN (kept out of the query's path).
+#[cold]
+#[inline(never)]
+fn bad_epsilon(eps: f64) -> Error {
+    Error::InvalidParameter {
+        name: "epsilon",
+        reason: format!("{eps} is not a finite non-negative number"),
+    }
+}
+
+/// The error of a start pair that names no node pair of the hierarchies.
+#[cold]
+#[inline(never)]
+fn bad_start(bad: NodePair) -> Error {
+    Error::InvalidParameter {
+        name: "start",
+        reason: format!("node pair {bad:?} is not in these hierarchies"),
     }
 }
 

@@ -278,5 +278,12 @@ const SWAP: f32 = 4.0;
 /// side against one whose root is `fixed` (its box more than [`SWAP`] times larger).
 #[inline]
 pub(crate) fn swaps<const K: usize>(flying: &Dop<K>, fixed: &Dop<K>) -> bool {
-    size(flying) > SWAP * size(fixed)
+    size(flying) > swap_above(fixed)
+}
+
+/// The size a flying side's box must pass to swap with a static side whose root is
+/// `fixed` ([`swaps`]).
+#[inline]
+pub(crate) fn swap_above<const K: usize>(fixed: &Dop<K>) -> f32 {
+    SWAP * size(fixed)
 }
