@@ -17,6 +17,8 @@
 //! triangles placed into world coordinates by [`Pose::transform_point`] of their own poses.
 //! The reference frame only decides the work; bounds there are enlarged by a margin that
 //! covers the difference between the frames (`Pose::twin_margin`), so no contact is lost.
+//! Which frame a state's queries of one pair use is learned from their work
+//! (`crate::query::steer`), starting from [`Reference::of`].
 
 use crate::dop::Wide;
 #[cfg(doc)]
@@ -24,7 +26,7 @@ use crate::error::Error;
 use crate::error::Result;
 use crate::hierarchy::BuildOptions;
 use crate::pose::Pose;
-use crate::query::{Full, QueryOptions, QueryState, QueryStats, Twin, swaps};
+use crate::query::{Control, Full, QueryOptions, QueryState, QueryStats, Twin, swaps};
 use crate::tumble::FlyingObject;
 
 /// A contact between two objects: a triangle of each, as indices in their meshes.
@@ -82,19 +84,62 @@ pub struct PairOutcome<'a> {
     /// mode at most one.
     pub contacts: &'a [ObjectContact],
     /// The object in whose frame bounds were compared: [`Reference::of`], or the other one
-    /// when the reference's pose has no usable inverse, or [`Reference::World`] when
-    /// neither has.
+    /// where the state's earlier queries of the pair found that cheaper (see
+    /// [`FlyingObject::collide_with`]) or the reference's pose has no usable inverse, or
+    /// [`Reference::World`] when neither has.
     pub reference: Reference,
     /// Work done (the re-bounded nodes are the non-reference object's).
     pub stats: QueryStats,
 }
 
 impl<const K: usize> FlyingObject<K> {
+    /// The query compared in `reference`'s frame (A or B), the other object re-bounded;
+    /// `None` where that object's pose has no inverse good enough to compare in.
+    #[allow(clippy::too_many_arguments)]
+    fn in_frame(
+        &self,
+        reference: Reference,
+        pose: &Pose,
+        other: &FlyingObject<K>,
+        other_pose: &Pose,
+        options: &QueryOptions,
+        state: &mut QueryState<K>,
+        control: &mut impl Control,
+    ) -> Option<Result<(Reference, QueryStats)>> {
+        let ((twin, relative), fixed, flying) = match reference {
+            Reference::A => (
+                Twin::new(pose, other_pose, self.magnitude, other)?,
+                self,
+                other,
+            ),
+            _ => (
+                Twin::new(other_pose, pose, other.magnitude, self)?,
+                other,
+                self,
+            ),
+        };
+        let done = fixed.statics().run(
+            flying,
+            &relative,
+            options,
+            state.parts(),
+            Wide::detect(),
+            twin.as_ref(),
+            control,
+        );
+        Some(done.map(|(stats, _)| (reference, stats)))
+    }
+
     /// This object, placed by `pose`, against `other` placed by `other_pose`.
     ///
     /// The state re-bounds the non-reference object ([`Reference::of`]); keeping one state
     /// per pair keeps its re-bounded nodes and its witness (detect mode) from one query to
-    /// the next.
+    /// the next. Such a state also tries the other frame now and then (after the pair's 4th
+    /// descent, then 8, 16, … more, then every 1024th), for the work alone and stopped once
+    /// it costs a quarter more than the query, and goes on in that frame when its descents
+    /// cost a fifth less; the outcome's stats include the trials' work, and detect mode may find another contact there (every contact found is one).
+    /// The choice depends only on the state's queries so far; a state that goes from pair
+    /// to pair (as a [`crate::World`]'s threads do) keeps [`Reference::of`].
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] for a bad epsilon. Where neither pose has an inverse
@@ -132,33 +177,20 @@ impl<const K: usize> FlyingObject<K> {
         state: &'s mut QueryState<K>,
     ) -> Result<PairOutcome<'s>> {
         zone!("FlyingObject::collide_with");
-        // The reference's frame unless its pose has no usable inverse; then the other's;
-        // then the world's.
-        let first = Reference::of(self, other);
-        let frames = |r| match r {
-            Reference::A => Twin::new(pose, other_pose, self.magnitude, other),
-            _ => Twin::new(other_pose, pose, other.magnitude, self),
+        // The steered reference's frame (the size rule's, or the other where the pair's
+        // own queries found it cheaper: `crate::query::steer`) unless its pose has no
+        // usable inverse; then the other's; then the world's.
+        let rule = Reference::of(self, other);
+        let first = if state.steer.flipped((self.id, other.id)) {
+            rule.other()
+        } else {
+            rule
         };
         let framed = [first, first.other()]
             .into_iter()
-            .find_map(|r| frames(r).map(|f| (r, f)));
+            .find_map(|r| self.in_frame(r, pose, other, other_pose, options, state, &mut Full));
         let (reference, stats) = match framed {
-            Some((reference, (twin, relative))) => {
-                let (fixed, flying) = match reference {
-                    Reference::A => (self, other),
-                    _ => (other, self),
-                };
-                let (stats, _) = fixed.statics().run(
-                    flying,
-                    &relative,
-                    options,
-                    state.parts(),
-                    Wide::detect(),
-                    twin.as_ref(),
-                    &mut Full,
-                )?;
-                (reference, stats)
-            }
+            Some(done) => done?,
             None => {
                 // The second object's triangles placed by its pose exactly as the
                 // contract places them, so answers stay exact in the world frame.
@@ -175,6 +207,44 @@ impl<const K: usize> FlyingObject<K> {
                 )?;
                 (Reference::World, stats)
             }
+        };
+        let stats = if reference != Reference::World && state.steer.due(&stats) {
+            // The other frame on the same pose, for its work alone, stopped once it cannot
+            // win (as `Environment::collide` tries the other side): its contacts go to the spare
+            // list, and the pair's witness, which names this frame's leaves, is forgotten.
+            let trial = QueryOptions {
+                witness: false,
+                ..*options
+            };
+            std::mem::swap(&mut state.work.raw, &mut state.work.spare_raw);
+            let mut budget = state.steer.budget(&stats);
+            let tried = self.in_frame(
+                reference.other(),
+                pose,
+                other,
+                other_pose,
+                &trial,
+                state,
+                &mut budget,
+            );
+            std::mem::swap(&mut state.work.raw, &mut state.work.spare_raw);
+            state.pair.clear();
+            match tried {
+                Some(done) => {
+                    let (_, o) = done?;
+                    state.steer.record(&stats, &o);
+                    QueryStats {
+                        nv: stats.nv + o.nv,
+                        np: stats.np + o.np,
+                        nu: stats.nu + o.nu,
+                        climb_steps: stats.climb_steps + o.climb_steps,
+                        ..stats
+                    }
+                }
+                None => stats,
+            }
+        } else {
+            stats
         };
         let work = &mut state.work;
         let (contacts, raw) = (&mut work.pair_contacts, &work.raw);

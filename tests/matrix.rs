@@ -9,7 +9,7 @@ use common::meshes_dir;
 use kdop::oracle::brute_force_contacts;
 use kdop::{
     BuildOptions, Environment, FlyingObject, Mesh, ObbQueryState, ObbTree, Pose, QueryOptions,
-    QueryState,
+    QueryState, Reference,
 };
 
 /// Every mesh of the folder up to 10,000 triangles: FCL's pair, the CAD and robot parts,
@@ -116,5 +116,89 @@ fn reduced_matrix_equals_brute_force() {
         touching * 2 > cells * POSES && contacts > 1000,
         "only {touching} of {} poses touch, {contacts} pairs",
         cells * POSES
+    );
+}
+
+/// A state that keeps querying one pair learns which side to re-bound: under the soccer ball,
+/// the mountain re-bounded (the side the size rule does not take) costs less. Its answers
+/// stay those of a fresh state's first query, which takes the size rule's side (and which
+/// the oracle tests check against brute force): the same reports, detect colliding alike
+/// and finding one of the reported contacts. Against the environment and as two objects.
+#[test]
+fn a_state_that_changes_sides_answers_as_a_fresh_one() {
+    let Some(dir) = meshes_dir() else { return };
+    let ball = kdop::io::formats::load_mesh(dir.join("soccerball.obj")).unwrap();
+    let mountain = kdop::io::formats::load_mesh(dir.join("mountain.obj")).unwrap();
+    // The matrix's own poses of this cell (`kdop bench matrix --seed 1`).
+    let seed = kdop::scene::cell_seed("soccerball.obj", "mountain.obj", 1);
+    let poses = kdop::scene::near_poses(&ball, &mountain, 10, seed).unwrap();
+    let env = Environment::<18>::from_mesh(ball.clone(), &BuildOptions::ENVIRONMENT).unwrap();
+    let still = FlyingObject::<18>::new(ball, &BuildOptions::FLYING).unwrap();
+    let obj = FlyingObject::<18>::new(mountain, &BuildOptions::FLYING).unwrap();
+    let (mut steered, mut pair) = (QueryState::new(), QueryState::new());
+    steered.prepare(&env, &obj);
+    pair.prepare_objects(&obj, &still);
+    let rule = Reference::of(&obj, &still);
+    let (mut env_flipped, mut pair_flipped, mut touching) = (0, 0, 0);
+    for pass in 0..6 {
+        for (i, pose) in poses.iter().enumerate() {
+            let at = format!("pass {pass}, pose {i}");
+            let mut fresh = QueryState::new();
+            let want = env
+                .collide(&obj, pose, &QueryOptions::REPORT, &mut fresh)
+                .unwrap();
+            let want: Pairs = want
+                .contacts
+                .iter()
+                .map(|c| [c.env_triangle, c.object_triangle])
+                .collect();
+            touching += usize::from(!want.is_empty());
+            for o in [QueryOptions::REPORT, QueryOptions::DETECT] {
+                let got = env.collide(&obj, pose, &o, &mut steered).unwrap();
+                let got: Pairs = got
+                    .contacts
+                    .iter()
+                    .map(|c| [c.env_triangle, c.object_triangle])
+                    .collect();
+                env_flipped += usize::from(steered.flies_other_side());
+                let steered = pair.flies_other_side();
+                let hit = obj
+                    .collide_with(pose, &still, &Pose::IDENTITY, &o, &mut pair)
+                    .unwrap();
+                let mut as_env: Pairs = hit
+                    .contacts
+                    .iter()
+                    .map(|c| [c.b_triangle, c.a_triangle])
+                    .collect();
+                as_env.sort_unstable();
+                let other_frame = hit.reference != rule;
+                pair_flipped += usize::from(other_frame);
+                assert_eq!(
+                    steered, other_frame,
+                    "{at}: the frame the state said it would take"
+                );
+                if o == QueryOptions::REPORT {
+                    assert_eq!(got, want, "environment, {at}");
+                    assert_eq!(as_env, want, "objects, {at}");
+                } else {
+                    for (name, g) in [("environment", &got), ("objects", &as_env)] {
+                        assert_eq!(g.len(), usize::from(!want.is_empty()), "{name}, {at}");
+                        assert!(g.iter().all(|c| want.contains(c)), "{name}, {at}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        touching > 0 && touching < 6 * poses.len(),
+        "{touching} touching poses"
+    );
+    assert!(
+        env_flipped > 0,
+        "the environment query never re-bound the mountain"
+    );
+    assert!(
+        pair_flipped > 0,
+        "the object pair never took the ball's frame"
     );
 }

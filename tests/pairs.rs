@@ -13,7 +13,8 @@ use kdop::{
 };
 
 /// Checks report and detect for `a` at `pa` against `b` at `pb` with a fresh state and with
-/// `state` (which has seen other poses); returns the number of contacts.
+/// `state` (which has seen other poses of the pair, and other pairs); returns the number
+/// of contacts.
 fn check<const K: usize>(
     a: &FlyingObject<K>,
     pa: &Pose,
@@ -25,8 +26,20 @@ fn check<const K: usize>(
     let want = brute_force_object_contacts(a, pa, b, pb, 0.0);
     for config in CONFIGS {
         let (report, detect) = report_and_detect(config);
+        // A fresh state takes the size rule's frame; one that has seen the pair may have
+        // learned the other (`QueryState::flies_other_side`), never the world's here.
+        let mut fresh_state = QueryState::new();
+        let fresh = a
+            .collide_with(pa, b, pb, &report, &mut fresh_state)
+            .unwrap();
+        assert_eq!(fresh.reference, Reference::of(a, b), "{what}");
+        assert_eq!(
+            fresh.contacts,
+            &want[..],
+            "{what}: report, fresh, {config:?}"
+        );
         let got = a.collide_with(pa, b, pb, &report, state).unwrap();
-        assert_eq!(got.reference, Reference::of(a, b));
+        assert_ne!(got.reference, Reference::World, "{what}");
         assert_eq!(got.contacts, &want[..], "{what}: report, {config:?}");
         let found = a.collide_with(pa, b, pb, &detect, state).unwrap();
         assert_eq!(

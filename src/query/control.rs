@@ -16,7 +16,7 @@ use super::{NodePair, QueryStats};
     not(test),
     allow(
         dead_code,
-        reason = "fronts and budgets (issue 20) prune and stop; tests do now"
+        reason = "temporal fronts (issue 20) will prune; tests do now"
     )
 )]
 pub(crate) enum Step {

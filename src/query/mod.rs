@@ -20,6 +20,7 @@ mod descent;
 mod leaves;
 mod pair_cache;
 mod placed;
+mod steer;
 mod workspace;
 
 #[cfg(test)]
@@ -29,6 +30,7 @@ pub(crate) use control::{Expand, descend};
 pub(crate) use descent::{Parts, Statics, Twin};
 pub(crate) use pair_cache::PairCache;
 pub(crate) use placed::PlacedObject;
+pub(crate) use steer::Steer;
 pub(crate) use workspace::PairStack;
 pub(crate) use workspace::Workspace;
 
@@ -165,6 +167,8 @@ pub struct QueryState<const K: usize> {
     pub(crate) object: PlacedObject<K>,
     pub(crate) work: Workspace<K>,
     pub(crate) pair: PairCache,
+    /// Which side of its last pair flies (`steer.rs`).
+    pub(crate) steer: Steer,
 }
 
 impl<const K: usize> QueryState<K> {
@@ -183,7 +187,11 @@ impl<const K: usize> QueryState<K> {
     /// [`FlyingObject::prepare_corners`].
     pub fn prepare(&mut self, env: &Environment<K>, object: &FlyingObject<K>) {
         match env.flying_for(object) {
-            Some(part) => self.prepare_for(object.statics(), part),
+            // Either side may fly (`steer.rs`): both are made room for, the rule's last.
+            Some(part) => {
+                self.prepare_for(env.statics(), object);
+                self.prepare_for(object.statics(), part);
+            }
             None => self.prepare_for(env.statics(), object),
         }
     }
@@ -191,9 +199,12 @@ impl<const K: usize> QueryState<K> {
     /// [`QueryState::prepare`] for object-against-object queries between `a` and `b`
     /// ([`FlyingObject::collide_with`]), in either order.
     pub fn prepare_objects(&mut self, a: &FlyingObject<K>, b: &FlyingObject<K>) {
+        // Either frame may be used (`steer.rs`): both are made room for, the rule's last.
         if crate::pair::Reference::of(a, b) == crate::pair::Reference::A {
+            self.prepare_for(b.statics(), a);
             self.prepare_for(a.statics(), b);
         } else {
+            self.prepare_for(a.statics(), b);
             self.prepare_for(b.statics(), a);
         }
     }
@@ -233,6 +244,14 @@ impl<const K: usize> QueryState<K> {
             work: &mut self.work,
             pair: &mut self.pair,
         }
+    }
+
+    /// Whether this state's next query of its last pair re-bounds the other side than the
+    /// size rule's ([`Environment::collide`], [`FlyingObject::collide_with`]), because its
+    /// earlier queries found that side cheaper. For profiling; answers do not depend on it.
+    #[must_use]
+    pub fn flies_other_side(&self) -> bool {
+        self.steer.is_flipped()
     }
 
     /// The contacts of the last query.

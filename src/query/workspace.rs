@@ -17,6 +17,8 @@ pub struct Workspace<const K: usize> {
     pub(crate) memo: RefineMemo,
     /// Contacts as `[part, static triangle, flying triangle]`, in the order found.
     pub(crate) raw: Vec<[u32; 3]>,
+    /// Where a trial of the pair's other side (`steer.rs`) leaves its contacts.
+    pub(crate) spare_raw: Vec<[u32; 3]>,
     /// The raw contacts of one part as sort keys (static triangle, flying triangle).
     pub(crate) keys: Vec<u64>,
     pub(crate) contacts: Vec<Contact>,
@@ -116,6 +118,8 @@ impl<const K: usize> Workspace<K> {
             .used
             .reserve_exact(s[3].saturating_sub(self.memo.used.len()));
         self.raw.reserve_exact(s[4].saturating_sub(self.raw.len()));
+        self.spare_raw
+            .reserve_exact(s[4].saturating_sub(self.spare_raw.len()));
         self.keys
             .reserve_exact(s[4].saturating_sub(self.keys.len()));
         self.contacts
@@ -131,7 +135,7 @@ impl<const K: usize> Workspace<K> {
             + self.tri_dops.capacity() * size_of::<RefinedTri<K>>()
             + self.memo.keys.capacity() * 12
             + self.memo.used.capacity() * 4
-            + self.raw.capacity() * 12
+            + (self.raw.capacity() + self.spare_raw.capacity()) * 12
             + self.keys.capacity() * 8
             + self.contacts.capacity() * size_of::<Contact>()
             + self.pair_contacts.capacity() * size_of::<crate::pair::ObjectContact>()

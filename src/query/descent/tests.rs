@@ -446,3 +446,64 @@ fn detect_queries_mark_their_pair_apart_or_touching() {
     assert_eq!(again.stats.witness_hits, 1);
     assert!(!state.pair.apart);
 }
+
+/// A trial of the pair's other side (`steer.rs`) leaves the query's answer alone: with a
+/// trial due at every query, run whole or stopped at its first pair, every report equals a
+/// fresh state's (which takes the size rule's side) and every detect query finds one of its
+/// contacts exactly when there are any; as an environment query and as two objects.
+fn trials_leave_answers_alone<const K: usize>() {
+    let mut s = 23u64 ^ K as u64;
+    let scenes = scenes::<K>(&mut s);
+    let (small, big) = &scenes[1];
+    let part = small.flying_for(big).unwrap();
+    let (mut steered, mut pair) = (QueryState::new(), QueryState::new());
+    let mut touching = 0;
+    for i in 0..48 {
+        let pose = pose(i, &mut s);
+        let tight = i % 2 == 1;
+        let mut fresh = QueryState::new();
+        let want = small
+            .collide(big, &pose, &QueryOptions::REPORT, &mut fresh)
+            .unwrap();
+        let want: Vec<[u32; 2]> = want
+            .contacts
+            .iter()
+            .map(|c| [c.env_triangle, c.object_triangle])
+            .collect();
+        touching += usize::from(!want.is_empty());
+        for o in [QueryOptions::REPORT, QueryOptions::DETECT] {
+            steered.steer.force_trial((big.id, part.id), tight);
+            let got = small.collide(big, &pose, &o, &mut steered).unwrap();
+            let got: Vec<[u32; 2]> = got
+                .contacts
+                .iter()
+                .map(|c| [c.env_triangle, c.object_triangle])
+                .collect();
+            pair.steer.force_trial((big.id, part.id), tight);
+            let hit = big
+                .collide_with(&pose, part, &Pose::IDENTITY, &o, &mut pair)
+                .unwrap();
+            let mut objects: Vec<[u32; 2]> = hit
+                .contacts
+                .iter()
+                .map(|c| [c.b_triangle, c.a_triangle])
+                .collect();
+            objects.sort_unstable();
+            for (name, g) in [("environment", &got), ("objects", &objects)] {
+                if o.mode == Mode::Report {
+                    assert_eq!(g, &want, "{name}, pose {i}, tight {tight}");
+                } else {
+                    assert_eq!(g.len(), usize::from(!want.is_empty()), "{name}, pose {i}");
+                    assert!(g.iter().all(|c| want.contains(c)), "{name}, pose {i}");
+                }
+            }
+        }
+    }
+    assert!(touching > 4, "only {touching} of 48 poses touch");
+}
+
+#[test]
+fn trials_of_the_other_side_leave_answers_alone() {
+    trials_leave_answers_alone::<18>();
+    trials_leave_answers_alone::<6>();
+}

@@ -1,0 +1,250 @@
+//! Which side of a pair flies, learned from the pair's own queries. Between two
+//! hierarchies each in its own frame (Klosowski et al. 1998, §6.1, "Multiple flying
+//! objects"), either may be re-bounded under the relative pose: the answer is the same, the
+//! work is not. The size rule ([`super::swaps`]) re-bounds the smaller side unless it is
+//! more than four times larger, which is right on most pairs of real meshes and wrong on
+//! some (a terrain flying over a ball: its few nodes near the ball re-bound tightly, where
+//! the ball's many small nodes re-bound into the terrain's triangles; `docs/benchmarks.md`,
+//! "Cross-matrix"). No cheap reading of the two hierarchies tells which, so a state that
+//! keeps querying one pair now and then also runs the other side on the same pose, for its
+//! work alone, and keeps the side whose descents cost less.
+//!
+//! The trials are spaced out (after the 4th descent, then after 8, 16, … more, then every
+//! [`MAX_GAP`]th), counted in the paper's cost terms rather than timed, so the choice is
+//! the same run to run and on any thread count, and each stops once it has cost a quarter
+//! more than the query it is weighed against ([`Budget`]): a trial costs at most that. A
+//! witness answer (detect) is no descent and counts for nothing. The choice changes only
+//! when the other side has cost at least a fifth less over [`MIN_TRIALS`] trials or more;
+//! after a change the count starts anew.
+
+use super::control::Step;
+use super::{Control, NodePair, QueryStats};
+
+/// Descents before the first trial.
+const FIRST_GAP: u32 = 4;
+/// The most descents between two trials.
+const MAX_GAP: u32 = 1024;
+/// Trials before the side may change.
+const MIN_TRIALS: u32 = 3;
+/// Trials after which both sums are halved, so that the choice follows poses that drift
+/// into another regime.
+const HALVE_AT: u32 = 16;
+
+/// The learned side of the pair a state last queried.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Steer {
+    /// The two sides' object ids (0: none yet).
+    pair: (u64, u64),
+    /// Whether the side that flies is the other one than the size rule's.
+    flipped: bool,
+    /// Descents since the last trial, and how many the next trial waits for.
+    descents: u32,
+    gap: u32,
+    /// Trials since the last change, and the costs of both sides over them.
+    trials: u32,
+    chosen: u64,
+    other: u64,
+    /// Tests only: the next trial stops at its first pair (an empty answer of its own).
+    #[cfg(test)]
+    tight: bool,
+}
+
+impl Steer {
+    /// Whether the pair `(a, b)` flies the other side than the size rule says: its own
+    /// record if the state's last pair was this one, else a fresh record (the rule's side).
+    #[inline]
+    pub(crate) fn flipped(&mut self, pair: (u64, u64)) -> bool {
+        if self.pair != pair {
+            *self = Steer {
+                pair,
+                gap: FIRST_GAP,
+                ..Steer::default()
+            };
+        }
+        self.flipped
+    }
+
+    /// Whether the last pair flies the other side than the size rule's.
+    pub(crate) fn is_flipped(&self) -> bool {
+        self.flipped
+    }
+
+    /// Counts a query whose work was `stats`; true when a trial of the other side is due
+    /// now (the query descended, and enough descents passed since the last trial).
+    #[inline]
+    pub(crate) fn due(&mut self, stats: &QueryStats) -> bool {
+        if stats.witness_hits != 0 {
+            return false;
+        }
+        self.descents += 1;
+        self.descents >= self.gap
+    }
+
+    /// The control of a trial weighed against a query whose work was `chosen`.
+    pub(crate) fn budget(&self, chosen: &QueryStats) -> Budget {
+        #[cfg(test)]
+        if self.tight {
+            return Budget { limit: 0 };
+        }
+        Budget::against(chosen)
+    }
+
+    /// Tests only: a trial is due at the pair's next descent, stopped at its first pair
+    /// when `tight`.
+    #[cfg(test)]
+    pub(crate) fn force_trial(&mut self, pair: (u64, u64), tight: bool) {
+        self.flipped(pair);
+        (self.descents, self.gap, self.tight) = (0, 1, tight);
+    }
+
+    /// Records a trial: the chosen side's query cost `chosen`, the other side's on the same
+    /// pose `other` (their stats). Changes the side when the other has cost enough less.
+    pub(crate) fn record(&mut self, chosen: &QueryStats, other: &QueryStats) {
+        self.descents = 0;
+        self.gap = (self.gap * 2).min(MAX_GAP);
+        self.trials += 1;
+        self.chosen += cost(chosen);
+        self.other += cost(other);
+        if self.trials >= MIN_TRIALS && self.other * 5 < self.chosen * 4 {
+            self.flipped = !self.flipped;
+            (self.trials, self.chosen, self.other, self.gap) = (0, 0, 0, FIRST_GAP);
+        } else if self.trials >= HALVE_AT {
+            (self.trials, self.chosen, self.other) = (MIN_TRIALS, self.chosen / 2, self.other / 2);
+        }
+    }
+}
+
+/// The control of a trial: it stops once its work passes a quarter more than the query
+/// it is weighed against, which it then cannot beat.
+pub(crate) struct Budget {
+    limit: u64,
+}
+
+impl Budget {
+    /// The budget of a trial against a query whose work was `chosen`.
+    fn against(chosen: &QueryStats) -> Self {
+        Budget {
+            limit: cost(chosen) * 5 / 4 + 16,
+        }
+    }
+}
+
+impl Control for Budget {
+    #[inline(always)]
+    fn visit(&mut self, _: NodePair, stats: &QueryStats) -> Step {
+        if cost(stats) > self.limit {
+            Step::Stop
+        } else {
+            Step::Continue
+        }
+    }
+}
+
+/// A query's work in the paper's cost terms (`T = Nv·Cv + Np·Cp + Nu·Cu`, §3.1), weighted
+/// as they cost at k = 18 on this code: a re-bound about 1.75 overlap tests, a triangle
+/// test about 3 (fitted to per-pose times of the matrix's soccer ball × mountain cell).
+fn cost(s: &QueryStats) -> u64 {
+    4 * s.nv + 12 * s.np + 7 * s.nu
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn work(nv: u64) -> QueryStats {
+        QueryStats {
+            nv,
+            ..QueryStats::default()
+        }
+    }
+
+    /// The trials come after the 4th descent, then 8, 16, … more, then every 1024th;
+    /// witness answers do not count.
+    #[test]
+    fn trials_back_off_to_every_1024th_descent() {
+        let mut s = Steer::default();
+        assert!(!s.flipped((1, 2)));
+        let witness = QueryStats {
+            witness_hits: 1,
+            ..QueryStats::default()
+        };
+        let mut at = Vec::new();
+        for i in 1..=6000 {
+            assert!(!s.due(&witness), "a witness answer is no descent");
+            if s.due(&work(10)) {
+                at.push(i);
+                // The other side costs the same: no change, ever.
+                s.record(&work(10), &work(10));
+            }
+        }
+        assert_eq!(&at[..10], [4, 12, 28, 60, 124, 252, 508, 1020, 2044, 3068]);
+        assert!(at.windows(2).skip(8).all(|w| w[1] - w[0] == 1024), "{at:?}");
+        assert!(!s.flipped((1, 2)));
+    }
+
+    /// A side a fifth cheaper wins after three trials; one only a tenth cheaper never does;
+    /// after a change, the same evidence is needed to change back.
+    #[test]
+    fn the_side_changes_on_enough_evidence_only() {
+        let mut s = Steer::default();
+        s.flipped((1, 2));
+        for _ in 0..40 {
+            s.record(&work(100), &work(90));
+            assert!(!s.flipped((1, 2)), "a tenth less is within the hysteresis");
+        }
+        let mut s = Steer::default();
+        s.flipped((1, 2));
+        s.record(&work(100), &work(70));
+        s.record(&work(100), &work(70));
+        assert!(!s.flipped((1, 2)), "not before three trials");
+        s.record(&work(100), &work(70));
+        assert!(s.flipped((1, 2)), "three trials a fifth cheaper or more");
+        // Now the flipped side is the chosen one, and the rule's side must win anew.
+        s.record(&work(70), &work(100));
+        s.record(&work(70), &work(100));
+        s.record(&work(70), &work(100));
+        assert!(s.flipped((1, 2)));
+        let mut back = s;
+        for _ in 0..3 {
+            back.record(&work(100), &work(20));
+        }
+        assert!(
+            !back.flipped((1, 2)),
+            "far cheaper again: back to the rule's side"
+        );
+    }
+
+    /// Another pair starts from the size rule's side; a triangle and a re-bound weigh more
+    /// than an overlap test.
+    #[test]
+    fn another_pair_starts_afresh_and_costs_weigh_the_terms() {
+        let mut s = Steer::default();
+        s.flipped((1, 2));
+        for _ in 0..3 {
+            s.record(&work(100), &work(10));
+        }
+        assert!(s.flipped((1, 2)));
+        assert!(!s.flipped((1, 3)), "a new pair is the rule's");
+        assert!(!s.flipped((1, 2)), "and the old one's record is gone");
+        let np = QueryStats {
+            np: 1,
+            ..QueryStats::default()
+        };
+        let nu = QueryStats {
+            nu: 1,
+            ..QueryStats::default()
+        };
+        assert!(cost(&np) > cost(&nu) && cost(&nu) > cost(&work(1)));
+    }
+
+    /// A trial stops once its work passes a quarter more than the query it is weighed
+    /// against (plus a little, so that a tiny query's trial is not cut at its root).
+    #[test]
+    fn a_trial_stops_past_its_budget() {
+        let mut b = Budget::against(&work(100));
+        assert_eq!(b.visit([0; 3], &work(129)), Step::Continue);
+        assert_eq!(b.visit([0; 3], &work(130)), Step::Stop);
+        let mut tiny = Budget::against(&QueryStats::default());
+        assert_eq!(tiny.visit([0; 3], &work(4)), Step::Continue);
+    }
+}
