@@ -26,7 +26,9 @@ use crate::error::Error;
 use crate::error::Result;
 use crate::hierarchy::BuildOptions;
 use crate::pose::Pose;
-use crate::query::{Control, Full, QueryOptions, QueryState, QueryStats, Twin, swaps};
+use crate::query::{
+    Control, Full, QueryOptions, QueryState, QueryStats, Side, Twin, may_try, swaps,
+};
 use crate::tumble::FlyingObject;
 
 /// A contact between two objects: a triangle of each, as indices in their meshes.
@@ -208,7 +210,19 @@ impl<const K: usize> FlyingObject<K> {
                 (Reference::World, stats)
             }
         };
-        let stats = if reference != Reference::World && state.steer.due(&stats) {
+        // A frame is posed (a twin) unless its object is at the identity.
+        let posed = |r: Reference| match r {
+            Reference::A => *pose != Pose::IDENTITY,
+            _ => *other_pose != Pose::IDENTITY,
+        };
+        let chosen = Side {
+            stats,
+            twinned: posed(reference),
+        };
+        let stats = if reference != Reference::World
+            && may_try(posed(reference.other()), chosen.twinned)
+            && state.steer.due(&stats)
+        {
             // The other frame on the same pose, for its work alone, stopped once it cannot
             // win (as `Environment::collide` tries the other side): its contacts go to the spare
             // list, and the pair's witness, which names this frame's leaves, is forgotten.
@@ -217,7 +231,7 @@ impl<const K: usize> FlyingObject<K> {
                 ..*options
             };
             std::mem::swap(&mut state.work.raw, &mut state.work.spare_raw);
-            let mut budget = state.steer.budget(&stats);
+            let mut budget = state.steer.budget(&chosen);
             let tried = self.in_frame(
                 reference.other(),
                 pose,
@@ -232,7 +246,11 @@ impl<const K: usize> FlyingObject<K> {
             match tried {
                 Some(done) => {
                     let (_, o) = done?;
-                    state.steer.record(&stats, &o);
+                    let side = Side {
+                        stats: o,
+                        twinned: posed(reference.other()),
+                    };
+                    state.steer.record(&chosen, &side);
                     QueryStats {
                         nv: stats.nv + o.nv,
                         np: stats.np + o.np,

@@ -9,7 +9,8 @@ use crate::dop::Wide;
 use crate::error::Result;
 use crate::pose::Pose;
 use crate::query::{
-    Contact, Control, Ended, Full, Outcome, QueryOptions, QueryState, QueryStats, Statics, Twin,
+    Contact, Control, Ended, Full, Outcome, QueryOptions, QueryState, QueryStats, Side, Statics,
+    Twin, may_try,
 };
 use crate::tumble::FlyingObject;
 
@@ -55,18 +56,26 @@ impl<const K: usize> Environment<K> {
         let (stats, swapped, _) = self.query_side(
             object, part, pose, options, state, wide, !flipped, &mut Full,
         )?;
-        if !state.steer.due(&stats) {
+        // The part flying is in the object's posed frame (a twin) unless the pose is the
+        // identity; the environment's side never is.
+        let posed = *pose != Pose::IDENTITY;
+        let chosen = Side {
+            stats,
+            twinned: swapped && posed,
+        };
+        if !(may_try(!swapped && posed, chosen.twinned) && state.steer.due(&stats)) {
             return Ok(self.finish(state, stats));
         }
         // The other side on the same pose, for its work alone (stopped once it cannot
-        // win): its contacts go to the spare list, the answer's stay. It binds the state to the other flying
-        // hierarchy, which forgets the pair's witness (it names the other side's leaves).
+        // win): its contacts go to the spare list, the answer's stay. It binds the state to
+        // the other flying hierarchy, which forgets the pair's witness (it names the other
+        // side's leaves).
         let trial = QueryOptions {
             witness: false,
             ..*options
         };
+        let mut budget = state.steer.budget(&chosen);
         std::mem::swap(&mut state.work.raw, &mut state.work.spare_raw);
-        let mut budget = state.steer.budget(&stats);
         let tried = self.query_side(
             object,
             part,
@@ -81,7 +90,11 @@ impl<const K: usize> Environment<K> {
         let (other, other_swapped, _) = tried?;
         state.pair.clear();
         if other_swapped != swapped {
-            state.steer.record(&stats, &other);
+            let side = Side {
+                stats: other,
+                twinned: other_swapped && posed,
+            };
+            state.steer.record(&chosen, &side);
         }
         let stats = QueryStats {
             nv: stats.nv + other.nv,

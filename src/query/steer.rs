@@ -81,7 +81,7 @@ impl Steer {
     }
 
     /// The control of a trial weighed against a query whose work was `chosen`.
-    pub(crate) fn budget(&self, chosen: &QueryStats) -> Budget {
+    pub(crate) fn budget(&self, chosen: &Side) -> Budget {
         #[cfg(test)]
         if self.tight {
             return Budget { limit: 0 };
@@ -97,14 +97,14 @@ impl Steer {
         (self.descents, self.gap, self.tight) = (0, 1, tight);
     }
 
-    /// Records a trial: the chosen side's query cost `chosen`, the other side's on the same
-    /// pose `other` (their stats). Changes the side when the other has cost enough less.
-    pub(crate) fn record(&mut self, chosen: &QueryStats, other: &QueryStats) {
+    /// Records a trial: the chosen side's query and the other side's on the same pose.
+    /// Changes the side when the other has cost enough less.
+    pub(crate) fn record(&mut self, chosen: &Side, other: &Side) {
         self.descents = 0;
         self.gap = (self.gap * 2).min(MAX_GAP);
         self.trials += 1;
-        self.chosen += cost(chosen);
-        self.other += cost(other);
+        self.chosen += chosen.cost();
+        self.other += other.cost();
         if self.trials >= MIN_TRIALS && self.other * 5 < self.chosen * 4 {
             self.flipped = !self.flipped;
             (self.trials, self.chosen, self.other, self.gap) = (0, 0, 0, FIRST_GAP);
@@ -121,10 +121,10 @@ pub(crate) struct Budget {
 }
 
 impl Budget {
-    /// The budget of a trial against a query whose work was `chosen`.
-    fn against(chosen: &QueryStats) -> Self {
+    /// The budget of a trial against the query `chosen`.
+    fn against(chosen: &Side) -> Self {
         Budget {
-            limit: cost(chosen) * 5 / 4 + 16,
+            limit: chosen.cost() * 5 / 4 + 16,
         }
     }
 }
@@ -132,12 +132,39 @@ impl Budget {
 impl Control for Budget {
     #[inline(always)]
     fn visit(&mut self, _: NodePair, stats: &QueryStats) -> Step {
+        // A trial of a twinned side costs more per triangle pair; stopping on the plain
+        // terms lets it run a little longer, never shorter, than it can win.
         if cost(stats) > self.limit {
             Step::Stop
         } else {
             Step::Continue
         }
     }
+}
+
+/// One side's query of a trial: its work, and whether its static side was posed (a twin
+/// frame: the triangle tests then place both triangles, `descent.rs`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Side {
+    pub(crate) stats: QueryStats,
+    pub(crate) twinned: bool,
+}
+
+impl Side {
+    /// Its work as the trials weigh it: [`cost`], each triangle pair counted twice when
+    /// both triangles are placed.
+    fn cost(&self) -> u64 {
+        cost(&self.stats) + if self.twinned { 12 * self.stats.np } else { 0 }
+    }
+}
+
+/// Whether a trial of a side that is `twinned` may be weighed against the chosen side
+/// (`chosen_twinned`): never a posed static side against one at the identity, whose
+/// triangle tests place one triangle and not two, which the cost terms do not see
+/// (between two objects, one left at the identity, the other frame's queries took about
+/// three times as long for the same counts).
+pub(crate) fn may_try(twinned: bool, chosen_twinned: bool) -> bool {
+    chosen_twinned || !twinned
 }
 
 /// A query's work in the paper's cost terms (`T = Nv·Cv + Np·Cp + Nu·Cu`, §3.1), weighted
@@ -151,10 +178,17 @@ fn cost(s: &QueryStats) -> u64 {
 mod tests {
     use super::*;
 
-    fn work(nv: u64) -> QueryStats {
+    fn stats(nv: u64) -> QueryStats {
         QueryStats {
             nv,
             ..QueryStats::default()
+        }
+    }
+
+    fn work(nv: u64) -> Side {
+        Side {
+            stats: stats(nv),
+            twinned: false,
         }
     }
 
@@ -171,7 +205,7 @@ mod tests {
         let mut at = Vec::new();
         for i in 1..=6000 {
             assert!(!s.due(&witness), "a witness answer is no descent");
-            if s.due(&work(10)) {
+            if s.due(&stats(10)) {
                 at.push(i);
                 // The other side costs the same: no change, ever.
                 s.record(&work(10), &work(10));
@@ -234,7 +268,15 @@ mod tests {
             nu: 1,
             ..QueryStats::default()
         };
-        assert!(cost(&np) > cost(&nu) && cost(&nu) > cost(&work(1)));
+        assert!(cost(&np) > cost(&nu) && cost(&nu) > cost(&stats(1)));
+        let posed = Side {
+            stats: np,
+            twinned: true,
+        };
+        assert_eq!(posed.cost(), 2 * cost(&np), "a placed pair counts twice");
+        // A posed side is tried only against a posed chosen side.
+        assert!(may_try(false, false) && may_try(false, true) && may_try(true, true));
+        assert!(!may_try(true, false));
     }
 
     /// A trial stops once its work passes a quarter more than the query it is weighed
@@ -242,9 +284,9 @@ mod tests {
     #[test]
     fn a_trial_stops_past_its_budget() {
         let mut b = Budget::against(&work(100));
-        assert_eq!(b.visit([0; 3], &work(129)), Step::Continue);
-        assert_eq!(b.visit([0; 3], &work(130)), Step::Stop);
-        let mut tiny = Budget::against(&QueryStats::default());
-        assert_eq!(tiny.visit([0; 3], &work(4)), Step::Continue);
+        assert_eq!(b.visit([0; 3], &stats(129)), Step::Continue);
+        assert_eq!(b.visit([0; 3], &stats(130)), Step::Stop);
+        let mut tiny = Budget::against(&work(0));
+        assert_eq!(tiny.visit([0; 3], &stats(4)), Step::Continue);
     }
 }
