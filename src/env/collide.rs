@@ -182,6 +182,7 @@ impl<const K: usize> Environment<K> {
     }
 
     /// Sorts the raw contacts of a query into the state's contact list and answers.
+    #[inline(always)]
     pub(crate) fn finish<'s>(
         &self,
         state: &'s mut QueryState<K>,

@@ -288,7 +288,7 @@ impl<const K: usize> Bvh<K> {
     }
 
     /// The corners of the triangle at leaf-order position `pos`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn tri_at(&self, pos: usize) -> [DVec3; 3] {
         let [a, b, c] = self.tris[pos];
         [

@@ -16,6 +16,7 @@ impl<const K: usize> Walk<'_, K> {
     /// of a flying triangle's descent. Out-of-range positions (a witness from another
     /// static side) are not, and cost no test. The flying triangle is placed where its
     /// pairs are decided: by the world pose for object pairs (`Twin`), else by the query's.
+    #[inline(always)]
     pub(super) fn holds(
         &self,
         statics: &Statics<'_, K>,

@@ -168,6 +168,7 @@ impl<const K: usize> PlacedObject<K> {
     /// witness test needs one placed triangle, not the hierarchy). Unless `pose` is the
     /// current one, the cache is invalidated and the pose is forgotten, so that the next
     /// descent starts with [`PlacedObject::set_pose`] in full.
+    #[inline(always)]
     pub(crate) fn place_only(&mut self, pose: &Pose, eps: f64, method: Rebound) {
         if self.last != Some((*pose, eps.to_bits(), method)) {
             self.last = None;
@@ -285,7 +286,7 @@ impl<const K: usize> PlacedObject<K> {
 
     /// The object triangle at leaf-order position `pos`, placed (corners and box) once
     /// per pose.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn placed(&mut self, obj: &FlyingObject<K>, pose: &Pose, pos: usize) -> &PlacedTri {
         let rec = &mut self.placed[pos];
         if rec.stamp != self.stamp {

@@ -328,7 +328,7 @@ pub(crate) struct TriBox {
 
 impl TriBox {
     /// The box of `t` ([`min3`]/[`max3`]: plain comparisons, the inputs are NaN-free).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new(t: &Triangle) -> TriBox {
         let c = |k: usize| {
             (
@@ -345,7 +345,7 @@ impl TriBox {
 
     /// Whether two boxes meet (closed intervals on every axis). Queries keep each placed
     /// flying triangle's box, so a pair costs six comparisons here.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn overlaps_box(&self, o: &TriBox) -> bool {
         (self.lo[0] <= o.hi[0])
             & (o.lo[0] <= self.hi[0])
