@@ -119,6 +119,14 @@ fn reduced_matrix_equals_brute_force() {
     );
 }
 
+/// An environment query's contacts as `[environment triangle, object triangle]`.
+fn env_pairs(o: &kdop::Outcome) -> Pairs {
+    o.contacts
+        .iter()
+        .map(|c| [c.env_triangle, c.object_triangle])
+        .collect()
+}
+
 /// A state that keeps querying one pair learns which side to re-bound: under the soccer ball,
 /// the mountain re-bounded (the side the size rule does not take) costs less. Its answers
 /// stay those of a fresh state's first query, which takes the size rule's side (and which
@@ -147,19 +155,10 @@ fn a_state_that_changes_sides_answers_as_a_fresh_one() {
             let want = env
                 .collide(&obj, pose, &QueryOptions::REPORT, &mut fresh)
                 .unwrap();
-            let want: Pairs = want
-                .contacts
-                .iter()
-                .map(|c| [c.env_triangle, c.object_triangle])
-                .collect();
+            let want = env_pairs(&want);
             touching += usize::from(!want.is_empty());
             for o in [QueryOptions::REPORT, QueryOptions::DETECT] {
-                let got = env.collide(&obj, pose, &o, &mut steered).unwrap();
-                let got: Pairs = got
-                    .contacts
-                    .iter()
-                    .map(|c| [c.env_triangle, c.object_triangle])
-                    .collect();
+                let got = env_pairs(&env.collide(&obj, pose, &o, &mut steered).unwrap());
                 env_flipped += usize::from(steered.flies_other_side());
                 let steered = pair.flies_other_side();
                 let hit = obj

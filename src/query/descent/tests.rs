@@ -447,6 +447,14 @@ fn detect_queries_mark_their_pair_apart_or_touching() {
     assert!(!state.pair.apart);
 }
 
+/// An environment query's contacts as `[environment triangle, object triangle]`.
+fn pairs(o: &crate::query::Outcome<'_>) -> Vec<[u32; 2]> {
+    o.contacts
+        .iter()
+        .map(|c| [c.env_triangle, c.object_triangle])
+        .collect()
+}
+
 /// A trial of the pair's other side (`steer.rs`) leaves the query's answer alone: with a
 /// trial due at every query, run whole or stopped at its first pair, every report equals a
 /// fresh state's (which takes the size rule's side) and every detect query finds one of its
@@ -465,20 +473,11 @@ fn trials_leave_answers_alone<const K: usize>() {
         let want = small
             .collide(big, &pose, &QueryOptions::REPORT, &mut fresh)
             .unwrap();
-        let want: Vec<[u32; 2]> = want
-            .contacts
-            .iter()
-            .map(|c| [c.env_triangle, c.object_triangle])
-            .collect();
+        let want = pairs(&want);
         touching += usize::from(!want.is_empty());
         for o in [QueryOptions::REPORT, QueryOptions::DETECT] {
             steered.steer.force_trial((big.id, part.id), tight);
-            let got = small.collide(big, &pose, &o, &mut steered).unwrap();
-            let got: Vec<[u32; 2]> = got
-                .contacts
-                .iter()
-                .map(|c| [c.env_triangle, c.object_triangle])
-                .collect();
+            let got = pairs(&small.collide(big, &pose, &o, &mut steered).unwrap());
             pair.steer.force_trial((big.id, part.id), tight);
             let hit = big
                 .collide_with(&pose, part, &Pose::IDENTITY, &o, &mut pair)
