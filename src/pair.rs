@@ -26,9 +26,7 @@ use crate::error::Error;
 use crate::error::Result;
 use crate::hierarchy::BuildOptions;
 use crate::pose::Pose;
-use crate::query::{
-    Control, Full, QueryOptions, QueryState, QueryStats, Side, Twin, may_try, swaps,
-};
+use crate::query::{Control, Full, QueryOptions, QueryState, QueryStats, Side, Twin, swaps};
 use crate::tumble::FlyingObject;
 
 /// A contact between two objects: a triangle of each, as indices in their meshes.
@@ -139,7 +137,8 @@ impl<const K: usize> FlyingObject<K> {
     /// the next. Such a state also tries the other frame now and then (after the pair's 4th
     /// descent, then 8, 16, … more, then every 1024th), for the work alone and stopped once
     /// it costs a quarter more than the query, and goes on in that frame when its descents
-    /// cost a fifth less; the outcome's stats include the trials' work, and detect mode may find another contact there (every contact found is one).
+    /// cost a fifth less; the outcome's stats include the trials' work, and detect mode may
+    /// find another contact there (every contact found is one).
     /// The choice depends only on the state's queries so far; a state that goes from pair
     /// to pair (as a [`crate::World`]'s threads do) keeps [`Reference::of`].
     ///
@@ -212,57 +211,25 @@ impl<const K: usize> FlyingObject<K> {
         };
         // A frame is posed (a twin) unless its object is at the identity.
         let posed = |r: Reference| match r {
-            Reference::A => *pose != Pose::IDENTITY,
-            _ => *other_pose != Pose::IDENTITY,
+            Reference::A => Twin::posed(pose),
+            _ => Twin::posed(other_pose),
         };
-        let chosen = Side {
-            stats,
-            twinned: posed(reference),
-        };
-        let stats = if reference != Reference::World
-            && may_try(posed(reference.other()), chosen.twinned)
-            && state.steer.due(&stats)
-        {
-            // The other frame on the same pose, for its work alone, stopped once it cannot
-            // win (as `Environment::collide` tries the other side): its contacts go to the spare
-            // list, and the pair's witness, which names this frame's leaves, is forgotten.
-            let trial = QueryOptions {
-                witness: false,
-                ..*options
-            };
-            std::mem::swap(&mut state.work.raw, &mut state.work.spare_raw);
-            let mut budget = state.steer.budget(&chosen);
-            let tried = self.in_frame(
-                reference.other(),
-                pose,
-                other,
-                other_pose,
-                &trial,
-                state,
-                &mut budget,
-            );
-            std::mem::swap(&mut state.work.raw, &mut state.work.spare_raw);
-            state.pair.clear();
-            match tried {
-                Some(done) => {
-                    let (_, o) = done?;
-                    let side = Side {
-                        stats: o,
-                        twinned: posed(reference.other()),
-                    };
-                    state.steer.record(&chosen, &side);
-                    QueryStats {
-                        nv: stats.nv + o.nv,
-                        np: stats.np + o.np,
-                        nu: stats.nu + o.nu,
-                        climb_steps: stats.climb_steps + o.climb_steps,
-                        ..stats
-                    }
-                }
-                None => stats,
-            }
-        } else {
+        let stats = if reference == Reference::World {
             stats
+        } else {
+            let chosen = Side {
+                stats,
+                twinned: posed(reference),
+            };
+            let other_frame = reference.other();
+            state.weigh_other_side(options, chosen, posed(other_frame), |state, o, c| {
+                // The other frame (as `Environment::collide` tries the other side), or
+                // nothing where its object's pose has no usable inverse.
+                match self.in_frame(other_frame, pose, other, other_pose, o, state, c) {
+                    Some(done) => done.map(|(_, stats)| (stats, true)),
+                    None => Ok((QueryStats::default(), false)),
+                }
+            })?
         };
         let work = &mut state.work;
         let (contacts, raw) = (&mut work.pair_contacts, &work.raw);

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::pose::Pose;
 use crate::query::{
     Contact, Control, Ended, Full, Outcome, QueryOptions, QueryState, QueryStats, Side, Statics,
-    Twin, may_try,
+    Twin,
 };
 use crate::tumble::FlyingObject;
 
@@ -56,53 +56,18 @@ impl<const K: usize> Environment<K> {
         let (stats, swapped, _) = self.query_side(
             object, part, pose, options, state, wide, !flipped, &mut Full,
         )?;
-        // The part flying is in the object's posed frame (a twin) unless the pose is the
-        // identity; the environment's side never is.
-        let posed = *pose != Pose::IDENTITY;
+        // The part flying sees the object in its posed frame; the environment's side is
+        // at the identity.
+        let posed = Twin::posed(pose);
         let chosen = Side {
             stats,
             twinned: swapped && posed,
         };
-        if !(may_try(!swapped && posed, chosen.twinned) && state.steer.due(&stats)) {
-            return Ok(self.finish(state, stats));
-        }
-        // The other side on the same pose, for its work alone (stopped once it cannot
-        // win): its contacts go to the spare list, the answer's stay. It binds the state to
-        // the other flying hierarchy, which forgets the pair's witness (it names the other
-        // side's leaves).
-        let trial = QueryOptions {
-            witness: false,
-            ..*options
-        };
-        let mut budget = state.steer.budget(&chosen);
-        std::mem::swap(&mut state.work.raw, &mut state.work.spare_raw);
-        let tried = self.query_side(
-            object,
-            part,
-            pose,
-            &trial,
-            state,
-            wide,
-            !swapped,
-            &mut budget,
-        );
-        std::mem::swap(&mut state.work.raw, &mut state.work.spare_raw);
-        let (other, other_swapped, _) = tried?;
-        state.pair.clear();
-        if other_swapped != swapped {
-            let side = Side {
-                stats: other,
-                twinned: other_swapped && posed,
-            };
-            state.steer.record(&chosen, &side);
-        }
-        let stats = QueryStats {
-            nv: stats.nv + other.nv,
-            np: stats.np + other.np,
-            nu: stats.nu + other.nu,
-            climb_steps: stats.climb_steps + other.climb_steps,
-            ..stats
-        };
+        let stats = state.weigh_other_side(options, chosen, !swapped && posed, |state, o, c| {
+            let (other, other_swapped, _) =
+                self.query_side(object, part, pose, o, state, wide, !swapped, c)?;
+            Ok((other, other_swapped != swapped))
+        })?;
         Ok(self.finish(state, stats))
     }
 

@@ -119,6 +119,13 @@ pub(crate) struct Twin {
 }
 
 impl Twin {
+    /// Whether a static side placed by `fixed` needs a twin: its triangle tests then place
+    /// both triangles, not only the flying one ([`Twin::new`]).
+    #[inline]
+    pub(crate) fn posed(fixed: &Pose) -> bool {
+        *fixed != Pose::IDENTITY
+    }
+
     /// The frames of a static side posed by `fixed` and a flying object posed by `flying`,
     /// with the flying object's pose in the static side's frame; `None` where `fixed` has
     /// no inverse that can be trusted. A static side at the identity pose is in the world
@@ -131,7 +138,7 @@ impl Twin {
         fixed_magnitude: f64,
         object: &FlyingObject<K>,
     ) -> Option<(Option<Twin>, Pose)> {
-        if *fixed == Pose::IDENTITY {
+        if !Twin::posed(fixed) {
             return Some((None, *flying));
         }
         let relative = fixed.relative(flying).ok()?;

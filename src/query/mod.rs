@@ -30,7 +30,7 @@ pub(crate) use control::{Expand, descend};
 pub(crate) use descent::{Parts, Statics, Twin};
 pub(crate) use pair_cache::PairCache;
 pub(crate) use placed::PlacedObject;
-pub(crate) use steer::{Side, Steer, may_try};
+pub(crate) use steer::{Side, Steer};
 pub(crate) use workspace::PairStack;
 pub(crate) use workspace::Workspace;
 

@@ -18,7 +18,8 @@
 //! after a change the count starts anew.
 
 use super::control::Step;
-use super::{Control, NodePair, QueryStats};
+use super::{Control, NodePair, QueryOptions, QueryState, QueryStats};
+use crate::error::Result;
 
 /// Descents before the first trial.
 const FIRST_GAP: u32 = 4;
@@ -160,11 +161,56 @@ impl Side {
 
 /// Whether a trial of a side that is `twinned` may be weighed against the chosen side
 /// (`chosen_twinned`): never a posed static side against one at the identity, whose
-/// triangle tests place one triangle and not two, which the cost terms do not see
-/// (between two objects, one left at the identity, the other frame's queries took about
-/// three times as long for the same counts).
-pub(crate) fn may_try(twinned: bool, chosen_twinned: bool) -> bool {
+/// triangle tests place one triangle and not two, a difference the cost terms do not see
+/// well enough (`docs/benchmarks.md`, "Design choices").
+fn may_try(twinned: bool, chosen_twinned: bool) -> bool {
     chosen_twinned || !twinned
+}
+
+impl<const K: usize> QueryState<K> {
+    /// The stats a steered query reports, the query being `chosen` (its contacts in the
+    /// workspace): when a trial of the pair's other side (posed if `other_twinned`) is
+    /// allowed and due, `run` queries that side on the same pose under the trial's options
+    /// and control, and returns its work and whether it ran that side at all (a pose without
+    /// a usable inverse may leave only the chosen one). The trial's contacts go to the
+    /// spare list, so the answer's stay; the pair's witness, which would name the other
+    /// side's leaves, is forgotten; the trial's work is added to the stats.
+    pub(crate) fn weigh_other_side(
+        &mut self,
+        options: &QueryOptions,
+        chosen: Side,
+        other_twinned: bool,
+        run: impl FnOnce(&mut Self, &QueryOptions, &mut Budget) -> Result<(QueryStats, bool)>,
+    ) -> Result<QueryStats> {
+        if !(may_try(other_twinned, chosen.twinned) && self.steer.due(&chosen.stats)) {
+            return Ok(chosen.stats);
+        }
+        let trial = QueryOptions {
+            witness: false,
+            ..*options
+        };
+        let mut budget = self.steer.budget(&chosen);
+        std::mem::swap(&mut self.work.raw, &mut self.work.spare_raw);
+        let tried = run(self, &trial, &mut budget);
+        std::mem::swap(&mut self.work.raw, &mut self.work.spare_raw);
+        self.pair.clear();
+        let (other, ran) = tried?;
+        if ran {
+            let side = Side {
+                stats: other,
+                twinned: other_twinned,
+            };
+            self.steer.record(&chosen, &side);
+        }
+        let s = chosen.stats;
+        Ok(QueryStats {
+            nv: s.nv + other.nv,
+            np: s.np + other.np,
+            nu: s.nu + other.nu,
+            climb_steps: s.climb_steps + other.climb_steps,
+            ..s
+        })
+    }
 }
 
 /// A query's work in the paper's cost terms (`T = Nv·Cv + Np·Cp + Nu·Cu`, §3.1), weighted
