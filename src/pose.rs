@@ -481,14 +481,9 @@ mod tests {
     fn quaternions_must_be_rotations() {
         let q = Quat::from_rotation_z(0.5);
         let p = Pose::from_rotation_translation_f32(q, Vec3::new(1.0, 2.0, 3.0)).unwrap();
-        let m = p.linear();
-        // Rigid: the columns are orthonormal.
         assert!(
-            (m.transpose() * m - DMat3::IDENTITY)
-                .abs()
-                .to_cols_array()
-                .iter()
-                .all(|e| *e < 1e-12)
+            p.is_rigid(1e-12),
+            "the columns are orthonormal, without a mirror"
         );
         assert!(Pose::from_rotation_translation_f32(q * 1.1, Vec3::ZERO).is_err());
         assert!(

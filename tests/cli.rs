@@ -1322,12 +1322,18 @@ fn world_replays_scene_edits_as_brute_force_says() {
     assert_eq!(&got, truth.last().unwrap(), "the saved world's first step");
 }
 
+/// A fresh folder for scene files, holding the tetrahedron as `tet.obj`.
+fn scene_dir(name: &str) -> PathBuf {
+    let dir = tmp(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("tet.obj"), TETRA).unwrap();
+    dir
+}
+
 /// Every fault of a scene file is named by the file and the JSON path of the value.
 #[test]
 fn bad_scene_files_name_the_file_and_the_place() {
-    let dir = tmp("bad-scenes");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("tet.obj"), TETRA).unwrap();
+    let dir = scene_dir("bad-scenes");
     let p12 = "[1,0,0,0, 0,1,0,0, 0,0,1,0]";
     let base = |objects: &str, frames: &str| {
         format!(
@@ -1477,9 +1483,7 @@ fn bad_scene_files_name_the_file_and_the_place() {
 /// to seven digits is rigid enough to pass without a word.
 #[test]
 fn scene_poses_that_are_not_rigid_are_named() {
-    let dir = tmp("nonrigid-scenes");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("tet.obj"), TETRA).unwrap();
+    let dir = scene_dir("nonrigid-scenes");
     // A quarter turn about z to seven digits, then the same with x scaled by 1.5.
     let turn = "[0.7071068,-0.7071068,0,0, 0.7071068,0.7071068,0,0, 0,0,1,0]";
     let scaled = "[1.5,0,0,0, 0,1,0,0, 0,0,1,0]";
