@@ -179,9 +179,11 @@ impl<const K: usize> QueryState<K> {
     }
 
     /// Sizes what a query of `object` against `env` uses: the per-node and per-triangle
-    /// records of the object, the pose frame and a traversal stack. Queries do this
-    /// themselves as they first need it; calling it up front (as `kdop check` does before
-    /// its timer starts) makes the first query cost what the next ones do. Only the stack,
+    /// records of the object, the pose frame and a traversal stack, and has the system
+    /// back them with memory. Queries size them themselves as they first need it (their
+    /// pages then come at first touch, one fault each); calling this up front (as `kdop
+    /// check` does before its timer starts) makes the first query cost what the next ones
+    /// do. Only the stack,
     /// the refined-leaf scratch and the contact lists grow later, to the largest query.
     /// Queries by [`Rebound::Corners`](crate::Rebound::Corners) also need the object's
     /// [`FlyingObject::prepare_corners`].
@@ -194,6 +196,7 @@ impl<const K: usize> QueryState<K> {
             }
             None => self.prepare_for(env.statics(), object),
         }
+        self.object.fault_in();
     }
 
     /// [`QueryState::prepare`] for object-against-object queries between `a` and `b`
@@ -207,6 +210,7 @@ impl<const K: usize> QueryState<K> {
             self.prepare_for(a.statics(), b);
             self.prepare_for(b.statics(), a);
         }
+        self.object.fault_in();
     }
 
     fn prepare_for(&mut self, statics: Statics<'_, K>, object: &FlyingObject<K>) {
@@ -271,6 +275,11 @@ impl<const K: usize> QueryState<K> {
     pub(crate) fn reserve(&mut self, sizes: &[usize; 14]) {
         self.object.reserve(&sizes[..7]);
         self.work.reserve(&sizes[7..]);
+    }
+
+    /// Backs the pose cache's records with memory now (see [`QueryState::prepare`]).
+    pub(crate) fn fault_in(&mut self) {
+        self.object.fault_in();
     }
 
     /// Bytes held: the pose cache (which follows the object's size) and the workspace.

@@ -346,6 +346,15 @@ impl<const K: usize> PlacedObject<K> {
         self.climber.reserve(&s[3..]);
     }
 
+    /// Backs every record with memory now: the zeroed records of a new allocation get
+    /// their pages at first touch, a page fault each, which a first query against a large
+    /// object otherwise pays by the hundred (`QueryState::prepare`).
+    pub(crate) fn fault_in(&mut self) {
+        fault_in(&mut self.fly);
+        fault_in(&mut self.placed);
+        fault_in(&mut self.twin_placed);
+    }
+
     /// Bytes held.
     #[must_use]
     pub fn memory_bytes(&self) -> usize {
@@ -395,6 +404,22 @@ fn grow_stale<T: ZeroIsStale>(v: &mut Vec<T>, n: usize) {
     if v.len() < n {
         *v = Vec::new();
         grow_zeroed(v, n);
+    }
+}
+
+/// Writes one byte of each page of `v` back unchanged, so that the system backs the
+/// whole buffer now; records keep their values, stale or current.
+fn fault_in<T: ZeroIsStale>(v: &mut [T]) {
+    const PAGE: usize = 4096;
+    let bytes = std::mem::size_of_val(v);
+    let base = v.as_mut_ptr().cast::<u8>();
+    for off in (0..bytes).step_by(PAGE) {
+        // SAFETY: `off` is within the slice's bytes, and the byte written is the one read
+        // (volatile, so that neither access is elided: the write is what claims the page).
+        unsafe {
+            let p = base.add(off);
+            std::ptr::write_volatile(p, std::ptr::read_volatile(p));
+        }
     }
 }
 
@@ -459,6 +484,35 @@ impl FlyLink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Faulting a cache in leaves every record as it was, on every page (records of
+    /// several values, so that a byte written as zero or as another record's shows).
+    #[test]
+    fn faulting_in_keeps_every_record() {
+        let mut v: Vec<PlacedTri> = Vec::new();
+        grow_zeroed(&mut v, 3000);
+        for (i, t) in v.iter_mut().enumerate().filter(|(i, _)| i % 3 != 0) {
+            let c = [
+                DVec3::splat(i as f64 + 0.5),
+                DVec3::X * -(i as f64),
+                DVec3::Y,
+            ];
+            *t = PlacedTri {
+                stamp: i as u32,
+                corners: c,
+                bbox: TriBox::new(&c),
+            };
+        }
+        let before: Vec<(u32, [DVec3; 3])> = v.iter().map(|t| (t.stamp, t.corners)).collect();
+        fault_in(&mut v);
+        let after: Vec<(u32, [DVec3; 3])> = v.iter().map(|t| (t.stamp, t.corners)).collect();
+        assert_eq!(before, after);
+        assert!(
+            std::mem::size_of_val(&v[..]) > 16 * 4096,
+            "spans many pages"
+        );
+        fault_in::<PlacedTri>(&mut []);
+    }
 
     /// Growing keeps the records there are, adds stale blank ones, and never shrinks;
     /// growing stale blanks them all.

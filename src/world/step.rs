@@ -539,6 +539,9 @@ impl<const K: usize> World<K> {
             ws.prepare_objects(&shape.object, &shape.object);
         }
         self.even_out_workspaces();
+        for ws in &mut self.workspaces {
+            ws.get_mut().fault_in();
+        }
     }
 
     /// One workspace per thread of rayon's pool.
