@@ -9,7 +9,7 @@
 //! keeps querying one pair now and then also runs the other side on the same pose, for its
 //! work alone, and keeps the side whose descents cost less.
 //!
-//! The trials are spaced out (after the 4th descent, then after 8, 16, … more, then every
+//! The trials are spaced out (at the first descent, then after 2, 4, … more, then every
 //! [`MAX_GAP`]th), counted in the paper's cost terms rather than timed, so the choice is
 //! the same run to run and on any thread count, and each stops once it has cost a quarter
 //! more than the query it is weighed against ([`Budget`]): a trial costs at most that. A
@@ -22,7 +22,7 @@ use super::{Control, NodePair, QueryOptions, QueryState, QueryStats};
 use crate::error::Result;
 
 /// Descents before the first trial.
-const FIRST_GAP: u32 = 4;
+const FIRST_GAP: u32 = 1;
 /// The most descents between two trials.
 const MAX_GAP: u32 = 1024;
 /// Trials before the side may change.
@@ -238,7 +238,7 @@ mod tests {
         }
     }
 
-    /// The trials come after the 4th descent, then 8, 16, … more, then every 1024th;
+    /// The trials come at the first descent, then after 2, 4, … more, then every 1024th;
     /// witness answers do not count.
     #[test]
     fn trials_back_off_to_every_1024th_descent() {
@@ -257,8 +257,14 @@ mod tests {
                 s.record(&work(10), &work(10));
             }
         }
-        assert_eq!(&at[..10], [4, 12, 28, 60, 124, 252, 508, 1020, 2044, 3068]);
-        assert!(at.windows(2).skip(8).all(|w| w[1] - w[0] == 1024), "{at:?}");
+        assert_eq!(
+            &at[..12],
+            [1, 3, 7, 15, 31, 63, 127, 255, 511, 1023, 2047, 3071]
+        );
+        assert!(
+            at.windows(2).skip(10).all(|w| w[1] - w[0] == 1024),
+            "{at:?}"
+        );
         assert!(!s.flipped((1, 2)));
     }
 
