@@ -23,7 +23,7 @@ impl<const K: usize> Environment<K> {
     /// frames, the rule of [`crate::Reference::of`]), the descent runs in the
     /// object's frame with the part re-bounded, not the large object; the answer is the same.
     /// For such a pair, a state that keeps querying it also tries the object re-bounded
-    /// now and then (after its 4th descent, then 8, 16, … more, then every 1024th), for the
+    /// now and then (at its first descent, then after 2, 4, … more, then every 1024th), for the
     /// work alone and stopped once it costs a quarter more than the query, and goes on with
     /// that side when its descents cost a fifth less; the outcome's stats include the
     /// trials' work. Detect mode may then find another contact than the
@@ -47,9 +47,16 @@ impl<const K: usize> Environment<K> {
         zone!("Environment::collide");
         let wide = Wide::detect();
         let Some(part) = self.flying_for(object) else {
-            let (stats, _) =
-                self.statics()
-                    .run(object, pose, options, state.parts(), wide, None, &mut Full)?;
+            // The witness inlined here, where most detect queries of a moving object end.
+            let statics = self.statics();
+            let (found, tried) =
+                statics.witness(object, pose, options, &mut state.parts(), None)?;
+            if found {
+                return Ok(self.finish(state, tried));
+            }
+            let (mut stats, _) =
+                statics.run(object, pose, options, state.parts(), wide, None, &mut Full)?;
+            stats.np += tried.np;
             return Ok(self.finish(state, stats));
         };
         let flipped = state.steer.flipped((object.id, part.id));

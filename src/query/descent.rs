@@ -168,7 +168,7 @@ impl<const K: usize> Statics<'_, K> {
         object: &FlyingObject<K>,
         pose: &Pose,
         options: &QueryOptions,
-        q: Parts<'_, K>,
+        mut q: Parts<'_, K>,
         wide: Option<Wide>,
         twin: Option<&Twin>,
         control: &mut impl Control,
@@ -180,6 +180,10 @@ impl<const K: usize> Statics<'_, K> {
         }
         if let Some(bad) = control.start().iter().find(|&&s| !self.names(object, s)) {
             return Err(bad_start(*bad));
+        }
+        let (found, stats) = self.witness(object, pose, options, &mut q, twin)?;
+        if found {
+            return Ok((stats, Ended::Found));
         }
         if q.object.bind(object) {
             q.pair.clear();
@@ -199,23 +203,6 @@ impl<const K: usize> Statics<'_, K> {
             deep_first: detect && !(options.witness && q.pair.apart),
             larger_first: options.descent == Descent::Larger,
         };
-        let mut stats = QueryStats::default();
-        // The witness first: most detect queries of a moving object end here.
-        if detect && options.witness {
-            if let Some(w) = q.pair.witness {
-                q.object.place_only(pose, walk.prune, options.rebound);
-                if walk.holds(self, q.object, w, &mut stats.np) {
-                    stats.witness_hits = 1;
-                    q.pair.apart = false;
-                    q.work.raw.clear();
-                    q.work
-                        .raw
-                        .push(walk.contact(&self.parts[w[0] as usize].bvh, w));
-                    return Ok((stats, Ended::Found));
-                }
-                q.pair.witness = None;
-            }
-        }
         let mut side = KdopSide {
             statics: self,
             walk: &walk,
@@ -251,6 +238,65 @@ impl<const K: usize> Statics<'_, K> {
             }
         };
         Ok(done)
+    }
+
+    /// The witness re-test that opens a detect query ([`Statics::run`]): most detect
+    /// queries of a moving object end here, so it runs before anything the descent needs
+    /// is set up, and is inlined into the callers that answer most queries. Whether the
+    /// pair's last contact still holds (the contact then in the workspace; else the
+    /// witness is forgotten), and the work of the re-test.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a negative or non-finite epsilon.
+    #[inline(always)]
+    pub(crate) fn witness(
+        &self,
+        object: &FlyingObject<K>,
+        pose: &Pose,
+        options: &QueryOptions,
+        q: &mut Parts<'_, K>,
+        twin: Option<&Twin>,
+    ) -> Result<(bool, QueryStats)> {
+        let eps = options.epsilon;
+        let mut stats = QueryStats::default();
+        // Two comparisons: NaN and infinities are outside the range.
+        if !(0.0..=f64::MAX).contains(&eps) {
+            return Err(bad_epsilon(eps));
+        }
+        if !(options.mode == Mode::Detect && options.witness) {
+            return Ok((false, stats));
+        }
+        if q.object.bind(object) {
+            q.pair.clear();
+        }
+        let Some(w) = q.pair.witness else {
+            return Ok((false, stats));
+        };
+        if let Some(twin) = twin {
+            q.object.twin_begin(&twin.flying);
+        }
+        let walk = Walk {
+            object,
+            pose,
+            eps,
+            prune: eps + twin.map_or(0.0, |t| t.margin),
+            twin,
+            detect: true,
+            deep_first: false,
+            larger_first: false,
+        };
+        q.object.place_only(pose, walk.prune, options.rebound);
+        if walk.holds(self, q.object, w, &mut stats.np) {
+            stats.witness_hits = 1;
+            q.pair.apart = false;
+            q.work.raw.clear();
+            q.work
+                .raw
+                .push(walk.contact(&self.parts[w[0] as usize].bvh, w));
+            return Ok((true, stats));
+        }
+        q.pair.witness = None;
+        Ok((false, stats))
     }
 
     /// Whether `[f, p, e]` names a node pair of `object` and these hierarchies (a flying
@@ -294,7 +340,9 @@ impl<const K: usize> Statics<'_, K> {
         } else {
             &self.parts[p as usize].bvh.nodes
         };
-        [&nodes[c as usize], &nodes[c as usize + 1]]
+        // One bounds check for both.
+        let two = &nodes[c as usize..c as usize + 2];
+        [&two[0], &two[1]]
     }
 
     /// Whether static triangle `pos` of part `p` (bound `dop`), when larger than the flying

@@ -1035,7 +1035,7 @@ pub enum Rebound {
 /// over every node of the demo's knot, measured before the shuffle fold ([`fold8_avx`]):
 /// k = 14, 18, 26 took 46–50 % of the portable form's instructions, but k = 6 (one chunk
 /// of corners per node) took 23 % more, so it stays portable.
-#[inline]
+#[inline(always)]
 pub(crate) fn tumble_node<const K: usize>(
     obj: &FlyingObject<K>,
     node: usize,
