@@ -93,7 +93,29 @@ pub(crate) struct Walk<'a, const K: usize> {
     larger_first: bool,
 }
 
-impl<const K: usize> Walk<'_, K> {
+impl<'a, const K: usize> Walk<'a, K> {
+    /// The walk of a query with epsilon `eps` and `twin`'s frames, its descent order the
+    /// plain one (no deeper child first, Algorithm 1's rule).
+    #[inline(always)]
+    fn new(
+        object: &'a FlyingObject<K>,
+        pose: &'a Pose,
+        eps: f64,
+        twin: Option<&'a Twin>,
+        detect: bool,
+    ) -> Self {
+        Walk {
+            object,
+            pose,
+            eps,
+            prune: eps + twin.map_or(0.0, |t| t.margin),
+            twin,
+            detect,
+            deep_first: false,
+            larger_first: false,
+        }
+    }
+
     /// Static triangle `epos` of `bvh` where its pairs are decided: placed into the world
     /// frame for object pairs ([`Twin`]), else as stored.
     #[inline(always)]
@@ -173,11 +195,7 @@ impl<const K: usize> Statics<'_, K> {
         twin: Option<&Twin>,
         control: &mut impl Control,
     ) -> Result<(QueryStats, Ended)> {
-        let eps = options.epsilon;
-        // Two comparisons: NaN and infinities are outside the range.
-        if !(0.0..=f64::MAX).contains(&eps) {
-            return Err(bad_epsilon(eps));
-        }
+        let eps = epsilon(options)?;
         if let Some(bad) = control.start().iter().find(|&&s| !self.names(object, s)) {
             return Err(bad_start(*bad));
         }
@@ -185,23 +203,13 @@ impl<const K: usize> Statics<'_, K> {
         if found {
             return Ok((stats, Ended::Found));
         }
-        if q.object.bind(object) {
-            q.pair.clear();
-        }
-        if let Some(twin) = twin {
-            q.object.twin_begin(&twin.flying);
-        }
+        // The object is bound and the twin's pose begun (`witness`).
         let detect = options.mode == Mode::Detect;
         let walk = Walk {
-            object,
-            pose,
-            eps,
-            prune: eps + twin.map_or(0.0, |t| t.margin),
-            twin,
-            detect,
             // The mark is history, read only where the witness (history) is wanted.
             deep_first: detect && !(options.witness && q.pair.apart),
             larger_first: options.descent == Descent::Larger,
+            ..Walk::new(object, pose, eps, twin, detect)
         };
         let mut side = KdopSide {
             statics: self,
@@ -240,9 +248,10 @@ impl<const K: usize> Statics<'_, K> {
         Ok(done)
     }
 
-    /// The witness re-test that opens a detect query ([`Statics::run`]): most detect
-    /// queries of a moving object end here, so it runs before anything the descent needs
-    /// is set up, and is inlined into the callers that answer most queries. Whether the
+    /// The witness re-test that opens a query ([`Statics::run`]), after the epsilon check,
+    /// binding the object and beginning the twin's pose, which every query needs: most
+    /// detect queries of a moving object end here, so it runs before anything the descent
+    /// needs is set up, and is inlined into the callers that answer most queries. Whether the
     /// pair's last contact still holds (the contact then in the workspace; else the
     /// witness is forgotten), and the work of the re-test.
     ///
@@ -257,34 +266,21 @@ impl<const K: usize> Statics<'_, K> {
         q: &mut Parts<'_, K>,
         twin: Option<&Twin>,
     ) -> Result<(bool, QueryStats)> {
-        let eps = options.epsilon;
+        let eps = epsilon(options)?;
         let mut stats = QueryStats::default();
-        // Two comparisons: NaN and infinities are outside the range.
-        if !(0.0..=f64::MAX).contains(&eps) {
-            return Err(bad_epsilon(eps));
+        if q.object.bind(object) {
+            q.pair.clear();
+        }
+        if let Some(twin) = twin {
+            q.object.twin_begin(&twin.flying);
         }
         if !(options.mode == Mode::Detect && options.witness) {
             return Ok((false, stats));
         }
-        if q.object.bind(object) {
-            q.pair.clear();
-        }
         let Some(w) = q.pair.witness else {
             return Ok((false, stats));
         };
-        if let Some(twin) = twin {
-            q.object.twin_begin(&twin.flying);
-        }
-        let walk = Walk {
-            object,
-            pose,
-            eps,
-            prune: eps + twin.map_or(0.0, |t| t.margin),
-            twin,
-            detect: true,
-            deep_first: false,
-            larger_first: false,
-        };
+        let walk = Walk::new(object, pose, eps, twin, true);
         q.object.place_only(pose, walk.prune, options.rebound);
         if walk.holds(self, q.object, w, &mut stats.np) {
             stats.witness_hits = 1;
@@ -388,6 +384,18 @@ fn bad_epsilon(eps: f64) -> Error {
     Error::InvalidParameter {
         name: "epsilon",
         reason: format!("{eps} is not a finite non-negative number"),
+    }
+}
+
+/// The query's epsilon, checked: two comparisons, NaN and infinities being outside the
+/// range.
+#[inline(always)]
+fn epsilon(options: &QueryOptions) -> Result<f64> {
+    let eps = options.epsilon;
+    if (0.0..=f64::MAX).contains(&eps) {
+        Ok(eps)
+    } else {
+        Err(bad_epsilon(eps))
     }
 }
 

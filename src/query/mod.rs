@@ -183,8 +183,8 @@ impl<const K: usize> QueryState<K> {
     /// back them with memory. Queries size them themselves as they first need it (their
     /// pages then come at first touch, one fault each); calling this up front (as `kdop
     /// check` does before its timer starts) makes the first query cost what the next ones
-    /// do. Only the stack,
-    /// the refined-leaf scratch and the contact lists grow later, to the largest query.
+    /// do. Only the stack, the refined-leaf scratch and the contact lists grow later, to
+    /// the largest query.
     /// Queries by [`Rebound::Corners`](crate::Rebound::Corners) also need the object's
     /// [`FlyingObject::prepare_corners`].
     pub fn prepare(&mut self, env: &Environment<K>, object: &FlyingObject<K>) {
@@ -196,12 +196,20 @@ impl<const K: usize> QueryState<K> {
             }
             None => self.prepare_for(env.statics(), object),
         }
-        self.object.fault_in();
+        self.fault_in();
     }
 
     /// [`QueryState::prepare`] for object-against-object queries between `a` and `b`
     /// ([`FlyingObject::collide_with`]), in either order.
     pub fn prepare_objects(&mut self, a: &FlyingObject<K>, b: &FlyingObject<K>) {
+        self.size_objects(a, b);
+        self.fault_in();
+    }
+
+    /// The sizing of [`QueryState::prepare_objects`] without backing the pages, for a
+    /// caller that sizes for many pairs and then backs the largest once
+    /// ([`QueryState::fault_in`]).
+    pub(crate) fn size_objects(&mut self, a: &FlyingObject<K>, b: &FlyingObject<K>) {
         // Either frame may be used (`steer.rs`): both are made room for, the rule's last.
         if crate::pair::Reference::of(a, b) == crate::pair::Reference::A {
             self.prepare_for(b.statics(), a);
@@ -210,7 +218,6 @@ impl<const K: usize> QueryState<K> {
             self.prepare_for(a.statics(), b);
             self.prepare_for(b.statics(), a);
         }
-        self.object.fault_in();
     }
 
     fn prepare_for(&mut self, statics: Statics<'_, K>, object: &FlyingObject<K>) {

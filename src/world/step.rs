@@ -536,9 +536,10 @@ impl<const K: usize> World<K> {
         self.ensure_workspaces();
         let ws = self.workspaces[0].get_mut();
         for shape in self.shapes.values() {
-            ws.prepare_objects(&shape.object, &shape.object);
+            ws.size_objects(&shape.object, &shape.object);
         }
         self.even_out_workspaces();
+        // Once per workspace, at its final size: not once per shape.
         for ws in &mut self.workspaces {
             ws.get_mut().fault_in();
         }
