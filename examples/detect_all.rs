@@ -5,7 +5,10 @@
 //! `results.json` that `kdop bench matrix --poses POSES --seed SEED --work DIR` left in
 //! `DIR` (its FCL means are read; the poses are made again from the same seed). Prints the
 //! total and geometric mean of the cells' mean query times, how many cells are above FCL,
-//! the summed Nv of one pass, and the ten cells highest against FCL. Run from the
+//! the summed Nv of one pass, the work of one pass in the paper's cost terms as the steer
+//! weighs them (`4 Nv + 12 Np + 7 Nu`: deterministic, so two builds compare without timing
+//! noise), and the ten cells highest against FCL. `COSTS=FILE` also writes one line per
+//! cell: environment, object, the pass's work, the mean query time in µs. Run from the
 //! repository root, with `../shared/data/meshes` beside it.
 use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState};
 use std::time::Instant;
@@ -45,6 +48,8 @@ fn main() {
         .map(|m| FlyingObject::new(m.1.clone(), &BuildOptions::FLYING).unwrap())
         .collect();
     let cells = results.as_array().unwrap();
+    let (mut csum, mut clog) = (0u64, 0.0f64);
+    let mut cell_costs = Vec::new();
     let mode = std::env::var("MODE").unwrap_or_else(|_| "detect".into());
     let options = if mode == "report" {
         QueryOptions::REPORT
@@ -62,6 +67,7 @@ fn main() {
         let mut state = QueryState::new();
         state.prepare(&envs[e], &objs[o]);
         let (mut us, mut n, mut nv) = (0.0, 0, 0u64);
+        let mut ccell = 0u64;
         for pass in 0.. {
             for p in &poses {
                 let t0 = Instant::now();
@@ -70,6 +76,10 @@ fn main() {
                 n += 1;
                 if pass == 0 {
                     nv += r.stats.nv;
+                    let c = 4 * r.stats.nv + 12 * r.stats.np + 7 * r.stats.nu;
+                    csum += c;
+                    ccell += c;
+                    clog += ((c + 1) as f64).ln();
                 }
             }
             if us >= 2000.0 {
@@ -77,6 +87,10 @@ fn main() {
             }
         }
         let mean = us / n as f64;
+        cell_costs.push(format!(
+            "{} {} {} {:.2}",
+            meshes[e].0, meshes[o].0, ccell, mean
+        ));
         let ratio = mean / fcl;
         worst = worst.max(ratio);
         tot += mean;
@@ -92,6 +106,13 @@ fn main() {
                 meshes[e].0, meshes[o].0, mean, fcl, ratio
             ),
         ));
+    }
+    println!(
+        "work {csum} (4 Nv + 12 Np + 7 Nu), geometric mean per query {:.1}",
+        (clog / (cells.len() * poses_n) as f64).exp()
+    );
+    if let Ok(f) = std::env::var("COSTS") {
+        std::fs::write(f, cell_costs.join("\n")).unwrap();
     }
     list.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap());
     println!(

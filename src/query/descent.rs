@@ -87,8 +87,10 @@ pub(crate) struct Walk<'a, const K: usize> {
     pub(crate) twin: Option<&'a Twin>,
     pub(crate) detect: bool,
     /// Detect, and (with the witness on) the pair not known to be apart ([`PairCache`]'s
-    /// `apart`): of two flying children that both overlap a static node, the deeper is
-    /// popped first.
+    /// `apart`): of two children that both overlap the other side's node, flying or
+    /// static, the deeper is popped first: where two meshes overlap widely, the plain order
+    /// can search a region of near misses long before the first contact
+    /// (`docs/benchmarks.md`, "Design choices").
     deep_first: bool,
     larger_first: bool,
 }
@@ -587,6 +589,16 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                 // Right first, so the left child is processed first.
                 let right = form.overlaps(fd, &kids[1].dop);
                 let left = form.overlaps(fd, &kids[0].dop);
+                if walk.deep_first
+                    && right
+                    && left
+                    && fd.depth(&kids[1].dop) > fd.depth(&kids[0].dop)
+                {
+                    // The deeper right child is popped first.
+                    let stack = &mut self.work.stack;
+                    stack.push_two([f, p, c], true, [f, p, c + 1], true);
+                    return false;
+                }
                 self.work
                     .stack
                     .push_two([f, p, c + 1], right, [f, p, c], left);
