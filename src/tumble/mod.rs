@@ -1567,9 +1567,10 @@ const FAR_TURN: f64 = 0.1;
 /// of a small hull ([`root_scanned`]) or hill-climbing on a larger one ([`root_climbed`]).
 ///
 /// A pose that turned far from the previous one (random poses rather than a flight) is
-/// not climbed for: the climb would cross much of the hull for one bound, so the root is
-/// re-bounded as any node is (looser, never wrong), and climbing resumes once poses move
-/// coherently again.
+/// not climbed for: the climb would cross much of the hull for one bound, so the root's
+/// own corners are projected instead (looser, never wrong; no per-pose matrix to fill,
+/// which a query whose root misses would fill for nothing), and climbing resumes once
+/// poses move coherently again.
 pub(crate) fn root_dop<const K: usize>(
     obj: &FlyingObject<K>,
     frame: &mut PoseFrame<K>,
@@ -1584,7 +1585,7 @@ pub(crate) fn root_dop<const K: usize>(
         .replace(c)
         .is_none_or(|p| (c - p).abs().max_element() > FAR_TURN * c.abs().max_element());
     if jumped {
-        tumble_node(obj, 0, frame, Rebound::Slabs)
+        tumble_node(obj, 0, frame, Rebound::Corners)
     } else {
         root_exact(obj, frame, climber)
     }
