@@ -589,19 +589,14 @@ impl<const K: usize, F: OverlapForm> Expand for KdopSide<'_, '_, K, F> {
                 // Right first, so the left child is processed first.
                 let right = form.overlaps(fd, &kids[1].dop);
                 let left = form.overlaps(fd, &kids[0].dop);
-                if walk.deep_first
-                    && right
-                    && left
-                    && fd.depth(&kids[1].dop) > fd.depth(&kids[0].dop)
-                {
-                    // The deeper right child is popped first.
-                    let stack = &mut self.work.stack;
-                    stack.push_two([f, p, c], true, [f, p, c + 1], true);
-                    return false;
+                let stack = &mut self.work.stack;
+                if walk.deep_first {
+                    stack.push_two_deeper_first([f, p, c + 1], right, [f, p, c], left, || {
+                        fd.depth(&kids[1].dop) > fd.depth(&kids[0].dop)
+                    });
+                } else {
+                    stack.push_two([f, p, c + 1], right, [f, p, c], left);
                 }
-                self.work
-                    .stack
-                    .push_two([f, p, c + 1], right, [f, p, c], left);
                 return false;
             }
         } else {

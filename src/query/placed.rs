@@ -251,37 +251,17 @@ impl<const K: usize> PlacedObject<K> {
         let fd = self.fly_dop(obj, c, stats);
         let left = form.overlaps(fd, env) && meets(fd);
         if deep_first {
-            self.push_deeper_first(stack, c, [p, e], env, right, left);
+            // Its own branch on the mode: written as one condition (mode, right, left), the
+            // compiler tested the two overlap results first, and report queries branched on
+            // what are often coin flips.
+            let fly = &self.fly;
+            let (r, l) = (c as usize + 1, c as usize);
+            stack.push_two_deeper_first([c + 1, p, e], right, [c, p, e], left, || {
+                fly[r].dop.depth(env) > fly[l].dop.depth(env)
+            });
         } else {
             stack.push_two([c + 1, p, e], right, [c, p, e], left);
         }
-    }
-
-    /// [`PlacedObject::descend_fly`]'s pushes in detect mode: the child overlapping `env`
-    /// deeper popped first. Reached by its own branch on the mode: written as one
-    /// condition (mode, right, left), the compiler tested the two overlap results first,
-    /// and report queries branched on what are often coin flips.
-    #[inline(always)]
-    fn push_deeper_first(
-        &self,
-        stack: &mut PairStack,
-        c: u32,
-        [p, e]: [u32; 2],
-        env: &Dop<K>,
-        right: bool,
-        left: bool,
-    ) {
-        if right && left {
-            let (r, l) = (
-                self.fly[c as usize + 1].dop.depth(env),
-                self.fly[c as usize].dop.depth(env),
-            );
-            if r > l {
-                stack.push_two([c, p, e], true, [c + 1, p, e], true);
-                return;
-            }
-        }
-        stack.push_two([c + 1, p, e], right, [c, p, e], left);
     }
 
     /// The object triangle at leaf-order position `pos`, placed (corners and box) once

@@ -302,6 +302,25 @@ impl PairStack {
         self.top += usize::from(keep_a) + usize::from(keep_b);
     }
 
+    /// [`PairStack::push_two`], except that `a` is popped first when both are kept and
+    /// `a_deeper()` says its overlap is the deeper: a detect descent's order (`a_deeper`
+    /// runs only then).
+    #[inline(always)]
+    pub(crate) fn push_two_deeper_first(
+        &mut self,
+        a: NodePair,
+        keep_a: bool,
+        b: NodePair,
+        keep_b: bool,
+        a_deeper: impl FnOnce() -> bool,
+    ) {
+        if keep_a && keep_b && a_deeper() {
+            self.push_two(b, true, a, true);
+        } else {
+            self.push_two(a, keep_a, b, keep_b);
+        }
+    }
+
     #[inline(always)]
     pub(crate) fn pop(&mut self) -> Option<NodePair> {
         if self.top == 0 {
