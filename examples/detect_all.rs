@@ -5,9 +5,8 @@
 //! `results.json` that `kdop bench matrix --poses POSES --seed SEED --work DIR` left in
 //! `DIR` (its FCL means are read; the poses are made again from the same seed). Prints the
 //! total and geometric mean of the cells' mean query times, how many cells are above FCL,
-//! the summed Nv of one pass, the work of one pass in the paper's cost terms as the steer
-//! weighs them (`4 Nv + 12 Np + 7 Nu`: deterministic, so two builds compare without timing
-//! noise), and the ten cells highest against FCL. `COSTS=FILE` also writes one line per
+//! the summed Nv of one pass, the work of one pass (`QueryStats::work`: deterministic, so
+//! two builds compare without timing noise), and the ten cells highest against FCL. `COSTS=FILE` also writes one line per
 //! cell: environment, object, the pass's work, the mean query time in µs. Run from the
 //! repository root, with `../shared/data/meshes` beside it.
 use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState};
@@ -76,7 +75,7 @@ fn main() {
                 n += 1;
                 if pass == 0 {
                     nv += r.stats.nv;
-                    let c = 4 * r.stats.nv + 12 * r.stats.np + 7 * r.stats.nu;
+                    let c = r.stats.work();
                     csum += c;
                     ccell += c;
                     clog += ((c + 1) as f64).ln();
@@ -108,7 +107,7 @@ fn main() {
         ));
     }
     println!(
-        "work {csum} (4 Nv + 12 Np + 7 Nu), geometric mean per query {:.1}",
+        "work {csum} (QueryStats::work), geometric mean per query {:.1}",
         (clog / (cells.len() * poses_n) as f64).exp()
     );
     if let Ok(f) = std::env::var("COSTS") {

@@ -135,7 +135,7 @@ impl Control for Budget {
     fn visit(&mut self, _: NodePair, stats: &QueryStats) -> Step {
         // A trial of a twinned side costs more per triangle pair; stopping on the plain
         // terms lets it run a little longer, never shorter, than it can win.
-        if cost(stats) > self.limit {
+        if stats.work() > self.limit {
             Step::Stop
         } else {
             Step::Continue
@@ -152,10 +152,10 @@ pub(crate) struct Side {
 }
 
 impl Side {
-    /// Its work as the trials weigh it: [`cost`], each triangle pair counted twice when
-    /// both triangles are placed.
+    /// Its work as the trials weigh it: [`QueryStats::work`], each triangle pair counted
+    /// twice when both triangles are placed.
     fn cost(&self) -> u64 {
-        cost(&self.stats) + if self.twinned { 12 * self.stats.np } else { 0 }
+        self.stats.work() + if self.twinned { 12 * self.stats.np } else { 0 }
     }
 }
 
@@ -213,12 +213,6 @@ impl<const K: usize> QueryState<K> {
     }
 }
 
-/// A query's work in the paper's cost terms (`T = Nv·Cv + Np·Cp + Nu·Cu`, §3.1), weighted
-/// as they cost at k = 18 on this code: a re-bound about 1.75 overlap tests, a triangle
-/// test about 3 (fitted to per-pose times of the matrix's soccer ball × mountain cell).
-fn cost(s: &QueryStats) -> u64 {
-    4 * s.nv + 12 * s.np + 7 * s.nu
-}
 
 #[cfg(test)]
 mod tests {
@@ -320,12 +314,12 @@ mod tests {
             nu: 1,
             ..QueryStats::default()
         };
-        assert!(cost(&np) > cost(&nu) && cost(&nu) > cost(&stats(1)));
+        assert!(np.work() > nu.work() && nu.work() > stats(1).work());
         let posed = Side {
             stats: np,
             twinned: true,
         };
-        assert_eq!(posed.cost(), 2 * cost(&np), "a placed pair counts twice");
+        assert_eq!(posed.cost(), 2 * np.work(), "a placed pair counts twice");
         // A posed side is tried only against a posed chosen side.
         assert!(may_try(false, false) && may_try(false, true) && may_try(true, true));
         assert!(!may_try(true, false));
