@@ -213,7 +213,6 @@ impl<const K: usize> QueryState<K> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
