@@ -356,6 +356,28 @@ mod tests {
         }
     }
 
+    /// The deeper-first push pops `a` first only when both are kept and `a` is the
+    /// deeper, asks for the depths only then, and otherwise pushes as `push_two` does.
+    #[test]
+    fn deeper_first_push_orders_only_two_kept_pairs() {
+        let (a, b) = ([1, 0, 0], [2, 0, 0]);
+        let popped = |keep_a, keep_b, a_deeper: bool| {
+            let mut stack = PairStack::default();
+            let mut asked = false;
+            stack.push_two_deeper_first(a, keep_a, b, keep_b, || {
+                asked = true;
+                a_deeper
+            });
+            let order: Vec<_> = std::iter::from_fn(|| stack.pop()).collect();
+            (order, asked)
+        };
+        assert_eq!(popped(true, true, true), (vec![a, b], true));
+        assert_eq!(popped(true, true, false), (vec![b, a], true));
+        assert_eq!(popped(true, false, true), (vec![a], false));
+        assert_eq!(popped(false, true, true), (vec![b], false));
+        assert_eq!(popped(false, false, true), (vec![], false));
+    }
+
     /// The screen cache answers for the triangle its key names: a new part or position
     /// is a new triangle, the same key asks for no corners again, and a cleared cache
     /// forgets its triangle.
