@@ -147,6 +147,13 @@ pub struct QueryStats {
 }
 
 impl QueryStats {
+    /// The weight of one node visit (`Nv`) in [`QueryStats::work`].
+    pub const NV_WEIGHT: u64 = 4;
+    /// The weight of one triangle pair test (`Np`) in [`QueryStats::work`].
+    pub const NP_WEIGHT: u64 = 12;
+    /// The weight of one re-bound node (`Nu`) in [`QueryStats::work`].
+    pub const NU_WEIGHT: u64 = 7;
+
     /// The work in the paper's cost terms (`T = Nv·Cv + Np·Cp + Nu·Cu`, §3.1), weighted as
     /// they cost at k = 18 on this code: `4 Nv + 12 Np + 7 Nu` (a re-bound about 1.75
     /// overlap tests, a triangle test about 3, fitted to per-pose times of the matrix's
@@ -154,7 +161,7 @@ impl QueryStats {
     /// trials compare, and a measure to compare two builds by.
     #[must_use]
     pub fn work(&self) -> u64 {
-        4 * self.nv + 12 * self.np + 7 * self.nu
+        Self::NV_WEIGHT * self.nv + Self::NP_WEIGHT * self.np + Self::NU_WEIGHT * self.nu
     }
 }
 

@@ -155,7 +155,12 @@ impl Side {
     /// Its work as the trials weigh it: [`QueryStats::work`], each triangle pair counted
     /// twice when both triangles are placed.
     fn cost(&self) -> u64 {
-        self.stats.work() + if self.twinned { 12 * self.stats.np } else { 0 }
+        let second = if self.twinned {
+            QueryStats::NP_WEIGHT * self.stats.np
+        } else {
+            0
+        };
+        self.stats.work() + second
     }
 }
 
