@@ -244,6 +244,33 @@ impl Marks {
         }
     }
 
+    /// The highest marked slot in `lo..at`, if any.
+    fn below(&self, at: usize, lo: usize) -> Option<usize> {
+        if at <= lo {
+            return None;
+        }
+        let mut w = (at - 1) / 64;
+        let top = at - w * 64;
+        let mut word = self.0[w].load(AtomicOrdering::Relaxed);
+        if top < 64 {
+            word &= (1u64 << top) - 1;
+        }
+        loop {
+            let from = w * 64;
+            if lo > from {
+                word &= !((1u64 << (lo - from)) - 1);
+            }
+            if word != 0 {
+                return Some(from + 63 - word.leading_zeros() as usize);
+            }
+            if from <= lo {
+                return None;
+            }
+            w -= 1;
+            word = self.0[w].load(AtomicOrdering::Relaxed);
+        }
+    }
+
     /// The highest marked slot in `lo..hi` at or below word `w`'s end, scanning words down
     /// from `w` (which it updates); `None` once none is left.
     fn highest(&self, w: &mut usize, lo: usize, hi: usize) -> Option<usize> {
@@ -819,7 +846,9 @@ impl<'a, const K: usize> Span<'a, K> {
             return tally;
         }
         let mut w = (hi - 1) / 64;
+        let mut scout = Scout::new(hi);
         while let Some(i) = marks.highest(&mut w, lo, hi) {
+            scout.run(i, lo, marks, self, s);
             marks.clear_own(i, lo, hi);
             seen.push(i as u32);
             if s.links[i] & LEAF != 0 {
@@ -1102,6 +1131,86 @@ impl<const K: usize> DeformScratch<K> {
     }
 }
 
+/// Runs ahead of a sparse refit through the marked nodes, asking early for what their
+/// visits read. Marked leaves lie far apart in slot order, so the hardware does not see
+/// them coming, and each read depends on the one before: a node's place in the corner
+/// lists, its list, then its corners. Each is asked for a few nodes before the next
+/// needs it. Only a hint, read from the marks as the scout passes them: a parent that the
+/// refit marks after that is visited unscouted (its children's bounds are fresh in cache).
+struct Scout {
+    /// The marked nodes found ahead, `head..tail` of them still before the refit.
+    ring: [u32; SCOUT_RING],
+    head: usize,
+    tail: usize,
+    /// The scout looks for marks below this slot.
+    next: usize,
+}
+
+/// Room of the scout's ring (a power of two, at least [`SCOUT_FAR`]).
+const SCOUT_RING: usize = 16;
+/// Marked nodes the scout keeps ahead of the refit: their records and places in the
+/// corner lists are asked for when found...
+const SCOUT_FAR: usize = 12;
+/// ... their corner lists once this many more are found...
+const SCOUT_LIST: usize = 4;
+/// ... and their corners once this many more are found.
+const SCOUT_CORNERS: usize = 8;
+
+impl Scout {
+    fn new(hi: usize) -> Self {
+        Scout {
+            ring: [0; SCOUT_RING],
+            head: 0,
+            tail: 0,
+            next: hi,
+        }
+    }
+
+    /// Before the refit visits slot `i`: drops the nodes it has reached and finds more.
+    #[inline]
+    fn run<const K: usize>(
+        &mut self,
+        i: usize,
+        lo: usize,
+        marks: &Marks,
+        span: &Span<'_, K>,
+        s: &Shared<K>,
+    ) {
+        while self.head < self.tail && self.ring[self.head % SCOUT_RING] as usize >= i {
+            self.head += 1;
+        }
+        self.next = self.next.min(i);
+        while self.tail - self.head < SCOUT_FAR {
+            let Some(j) = marks.below(self.next, lo) else {
+                break;
+            };
+            self.next = j;
+            prefetch(&s.own_at[j]);
+            prefetch(&span.nodes[j - span.base]);
+            self.ring[self.tail % SCOUT_RING] = j as u32;
+            self.tail += 1;
+            if let Some(x) = self
+                .found(SCOUT_LIST)
+                .and_then(|k| s.own.get(s.own_at[k] as usize))
+            {
+                prefetch(x);
+            }
+            if let Some(k) = self.found(SCOUT_CORNERS) {
+                for &v in s.own(k) {
+                    prefetch(&s.vertices[v as usize]);
+                }
+            }
+        }
+    }
+
+    /// The node found `back` nodes before the last, if the refit has not reached it.
+    #[inline]
+    fn found(&self, back: usize) -> Option<usize> {
+        let at = self.tail.checked_sub(back + 1)?;
+        (at >= self.head).then(|| self.ring[at % SCOUT_RING] as usize)
+    }
+}
+
 /// A node's flag: its bound was re-made by this deformation.
 const REFIT: u8 = 1;
 /// A node's flag: one of its vertices moved in this deformation.
@@ -1358,6 +1467,29 @@ pub(super) mod tests {
 
     /// The sparse refit (only the leaves of moved vertices and the ancestors they change)
     /// leaves what the dense one (every node) does: bounds, corners, counts and cost, over
+    /// `Marks::below` finds what a scan down from the slot below `at` to `lo` finds, in
+    /// and across words, at the ends of the range and with no mark left.
+    #[test]
+    fn marks_below_equals_a_scan() {
+        let mut s = 7u64;
+        for n in [1usize, 63, 64, 65, 130, 700] {
+            let mut marks = Marks::default();
+            marks.reset(n);
+            let mut model = vec![false; n];
+            for _ in 0..n / 9 + 1 {
+                let i = ((lcg(&mut s) * n as f64) as usize).min(n - 1);
+                marks.set(i);
+                model[i] = true;
+            }
+            for lo in [0, 1, n / 3, n.saturating_sub(1)] {
+                for at in 0..=n {
+                    let want = (lo..at).rev().find(|&i| model[i]);
+                    assert_eq!(marks.below(at, lo), want, "n {n} lo {lo} at {at}");
+                }
+            }
+        }
+    }
+
     /// deformations of one vertex, of a cap, of half the object, of all of it, and after
     /// subtrees were renewed (which moves triangles to other leaves).
     #[test]
