@@ -8,7 +8,8 @@
 //! to profile it over many passes; the witness is then off, so every pass is cold),
 //! `PAIR=objects` (the environment's mesh as a second flying object at the identity pose,
 //! queried by `FlyingObject::collide_with` with the flying object first, as the matrix's
-//! object-against-object row).
+//! object-against-object row), `DEFORMED=1` (the flying object grown by a deformation
+//! and brought back, `SHRINK`, `MARGIN` and `REBUILT` as commented where they are read).
 use kdop::{BuildOptions, Environment, FlyingObject, Pose, QueryOptions, QueryState, QueryStats};
 use std::time::Instant;
 
@@ -38,7 +39,33 @@ fn run<const K: usize>(env_file: &str, obj_file: &str, poses: usize, passes: usi
     let still = pair.then(|| FlyingObject::<K>::new(env_mesh.clone(), &BuildOptions::FLYING));
     let still = still.transpose().expect("still object");
     let env = Environment::<K>::from_mesh(env_mesh, &BuildOptions::ENVIRONMENT).expect("env");
-    let obj = FlyingObject::<K>::new(obj_mesh, &BuildOptions::FLYING).expect("object");
+    let mut obj = FlyingObject::<K>::new(obj_mesh, &BuildOptions::FLYING).expect("object");
+    if std::env::var("DEFORMED").as_deref() == Ok("1") {
+        // What a deformable object's hierarchy keeps (bounds enlarged by the margin, re-made
+        // only when the geometry leaves them) queried instead of a fresh build: the object
+        // grown 10 % about its centre, then scaled by `SHRINK` (1, its rest shape, by
+        // default); `REBUILT` then builds it afresh from that shape, the reference.
+        let rest = obj.mesh().vertices().to_vec();
+        let c = rest.iter().copied().sum::<glam::DVec3>() / rest.len() as f64;
+        let scaled =
+            |s: f64| -> Vec<glam::DVec3> { rest.iter().map(|&v| c + (v - c) * s).collect() };
+        let var = |name: &str, default: f64| {
+            std::env::var(name)
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(default)
+        };
+        let (margin, shrink) = (var("MARGIN", 0.05), var("SHRINK", 1.0));
+        let a = obj.deform(&scaled(1.1), margin).expect("deform");
+        let b = obj.deform(&scaled(shrink), margin).expect("deform back");
+        eprintln!(
+            "grown to 1.1, then {shrink}: {} then {} of {} nodes refit",
+            a.refit, b.refit, b.nodes
+        );
+        if std::env::var("REBUILT").is_ok() {
+            obj = FlyingObject::<K>::new(obj.mesh(), &BuildOptions::FLYING).expect("rebuilt");
+        }
+    }
     let mut options = match std::env::var("MODE").as_deref() {
         Ok("report") => QueryOptions::REPORT,
         _ => QueryOptions::DETECT,
