@@ -249,26 +249,7 @@ impl Marks {
         if at <= lo {
             return None;
         }
-        let mut w = (at - 1) / 64;
-        let top = at - w * 64;
-        let mut word = self.0[w].load(AtomicOrdering::Relaxed);
-        if top < 64 {
-            word &= (1u64 << top) - 1;
-        }
-        loop {
-            let from = w * 64;
-            if lo > from {
-                word &= !((1u64 << (lo - from)) - 1);
-            }
-            if word != 0 {
-                return Some(from + 63 - word.leading_zeros() as usize);
-            }
-            if from <= lo {
-                return None;
-            }
-            w -= 1;
-            word = self.0[w].load(AtomicOrdering::Relaxed);
-        }
+        self.highest(&mut ((at - 1) / 64), lo, at)
     }
 
     /// The highest marked slot in `lo..hi` at or below word `w`'s end, scanning words down
