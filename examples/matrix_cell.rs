@@ -44,7 +44,8 @@ fn run<const K: usize>(env_file: &str, obj_file: &str, poses: usize, passes: usi
         // What a deformable object's hierarchy keeps (bounds enlarged by the margin, re-made
         // only when the geometry leaves them) queried instead of a fresh build: the object
         // grown 10 % about its centre, then scaled by `SHRINK` (1, its rest shape, by
-        // default); `REBUILT` then builds it afresh from that shape, the reference.
+        // default), or `TWIST` (below); `REBUILT` then builds it afresh from that shape,
+        // the reference.
         let rest = obj.mesh().vertices().to_vec();
         let c = rest.iter().copied().sum::<glam::DVec3>() / rest.len() as f64;
         let scaled =
@@ -56,12 +57,39 @@ fn run<const K: usize>(env_file: &str, obj_file: &str, poses: usize, passes: usi
                 .unwrap_or(default)
         };
         let (margin, shrink) = (var("MARGIN", 0.05), var("SHRINK", 1.0));
-        let a = obj.deform(&scaled(1.1), margin).expect("deform");
-        let b = obj.deform(&scaled(shrink), margin).expect("deform back");
-        eprintln!(
-            "grown to 1.1, then {shrink}: {} then {} of {} nodes refit",
-            a.refit, b.refit, b.nodes
-        );
+        let twist = var("TWIST", 0.0) as usize;
+        if twist > 0 {
+            // `TWIST` frames wound about z through the centre, a fifth of a turn more per
+            // frame over the object's height, each renewed as the world renews
+            // (`renew(2, 2^18)`), and the shape then queried as it ends.
+            let (lo, hi) = rest.iter().fold((c, c), |(l, h), &v| (l.min(v), h.max(v)));
+            let height = (hi.z - lo.z).max(f64::MIN_POSITIVE);
+            for frame in 1..=twist {
+                let turns = frame as f64 * 0.2;
+                let verts: Vec<glam::DVec3> = rest
+                    .iter()
+                    .map(|&p| {
+                        let q = p - c;
+                        let a = turns * std::f64::consts::TAU * q.z / height;
+                        c + glam::DVec3::new(
+                            q.x * a.cos() - q.y * a.sin(),
+                            q.x * a.sin() + q.y * a.cos(),
+                            q.z,
+                        )
+                    })
+                    .collect();
+                obj.deform(&verts, margin).expect("twist");
+                obj.renew(2.0, 1 << 18);
+            }
+            eprintln!("twisted over {twist} frames");
+        } else {
+            let a = obj.deform(&scaled(1.1), margin).expect("deform");
+            let b = obj.deform(&scaled(shrink), margin).expect("deform back");
+            eprintln!(
+                "grown to 1.1, then {shrink}: {} then {} of {} nodes refit",
+                a.refit, b.refit, b.nodes
+            );
+        }
         if std::env::var("REBUILT").is_ok() {
             obj = FlyingObject::<K>::new(obj.mesh(), &BuildOptions::FLYING).expect("rebuilt");
         }
