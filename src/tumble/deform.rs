@@ -1117,14 +1117,18 @@ impl<const K: usize> DeformScratch<K> {
 /// them coming, and each read depends on the one before: a node's place in the corner
 /// lists, its list, then its corners. Each is asked for a few nodes before the next
 /// needs it. Only a hint, read from the marks as the scout passes them: a parent that the
-/// refit marks after that is visited unscouted (its children's bounds are fresh in cache).
+/// refit marks after that is visited unscouted.
 struct Scout {
     /// The marked nodes found ahead, `head..tail` of them still before the refit.
     ring: [u32; SCOUT_RING],
     head: usize,
     tail: usize,
-    /// The scout looks for marks below this slot.
+    /// The scout looks for marks below this slot...
     next: usize,
+    /// ... until it has found none there: the marks set after that are parents, which
+    /// the refit reaches with their children's bounds in cache, and looking again for
+    /// each would scan the words down to the piece's first slot every visit.
+    done: bool,
 }
 
 /// Room of the scout's ring (a power of two, at least [`SCOUT_FAR`]).
@@ -1144,6 +1148,7 @@ impl Scout {
             head: 0,
             tail: 0,
             next: hi,
+            done: false,
         }
     }
 
@@ -1161,8 +1166,9 @@ impl Scout {
             self.head += 1;
         }
         self.next = self.next.min(i);
-        while self.tail - self.head < SCOUT_FAR {
+        while !self.done && self.tail - self.head < SCOUT_FAR {
             let Some(j) = marks.below(self.next, lo) else {
+                self.done = true;
                 break;
             };
             self.next = j;
