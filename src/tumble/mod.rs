@@ -1576,7 +1576,7 @@ pub(crate) fn root_dop<const K: usize>(
     frame: &mut PoseFrame<K>,
     climber: &mut Climber,
 ) -> Dop<K> {
-    if obj.hull_pts.len() <= SCAN_HULL || frame.translation_only || obj.deform.is_some() {
+    if !climbs(obj, frame) {
         return root_exact(obj, frame, climber);
     }
     let c = frame.pull(0);
@@ -1602,13 +1602,20 @@ pub(crate) fn root_dop_unkept<const K: usize>(
     frame: &mut PoseFrame<K>,
     scratch: &mut Climber,
 ) -> Dop<K> {
-    if obj.hull_pts.len() <= SCAN_HULL || frame.translation_only || obj.deform.is_some() {
+    if !climbs(obj, frame) {
         return root_exact(obj, frame, scratch);
     }
     // A pose with no previous one to climb from: the root's own corners projected, which
     // needs none of the per-pose matrix the slabs fill (most of a pose's set-up when the
     // root is all a pose is used for, as in the world's bounds).
     tumble_node(obj, 0, frame, Rebound::Corners)
+}
+
+/// Whether [`root_exact`] would climb the hull for `frame` (a turning pose, a hull past a
+/// scan's size, no deformation): where it does not, it is cheap and both root bounds above
+/// take it; where it does, they may project the root's corners instead.
+fn climbs<const K: usize>(obj: &FlyingObject<K>, frame: &PoseFrame<K>) -> bool {
+    obj.hull_pts.len() > SCAN_HULL && !frame.translation_only && obj.deform.is_none()
 }
 
 /// The exact k-DOP of the placed object, however far the pose turned: [`root_dop`]
