@@ -6,9 +6,10 @@
 //! `DIR` (its FCL means are read; the poses are made again from the same seed). Prints the
 //! total and geometric mean of the cells' mean query times, how many cells are above FCL,
 //! the summed Nv of one pass, the work of one pass (`QueryStats::work`: deterministic, so
-//! two builds compare without timing noise), and the ten cells highest against FCL. `COSTS=FILE` also writes one line per
-//! cell: environment, object, the pass's work, the mean query time in µs. Run from the
-//! repository root, with `../shared/data/meshes` beside it.
+//! two builds compare without timing noise), and the ten cells highest against FCL.
+//! `COSTS=FILE` also writes one line per cell: environment, object, the pass's work, the
+//! mean query time in µs. Run from the repository root, with `../shared/data/meshes`
+//! beside it.
 use kdop::{BuildOptions, Environment, FlyingObject, QueryOptions, QueryState};
 use std::time::Instant;
 
