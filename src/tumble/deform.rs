@@ -2,8 +2,11 @@
 //! replaces the vertices, the triangles stay, and the hierarchy keeps its topology. Each
 //! node's k-DOP is *enlarged* by a margin when it is re-made, so a node is refit only when
 //! its geometry escapes that bound (van den Bergen 1997, refitting AABB trees of deformable
-//! models; the enlargement is the fat bound of dynamic trees). Parents are checked against
-//! their children's bounds, so a refit climbs only as far as the escape reaches.
+//! models; the enlargement is the fat bound of dynamic trees), or stands several margins
+//! off it (the shape shrank or drew back). A leaf is enlarged by the margin times its own
+//! size, an inner node, made from its children's bounds, by the margin of a typical leaf:
+//! margins of its own size would add up level by level to the root. Parents are checked
+//! against their children's bounds, so a refit climbs only as far as the escape reaches.
 //!
 //! What cannot be kept across a deformation is re-made or dropped. The own corners of
 //! nodes that keep their triangles' vertices are re-made in the refit's visit. The leaves'
@@ -112,6 +115,9 @@ pub(crate) struct DeformScratch<const K: usize> {
     pub(super) top_built: f64,
     /// The margin of the last deformation, which renewed nodes are grown by.
     pub(super) margin: f64,
+    /// The mean largest box extent of the leaves as built (or taken over): an inner node's
+    /// room to move is the margin times this ([`inner_pad`]).
+    pub(super) leaf_extent: f64,
     /// Buffers of [`FlyingObject::renew`], kept so that renewing allocates nothing once
     /// grown.
     pub(super) renew: super::renew::RenewScratch,
@@ -176,6 +182,8 @@ struct Shared<'a, const K: usize> {
     vstart: &'a [u32],
     own_start: &'a [u32],
     margin: f64,
+    /// An inner node's room to move ([`inner_pad`]).
+    pad: f32,
 }
 
 impl<const K: usize> Shared<'_, K> {
@@ -638,6 +646,7 @@ impl<const K: usize> FlyingObject<K> {
             slack,
             corners,
         } = stored;
+        let leaf_extent = scratch.leaf_extent;
         let DeformScratch {
             moved,
             links,
@@ -663,6 +672,7 @@ impl<const K: usize> FlyingObject<K> {
             vstart,
             own_start,
             margin,
+            pad: inner_pad(margin, leaf_extent),
         };
         // All the nodes: cut into the pieces, and again afterwards for the nodes above them.
         macro_rules! whole {
@@ -859,7 +869,7 @@ impl<'a, const K: usize> Span<'a, K> {
             let exact = self.leaf_bound(i, (link & !LEAF) as usize, pts, s);
             if let Some(exact) = exact {
                 let node = &mut self.nodes[at];
-                refit = !node.dop.contains(&exact);
+                refit = stale(&node.dop, &exact, s.margin);
                 if refit {
                     node.dop = exact.padded_by_extent(s.margin);
                 }
@@ -872,9 +882,10 @@ impl<'a, const K: usize> Span<'a, K> {
             if both & REFIT != 0 {
                 let exact = self.nodes[c].dop.merge(&self.nodes[c + 1].dop);
                 let node = &mut self.nodes[at];
-                if !node.dop.contains(&exact) {
+                let pad = inner_room(s.links[c + self.base], s.links[c + 1 + self.base], s.pad);
+                if stale_inner(&node.dop, &exact, pad) {
                     let old = area(&node.dop);
-                    node.dop = exact.padded_by_extent(s.margin);
+                    node.dop = exact.padded(pad);
                     tally.area += area(&node.dop) - old;
                     refit = true;
                 }
@@ -971,6 +982,7 @@ impl<const K: usize> DeformScratch<K> {
         }
         s.tris_at = at;
         s.leaf_of = vec![0; bvh.tris.len()];
+        s.leaf_extent = mean_leaf_extent(bvh);
         s.index_leaves(bvh, 0..n);
         s.cut_pieces(bvh);
         s.own_at.push(0);
@@ -1195,6 +1207,68 @@ impl Scout {
     fn found(&self, back: usize) -> Option<usize> {
         let at = self.tail.checked_sub(back + 1)?;
         (at >= self.head).then(|| self.ring[at % SCOUT_RING] as usize)
+    }
+}
+
+/// How many margins off its geometry a node may stand before it is re-made: a shape that
+/// shrank, or moved back, would keep loose bounds otherwise.
+const LOOSE: f32 = 3.0;
+
+/// Whether a leaf's stored bound must be re-made for its triangles' bound `exact`: when it
+/// no longer contains it, or its box stands more than [`LOOSE`] margins off `exact`'s
+/// (the box alone: a cheap look, since most leaves are looked at every deformation).
+#[inline]
+pub(super) fn stale<const K: usize>(stored: &Dop<K>, exact: &Dop<K>, margin: f64) -> bool {
+    let slack = LOOSE * (margin * exact.box_extent().max_element()) as f32;
+    !stored.contains(exact) || loose(stored, exact, slack)
+}
+
+/// [`stale`] for an inner node: `exact` is its children's merge, `pad` its room to move
+/// ([`inner_pad`]).
+#[inline]
+pub(super) fn stale_inner<const K: usize>(stored: &Dop<K>, exact: &Dop<K>, pad: f32) -> bool {
+    !stored.contains(exact) || loose(stored, exact, LOOSE * pad)
+}
+
+/// Whether `stored`'s box reaches more than `slack` past `exact`'s on some side.
+#[inline]
+fn loose<const K: usize>(stored: &Dop<K>, exact: &Dop<K>, slack: f32) -> bool {
+    let mut off = false;
+    for i in 0..3 {
+        off |= (stored.lo(i) < exact.lo(i) - slack) | (stored.hi(i) > exact.hi(i) + slack);
+    }
+    off
+}
+
+/// The room to move of a leaf's parent: the margin of a typical leaf. A leaf is padded by
+/// the margin of its own size; inner nodes padded so, each from its children's padded
+/// bounds, would add a margin at every level up to the root, whose bound would then stand
+/// far off the shape (`docs/benchmarks.md`, "Deformable refit").
+pub(super) fn inner_pad(margin: f64, leaf_extent: f64) -> f32 {
+    (margin * leaf_extent) as f32
+}
+
+/// The room to move of an inner node whose children have links `a` and `b`: `pad` where one
+/// is a leaf ([`inner_pad`]); none above, where the children's own room is the parent's,
+/// so that the margins do not add up.
+#[inline]
+pub(super) fn inner_room(a: u32, b: u32, pad: f32) -> f32 {
+    if (a | b) & LEAF != 0 { pad } else { 0.0 }
+}
+
+/// The mean largest box extent of `bvh`'s leaves (0 for none, or for unbounded ones).
+pub(super) fn mean_leaf_extent<const K: usize>(bvh: &Bvh<K>) -> f64 {
+    let (sum, n) = bvh
+        .nodes
+        .iter()
+        .filter(|node| node.is_leaf())
+        .fold((0.0, 0u32), |(sum, n), node| {
+            (sum + node.dop.box_extent().max_element(), n + 1)
+        });
+    if n > 0 && sum.is_finite() {
+        sum / f64::from(n)
+    } else {
+        0.0
     }
 }
 
@@ -1699,6 +1773,48 @@ pub(super) mod tests {
         assert_eq!(fresh.mesh().vertices(), &shuffled[..]);
         for id in [0, 17, rest.triangle_count() as u32 - 1] {
             assert_eq!(fresh.bvh().triangle(id), obj.bvh().triangle(id));
+        }
+    }
+
+    /// A shape grown to twice its size and brought back is bounded about as tightly as a
+    /// fresh build of it: a leaf stands at most a few margins of its own size off its
+    /// triangles, a leaf's parent has a leaf's margin of room and the nodes above it none
+    /// of their own, so the root's box stands within a few leaf margins of the fresh root's
+    /// on each side (margins of each node's own size, added level by level, left this root
+    /// 64 % wider). With margin 0 every bound is its geometry's.
+    #[test]
+    fn a_shape_grown_and_brought_back_is_bounded_as_a_fresh_build() {
+        let rest = sphere(9, 14);
+        let grown: Vec<DVec3> = rest.vertices().iter().map(|&v| v * 2.0).collect();
+        let fresh = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
+        let width = |o: &FlyingObject<18>| o.part.bvh.nodes[0].dop.box_extent().max_element();
+        let inner = |o: &FlyingObject<18>| inner_area(&o.part.bvh.nodes);
+        let leaf = fresh
+            .part
+            .bvh
+            .nodes
+            .iter()
+            .filter(|n| n.is_leaf())
+            .map(|n| n.dop.box_extent().max_element())
+            .fold(0.0, f64::max);
+        for margin in [0.05, 0.0] {
+            let mut obj = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
+            obj.deform(&grown, margin).unwrap();
+            obj.deform(rest.vertices(), margin).unwrap();
+            let (w, f) = (width(&obj), width(&fresh));
+            // Four leaf margins a side, and f32 rounding.
+            let room = 2.0 * 4.0 * margin * leaf + 1e-5 * f;
+            assert!(
+                w <= f + room,
+                "margin {margin}: root {w} against {f} + {room}"
+            );
+            let (a, b) = (inner(&obj), inner(&fresh));
+            if margin == 0.0 {
+                assert!(
+                    a <= b * (1.0 + 1e-5),
+                    "margin 0: inner area {a} against {b}"
+                );
+            }
         }
     }
 

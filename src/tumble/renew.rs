@@ -16,7 +16,7 @@
 //! the same way in slices over several calls, staged (triangle order, corner arrays and
 //! lists) and swapped in by the next deformation, which refits all of it.
 
-use super::deform::DeformScratch;
+use super::deform::{DeformScratch, inner_pad, inner_room, mean_leaf_extent, stale_inner};
 use super::{
     CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, distinct_corners, inner_area,
     own_in_lanes, triangle_span, write_lanes, write_points,
@@ -120,6 +120,11 @@ struct Task {
     slot: u32,
 }
 
+/// How many times `at` the whole tree's cost may reach before it is rebuilt whole, even
+/// where its pieces have not grown into each other ([`FlyingObject::renew`]): pieces worn
+/// faster than the budget renews them.
+const WORN_WHOLE: f64 = 2.0;
+
 /// Bins per axis of a split.
 const BINS: usize = 16;
 
@@ -128,10 +133,11 @@ impl<const K: usize> FlyingObject<K> {
     /// ([`Renewal::work`]; one subtree, or one split, may pass it). Subtrees that
     /// deformations have worn past `at` times their surface-area cost as built are
     /// rebuilt, most worn first; once they have grown into each other past `at`
-    /// ([`DeformStats::top_cost_ratio`](super::DeformStats::top_cost_ratio)), the whole
-    /// hierarchy is rebuilt instead, in slices over the calls that follow (deformations go
-    /// on refitting the old one meanwhile), and the first deformation after the last slice
-    /// takes it over and refits all of it. Each rebuilt tree keeps its node slots and leaf
+    /// ([`DeformStats::top_cost_ratio`](super::DeformStats::top_cost_ratio)), or the whole
+    /// tree's cost has passed twice `at` (its subtrees wear faster than the budget renews
+    /// them), the whole hierarchy is rebuilt instead, in slices over the calls that follow
+    /// (deformations go on refitting the old one meanwhile), and the first deformation
+    /// after the last slice takes it over and refits all of it. Each rebuilt tree keeps its node slots and leaf
     /// count, and is bounded from the current vertices when it takes over. Called after
     /// every [`FlyingObject::deform`], it keeps a deforming hierarchy fit at a bounded cost
     /// per frame. Queries are exact throughout, and the object gets a new identity when a
@@ -151,7 +157,8 @@ impl<const K: usize> FlyingObject<K> {
         };
         let mut out = Renewal::default();
         let n = self.part.bvh.nodes.len();
-        if scratch.renew.plan.is_none() && n >= 7 && self.cost_ratios_with(&scratch).1 > at {
+        let (whole, top) = self.cost_ratios_with(&scratch);
+        if scratch.renew.plan.is_none() && n >= 7 && (top > at || whole > WORN_WHOLE * at) {
             self.plan_start(&mut scratch.renew, 0, 1, n);
         }
         if scratch.renew.plan.is_some_and(|p| p.root == 0) {
@@ -332,6 +339,7 @@ impl<const K: usize> FlyingObject<K> {
         debug_assert_eq!(p.next, p.hi);
         let (root, lo, hi) = (p.root as usize, p.lo as usize, p.hi as usize);
         let margin = scratch.margin;
+        let pad = inner_pad(margin, scratch.leaf_extent);
         let bvh = &mut self.part.bvh;
         let r = &scratch.renew;
         let old_area = inner_area(&bvh.nodes[lo..hi]);
@@ -372,10 +380,8 @@ impl<const K: usize> FlyingObject<K> {
             let link = nodes[j].link;
             if link & LEAF == 0 {
                 let c = link as usize;
-                nodes[j].dop = nodes[c]
-                    .dop
-                    .merge(&nodes[c + 1].dop)
-                    .padded_by_extent(margin);
+                let room = inner_room(nodes[c].link, nodes[c + 1].link, pad);
+                nodes[j].dop = nodes[c].dop.merge(&nodes[c + 1].dop).padded(room);
             }
         }
         scratch.flags[lo..hi].fill(0);
@@ -384,11 +390,12 @@ impl<const K: usize> FlyingObject<K> {
         loop {
             let c = bvh.nodes[j].first_child() as usize;
             let exact = bvh.nodes[c].dop.merge(&bvh.nodes[c + 1].dop);
-            if bvh.nodes[j].dop.contains(&exact) {
+            let room = inner_room(bvh.nodes[c].link, bvh.nodes[c + 1].link, pad);
+            if !stale_inner(&bvh.nodes[j].dop, &exact, room) {
                 break;
             }
             let old = area(&bvh.nodes[j].dop);
-            bvh.nodes[j].dop = exact.padded_by_extent(margin);
+            bvh.nodes[j].dop = exact.padded(room);
             // A piece's root's ancestors are top nodes: no piece's cost changes.
             self.inner_area += area(&bvh.nodes[j].dop) - old;
             if j == 0 {
@@ -499,6 +506,8 @@ impl<const K: usize> FlyingObject<K> {
         let nodes = &self.part.bvh.nodes;
         self.inner_area = inner_area(nodes);
         scratch.measure_pieces(nodes);
+        // The new tree's leaves may be of another size than the old one's.
+        scratch.leaf_extent = mean_leaf_extent(&self.part.bvh);
         let root = area(&nodes[0].dop).max(f64::MIN_POSITIVE);
         self.built_cost = self.inner_area / root;
     }
