@@ -4,9 +4,10 @@
 //! its geometry escapes that bound (van den Bergen 1997, refitting AABB trees of deformable
 //! models; the enlargement is the fat bound of dynamic trees), or stands several margins
 //! off it (the shape shrank or drew back). A leaf is enlarged by the margin times its own
-//! size, an inner node, made from its children's bounds, by the margin of a typical leaf:
-//! margins of its own size would add up level by level to the root. Parents are checked
-//! against their children's bounds, so a refit climbs only as far as the escape reaches.
+//! size, a leaf's parent by the margin of a typical leaf, the nodes above not at all (their
+//! children's room is theirs): margins of each node's own size would add up level by level
+//! to the root. Parents are checked against their children's bounds, so a refit climbs
+//! only as far as the escape reaches.
 //!
 //! What cannot be kept across a deformation is re-made or dropped. The own corners of
 //! nodes that keep their triangles' vertices are re-made in the refit's visit. The leaves'
@@ -869,9 +870,11 @@ impl<'a, const K: usize> Span<'a, K> {
             let exact = self.leaf_bound(i, (link & !LEAF) as usize, pts, s);
             if let Some(exact) = exact {
                 let node = &mut self.nodes[at];
-                refit = stale(&node.dop, &exact, s.margin);
+                // `Dop::padded_by_extent`, with the room kept for the look at staleness.
+                let room = (s.margin * exact.box_extent().max_element()) as f32;
+                refit = stale(&node.dop, &exact, room);
                 if refit {
-                    node.dop = exact.padded_by_extent(s.margin);
+                    node.dop = exact.padded(room);
                 }
             }
             tally.escaped += u32::from(refit);
@@ -883,7 +886,7 @@ impl<'a, const K: usize> Span<'a, K> {
                 let exact = self.nodes[c].dop.merge(&self.nodes[c + 1].dop);
                 let node = &mut self.nodes[at];
                 let pad = inner_room(s.links[c + self.base], s.links[c + 1 + self.base], s.pad);
-                if stale_inner(&node.dop, &exact, pad) {
+                if stale(&node.dop, &exact, pad) {
                     let old = area(&node.dop);
                     node.dop = exact.padded(pad);
                     tally.area += area(&node.dop) - old;
@@ -1214,30 +1217,19 @@ impl Scout {
 /// shrank, or moved back, would keep loose bounds otherwise.
 const LOOSE: f32 = 3.0;
 
-/// Whether a leaf's stored bound must be re-made for its triangles' bound `exact`: when it
-/// no longer contains it, or its box stands more than [`LOOSE`] margins off `exact`'s
-/// (the box alone: a cheap look, since most leaves are looked at every deformation).
+/// Whether a node's stored bound must be re-made for its geometry's bound `exact` (a
+/// leaf's triangles', an inner node's children's merge), `room` being what it is padded by
+/// when re-made: when it no longer contains `exact`, or its box stands more than [`LOOSE`]
+/// times `room` off `exact`'s (the box alone: a cheap look, since most leaves are looked
+/// at every deformation).
 #[inline]
-pub(super) fn stale<const K: usize>(stored: &Dop<K>, exact: &Dop<K>, margin: f64) -> bool {
-    let slack = LOOSE * (margin * exact.box_extent().max_element()) as f32;
-    !stored.contains(exact) || loose(stored, exact, slack)
-}
-
-/// [`stale`] for an inner node: `exact` is its children's merge, `pad` its room to move
-/// ([`inner_pad`]).
-#[inline]
-pub(super) fn stale_inner<const K: usize>(stored: &Dop<K>, exact: &Dop<K>, pad: f32) -> bool {
-    !stored.contains(exact) || loose(stored, exact, LOOSE * pad)
-}
-
-/// Whether `stored`'s box reaches more than `slack` past `exact`'s on some side.
-#[inline]
-fn loose<const K: usize>(stored: &Dop<K>, exact: &Dop<K>, slack: f32) -> bool {
+pub(super) fn stale<const K: usize>(stored: &Dop<K>, exact: &Dop<K>, room: f32) -> bool {
+    let slack = LOOSE * room;
     let mut off = false;
     for i in 0..3 {
         off |= (stored.lo(i) < exact.lo(i) - slack) | (stored.hi(i) > exact.hi(i) + slack);
     }
-    off
+    off || !stored.contains(exact)
 }
 
 /// The room to move of a leaf's parent: the margin of a typical leaf. A leaf is padded by
@@ -1780,8 +1772,9 @@ pub(super) mod tests {
     /// fresh build of it: a leaf stands at most a few margins of its own size off its
     /// triangles, a leaf's parent has a leaf's margin of room and the nodes above it none
     /// of their own, so the root's box stands within a few leaf margins of the fresh root's
-    /// on each side (margins of each node's own size, added level by level, left this root
-    /// 64 % wider). With margin 0 every bound is its geometry's.
+    /// on each side, where margins of each node's own size, added level by level, would
+    /// leave it far wider (`docs/benchmarks.md`, "Deformable refit"). With margin 0 every
+    /// bound is its geometry's.
     #[test]
     fn a_shape_grown_and_brought_back_is_bounded_as_a_fresh_build() {
         let rest = sphere(9, 14);

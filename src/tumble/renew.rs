@@ -16,7 +16,7 @@
 //! the same way in slices over several calls, staged (triangle order, corner arrays and
 //! lists) and swapped in by the next deformation, which refits all of it.
 
-use super::deform::{DeformScratch, inner_pad, inner_room, mean_leaf_extent, stale_inner};
+use super::deform::{DeformScratch, inner_pad, inner_room, mean_leaf_extent, stale};
 use super::{
     CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, distinct_corners, inner_area,
     own_in_lanes, triangle_span, write_lanes, write_points,
@@ -137,11 +137,11 @@ impl<const K: usize> FlyingObject<K> {
     /// tree's cost has passed twice `at` (its subtrees wear faster than the budget renews
     /// them), the whole hierarchy is rebuilt instead, in slices over the calls that follow
     /// (deformations go on refitting the old one meanwhile), and the first deformation
-    /// after the last slice takes it over and refits all of it. Each rebuilt tree keeps its node slots and leaf
-    /// count, and is bounded from the current vertices when it takes over. Called after
-    /// every [`FlyingObject::deform`], it keeps a deforming hierarchy fit at a bounded cost
-    /// per frame. Queries are exact throughout, and the object gets a new identity when a
-    /// rebuilt tree takes over.
+    /// after the last slice takes it over and refits all of it. Each rebuilt tree keeps
+    /// its node slots and leaf count, and is bounded from the current vertices when it
+    /// takes over. Called after every [`FlyingObject::deform`], it keeps a deforming
+    /// hierarchy fit at a bounded cost per frame. Queries are exact throughout, and the
+    /// object gets a new identity when a rebuilt tree takes over.
     ///
     /// The subtrees are those the refit runs in parallel, each about a 32nd of the tree;
     /// a hierarchy too small to have them is rebuilt whole. An object never deformed has
@@ -391,7 +391,7 @@ impl<const K: usize> FlyingObject<K> {
             let c = bvh.nodes[j].first_child() as usize;
             let exact = bvh.nodes[c].dop.merge(&bvh.nodes[c + 1].dop);
             let room = inner_room(bvh.nodes[c].link, bvh.nodes[c + 1].link, pad);
-            if !stale_inner(&bvh.nodes[j].dop, &exact, room) {
+            if !stale(&bvh.nodes[j].dop, &exact, room) {
                 break;
             }
             let old = area(&bvh.nodes[j].dop);
