@@ -203,7 +203,7 @@ pub fn run(a: &BroadArgs) -> kdop::Result<ExitCode> {
     let pool = crate::common::thread_pool(a.threads.max(1))?;
     if !a.json {
         println!(
-            "{:>9} {:>8} {:>10} {:>10} {:>10} {:>11} {:>10} {:>9} {:>8}",
+            "{:>9} {:>8} {:>10} {:>10} {:>10} {:>11} {:>10} {:>9} {:>11} {:>9} {:>8}",
             "objects",
             "static",
             "kdop p50",
@@ -211,6 +211,8 @@ pub fn run(a: &BroadArgs) -> kdop::Result<ExitCode> {
             "kdop max",
             "statics add",
             "parry p50",
+            "query",
+            "parry query",
             "pairs",
             "checked"
         );
@@ -221,7 +223,7 @@ pub fn run(a: &BroadArgs) -> kdop::Result<ExitCode> {
             println!("{}", row.json(n, a.statics));
         } else {
             println!(
-                "{:>9} {:>8} {:>8.3}ms {:>8.3}ms {:>8.3}ms {:>11} {:>10} {:>9} {:>8}",
+                "{:>9} {:>8} {:>8.3}ms {:>8.3}ms {:>8.3}ms {:>11} {:>10} {:>7.0}ns {:>11} {:>9} {:>8}",
                 n,
                 a.statics,
                 row.p50,
@@ -230,6 +232,9 @@ pub fn run(a: &BroadArgs) -> kdop::Result<ExitCode> {
                 row.alone
                     .map_or("-".to_string(), |m| format!("{:.3}ms", row.p50 - m)),
                 row.parry.map_or("-".to_string(), |p| format!("{p:.3}ms")),
+                row.query_ns,
+                row.parry_query_ns
+                    .map_or("-".to_string(), |q| format!("{q:.0}ns")),
                 row.pairs,
                 row.checked
             );
@@ -248,6 +253,10 @@ struct Row {
     /// With statics: the p50 of the same moving boxes without them, in the same frames.
     alone: Option<f64>,
     parry: Option<f64>,
+    /// Mean time of one [`BroadPhase::query`] with a box of the scene, and of parry3d's
+    /// `intersect_aabb` on the same boxes.
+    query_ns: f64,
+    parry_query_ns: Option<f64>,
     pairs: usize,
     checked: bool,
 }
@@ -263,11 +272,42 @@ impl Row {
             "moving_alone_ms_p50": self.alone,
             "statics_add_ms": self.alone.map(|a| self.p50 - a),
             "parry_ms_p50": self.parry,
+            "query_ns": self.query_ns,
+            "parry_query_ns": self.parry_query_ns,
             "pairs": self.pairs,
             "checked": self.checked,
         })
         .to_string()
     }
+}
+
+/// Boxes of the scene looked up one at a time after the frames (a world asks so for each
+/// object whose fat box changed when few did, and for each inserted or moved part).
+const QUERIES: usize = 10_000;
+
+/// The mean time of one [`BroadPhase::query`] with each of up to [`QUERIES`] of `fat`
+/// (spread over the ids, so over the scene), and of parry3d's lookup of the same boxes; in
+/// nanoseconds. Both count what they find, so that neither lookup is optimised away.
+fn time_queries(bp: &BroadPhase, parry: Option<&Parry>, fat: &[Aabb]) -> (f64, Option<f64>) {
+    let step = (fat.len() / QUERIES).max(1);
+    let boxes: Vec<Aabb> = fat.iter().step_by(step).copied().collect();
+    let per = |t: Instant| t.elapsed().as_secs_f64() * 1e9 / boxes.len().max(1) as f64;
+    let (t, mut found) = (Instant::now(), 0usize);
+    for b in &boxes {
+        bp.query(b, |_| found += 1);
+    }
+    let kdop = per(t);
+    let peer = parry.map(|p| {
+        let (t, mut theirs) = (Instant::now(), 0usize);
+        for b in &boxes {
+            theirs += p.query(b);
+        }
+        let ns = per(t);
+        std::hint::black_box(theirs);
+        ns
+    });
+    std::hint::black_box(found);
+    (kdop, peer)
 }
 
 fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
@@ -326,6 +366,7 @@ fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
         }
     }
     let pairs = bp.pair_count();
+    let (query_ns, parry_query_ns) = time_queries(&bp, parry.as_ref(), &scene.fat);
     let mut mine: Vec<(u32, u32)> = bp.pairs().collect();
     mine.sort_unstable();
     let boxes = scene.boxes();
@@ -351,6 +392,8 @@ fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
         max: times.max() / 1e3,
         alone: alone.map(|_| alone_times.percentile(0.5) / 1e3),
         parry: parry.map(|_| parry_times.percentile(0.5) / 1e3),
+        query_ns,
+        parry_query_ns,
         pairs,
         checked,
     })
@@ -371,6 +414,9 @@ impl Parry {
         true
     }
     fn update(&mut self, _: &[(u32, Aabb)]) -> usize {
+        0
+    }
+    fn query(&self, _: &Aabb) -> usize {
         0
     }
 }
@@ -426,6 +472,12 @@ mod parry_bvh {
         /// Whether [`Parry::update`] counts all pairs (or only those of changed leaves).
         pub fn counts_all(&self) -> bool {
             !self.partial
+        }
+
+        /// The leaves whose boxes overlap `b`, counted.
+        pub fn query(&self, b: &Aabb) -> usize {
+            let q = aabb(b);
+            self.bvh.intersect_aabb(&q).count()
         }
 
         /// Updates the changed leaves, refits, optimises a little, and counts all pairs;
