@@ -407,6 +407,24 @@ impl BroadPhase {
         self.large_moved = false;
     }
 
+    /// Calls `found` with every large box, dynamic or static, whose box meets `q`, as of
+    /// the last update: the large dynamic boxes of a level through their coarse rows (each
+    /// once, by its home row), the rest one by one. Not every large box one by one: a
+    /// scattered proxy record each, where a query meets a handful of them.
+    pub(super) fn query_large(&self, kernel: Kernel, q: &Aabb, mut found: impl FnMut(u32)) {
+        let large = &self.large_rows;
+        for (level, rows) in large.levels.iter().enumerate() {
+            if rows.count() > 0 {
+                query_rows(kernel, rows, q, self.coarse_inv(level), &mut found);
+            }
+        }
+        for &o in large.huge.iter().chain(&self.large_static) {
+            if self.proxies[o as usize].aabb.overlaps(q) {
+                found(o);
+            }
+        }
+    }
+
     /// Pushes the boxes the large dynamic box at `i` (its place in `large_dynamic`) forms
     /// its pairs with onto `out`; returns the boxes compared. A pair of two large dynamic
     /// boxes is found by the one of the lower level, or of the lower id on one level; one of

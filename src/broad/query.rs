@@ -2,8 +2,11 @@
 //! found in the row directory (a binary search per z-slab it covers), in each row the
 //! entries that may reach it by a binary search on their lower x bound (a row knows its
 //! widest entry), and each overlapping entry is reported by its home row with the box
-//! only, so once; the large boxes are compared one by one. Static pairs, large boxes and
-//! the world (objects near a part that was inserted or moved) all look boxes up this way.
+//! only, so once; the large dynamic boxes are looked up alike in the coarse rows their
+//! pairs are found through (`large.rs`), and only those too large for every level, and
+//! the statics too large for every level, are compared one by one. Static pairs, large
+//! boxes and the world (objects near a part that was inserted or moved, objects whose fat
+//! bound changed when few did) all look boxes up this way.
 
 use super::place::{coord, key, split};
 use super::sweep::Kernel;
@@ -480,15 +483,12 @@ impl BroadPhase {
         if aabb.check(NONE).is_err() {
             return;
         }
-        for &l in self.large_dynamic.iter().chain(&self.large_static) {
-            if self.proxies[l as usize].aabb.overlaps(aabb) {
-                found(l);
-            }
-        }
+        let kernel = Kernel::best();
+        self.query_large(kernel, aabb, &mut found);
         if self.cell <= 0.0 {
             return;
         }
-        let (kernel, inv) = (Kernel::best(), 1.0 / self.cell);
+        let inv = 1.0 / self.cell;
         self.query_dynamic(kernel, aabb, inv, &mut found);
         for (rows, inv) in self.static_levels() {
             query_rows(kernel, rows, aabb, inv, &mut found);
