@@ -10,7 +10,9 @@
 //! Resting pairs (temporal coherence, §6.1): a candidate pair neither of whose sides changed
 //! since the last step (pose, shape, geometry, mode or filter) has the same answer as then,
 //! so it keeps it: its contacts stay where the step that found them put them, in one list
-//! that steps append to (compacted in place when what no pair holds passes half the rest).
+//! that steps append to (compacted in place when what no pair holds passes half the rest,
+//! by a walk of that list: each answer's head names its job and length, so a compaction
+//! costs the contacts, not the resting pairs).
 //! The candidate pairs live in a table kept from step to step (`jobs.rs`), each in its two
 //! sides' lists: a step drops the jobs of the changed objects and parts found through
 //! their lists, and adds the changed ones' candidates found by broad-phase queries (an
@@ -304,6 +306,11 @@ fn header(stamp: u64) -> [u32; 2] {
     [stamp as u32, (stamp >> 32) as u32]
 }
 
+/// Entries before an answer's contacts in [`Frame::arena`]: the [`header`], then the
+/// job's slot in the table and the number of contacts, so that a compaction walks the
+/// list itself and not the table (which holds every resting pair).
+const HEAD: usize = 2;
+
 /// The header of an answer no job holds any more (stamps start at 1 and never reach it).
 const DROPPED: [u32; 2] = [u32::MAX; 2];
 
@@ -339,20 +346,20 @@ pub(super) struct Frame<const K: usize> {
     /// Per batch of computed jobs ([`BATCHES`]), their contacts in job order (scratch,
     /// copied into `arena` when the step succeeds).
     batches: Vec<Vec<[u32; 2]>>,
-    /// The contacts of the colliding jobs, each job's after a [`header`], appended as
-    /// steps answer them: a resting job keeps its answer where it is, so a step costs the
+    /// The contacts of the colliding jobs, each job's after a [`header`] and its slot and
+    /// length ([`HEAD`] entries), appended as steps answer them: a resting job keeps its answer where it is, so a step costs the
     /// contacts it computes, not all of them. Answers no job holds are marked [`DROPPED`]
     /// and left until they are more than half the held ones (so the list is at most one
     /// and a half times what it holds); then the held ones are moved together in place
     /// (`epoch` advances, and every pair is listed anew).
     arena: Vec<[u32; 2]>,
-    /// The held answers in the order of their place in `arena`, while it is compacted
-    /// (scratch: place and slot, one integer).
+    /// The held answers' old and new places in `arena` (where their contacts start), in
+    /// that order, while it is compacted (scratch: one integer each).
     order: Vec<u64>,
     epoch: u32,
     /// The last stamp given.
     stamps: u64,
-    /// Entries of `arena` held by the table's jobs, headers included (one per colliding
+    /// Entries of `arena` held by the table's jobs, heads included ([`HEAD`] per colliding
     /// pair, so the contacts are the rest).
     held: usize,
     /// What changed since the last step.
@@ -430,9 +437,9 @@ impl<const K: usize> Frame<K> {
     /// epoch `epoch`.
     fn held_contacts(&self, epoch: u32, stamp: u64, s: usize, n: usize) -> Option<&[[u32; 2]]> {
         let live = epoch == self.epoch
-            && s >= 1
+            && s >= HEAD
             && s + n <= self.arena.len()
-            && self.arena[s - 1] == header(stamp);
+            && self.arena[s - HEAD] == header(stamp);
         live.then(|| &self.arena[s..s + n])
     }
 }
@@ -1005,15 +1012,14 @@ impl<const K: usize> World<K> {
         self.drop_answers();
         let compacted = self.compact_if_worn();
         self.append_answers();
+        #[cfg(any(test, fuzzing))]
+        let old = self.frame.pairs.clone();
+        self.edit_pairs();
         if compacted {
-            self.list_pairs();
-        } else {
-            #[cfg(any(test, fuzzing))]
-            let old = self.frame.pairs.clone();
-            self.edit_pairs();
-            #[cfg(any(test, fuzzing))]
-            self.check_edited_pairs(old);
+            self.moved_answers();
         }
+        #[cfg(any(test, fuzzing))]
+        self.check_edited_pairs(old, compacted);
         let f = &mut self.frame;
         if std::mem::take(&mut f.relabelled) {
             for p in &mut f.pairs {
@@ -1029,7 +1035,7 @@ impl<const K: usize> World<K> {
         }
         f.changes.clear();
         stats.colliding = f.pairs.len() as u64;
-        stats.contacts = (f.held - f.pairs.len()) as u64;
+        stats.contacts = (f.held - HEAD * f.pairs.len()) as u64;
         stats.begins = f.begins;
         stats.ends = f.ended.len() as u64;
     }
@@ -1044,8 +1050,8 @@ impl<const K: usize> World<K> {
         for &n in &f.dropped {
             let out = f.table.out(n);
             if out.len > 0 {
-                f.arena[out.start as usize - 1] = DROPPED;
-                f.held -= out.len as usize + 1;
+                f.arena[out.start as usize - HEAD] = DROPPED;
+                f.held -= out.len as usize + HEAD;
                 f.removed.push(bodies(self.id, f.table.keyed(n).job()));
             }
             if !all {
@@ -1058,40 +1064,60 @@ impl<const K: usize> World<K> {
     }
 
     /// When the dropped answers are more than half the held ones, moves the held ones
-    /// (those of the table's jobs) together, in place and in their order in the list;
-    /// whether it did. Where nothing is held (every pair moved), the list is emptied.
+    /// together, in place and in their order in the list, noting where each went in
+    /// `order`; whether it did. A walk of the list, each answer's head naming its length and
+    /// its job: not of the table, where every resting pair has a job.
     fn compact_if_worn(&mut self) -> bool {
         let f = &mut self.frame;
         if f.arena.len() - f.held <= (f.held / 2).max(GARBAGE_FLOOR) {
             return false;
         }
         f.order.clear();
-        f.order.extend(
-            f.table
-                .iter()
-                .filter(|(_, _, o)| o.len > 0)
-                .map(|(n, _, o)| u64::from(o.start) << 32 | u64::from(n)),
-        );
-        f.order.sort_unstable();
-        // Each answer moves down to where the ones before it end: never onto one not moved.
-        let mut to = 0;
-        for &x in &f.order {
-            let n = x as u32;
-            let out = f.table.out(n);
-            let (from, len) = (out.start as usize - 1, out.len as usize + 1);
-            f.arena.copy_within(from..from + len, to);
-            f.table.set_out(
-                n,
-                JobOut {
-                    start: to as u32 + 1,
-                    len: out.len,
-                },
-            );
-            to += len;
+        let (mut at, mut to) = (0, 0);
+        while at < f.arena.len() {
+            let [n, len] = f.arena[at + 1];
+            let end = at + HEAD + len as usize;
+            if f.arena[at] != DROPPED {
+                debug_assert_eq!(
+                    f.table.out(n).start as usize,
+                    at + HEAD,
+                    "an answer's head names its job"
+                );
+                f.arena.copy_within(at..end, to);
+                f.table.set_out(
+                    n,
+                    JobOut {
+                        start: (to + HEAD) as u32,
+                        len,
+                    },
+                );
+                f.order
+                    .push(((at + HEAD) as u64) << 32 | (to + HEAD) as u64);
+                to += end - at;
+            }
+            at = end;
         }
         f.arena.truncate(to);
         f.epoch = f.epoch.wrapping_add(1);
         true
+    }
+
+    /// After a compaction, points the kept pairs (those not computed this step) at their
+    /// answers' new places, found in `order`, and into the new epoch.
+    fn moved_answers(&mut self) {
+        let f = &mut self.frame;
+        for p in f.pairs.iter_mut().filter(|p| p.epoch != f.epoch) {
+            let old = u64::from(p.start);
+            let i = f.order.partition_point(|&x| x >> 32 < old);
+            debug_assert!(
+                f.order.get(i).is_some_and(|&x| x >> 32 == old),
+                "a kept pair's answer was moved"
+            );
+            if let Some(&x) = f.order.get(i) {
+                p.start = x as u32;
+                p.epoch = f.epoch;
+            }
+        }
     }
 
     /// Appends the computed jobs' contacts to the world's list, each colliding job's after
@@ -1104,7 +1130,7 @@ impl<const K: usize> World<K> {
             .computed_outs
             .iter()
             .filter(|o| o.len > 0)
-            .map(|o| o.len as usize + 1)
+            .map(|o| o.len as usize + HEAD)
             .sum();
         if f.arena.len() + add > f.arena.capacity() {
             // Room for the list to grow to where it is compacted, not doubled past it.
@@ -1113,23 +1139,28 @@ impl<const K: usize> World<K> {
             f.arena.reserve_exact(room - f.arena.len());
         }
         for (c, (keyed, out)) in f.fresh_jobs.iter().zip(&mut f.computed_outs).enumerate() {
+            let head = f.arena.len();
             if out.len > 0 {
                 f.stamps += 1;
                 f.arena.push(header(f.stamps));
+                f.arena.push([u32::MAX, out.len]);
                 let start = f.arena.len();
                 let (s, n) = (out.start as usize, out.len as usize);
                 f.arena.extend_from_slice(&f.batches[c / per][s..s + n]);
                 out.start = start as u32;
-                f.held += n + 1;
+                f.held += n + HEAD;
             }
-            f.table.insert(*keyed, *out);
+            let n = f.table.insert(*keyed, *out);
+            if out.len > 0 {
+                f.arena[head + 1][0] = n;
+            }
         }
     }
 
     /// The pair of `job` (which collides, its contacts at `out`), with the event `event`.
     fn pair_of(&self, job: Job, out: JobOut, event: PairEvent) -> ContactPair {
         let f = &self.frame;
-        let h = f.arena[out.start as usize - 1];
+        let h = f.arena[out.start as usize - HEAD];
         let (a, b) = bodies(self.id, job);
         ContactPair {
             a,
@@ -1146,9 +1177,9 @@ impl<const K: usize> World<K> {
     }
 
     /// Tests and fuzzing: the edited pairs, events and ends equal those listed anew from the
-    /// last list `old`.
+    /// last list `old` (`compacted`: with their answers moved since).
     #[cfg(any(test, fuzzing))]
-    fn check_edited_pairs(&mut self, old: Vec<ContactPair>) {
+    fn check_edited_pairs(&mut self, old: Vec<ContactPair>, compacted: bool) {
         let f = &mut self.frame;
         let edited = (
             std::mem::replace(&mut f.pairs, old),
@@ -1166,11 +1197,20 @@ impl<const K: usize> World<K> {
             f.ended.len()
         );
         #[cfg(test)]
-        tests::EDITED_PAIRS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        {
+            tests::EDITED_PAIRS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if compacted {
+                tests::COMPACTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        #[cfg(not(test))]
+        let _ = compacted;
     }
 
-    /// Lists the colliding pairs anew from every job, sorted, with their events against
-    /// the last list: one merge of two sorted lists.
+    /// Tests and fuzzing, the oracle of [`World::edit_pairs`]: lists the colliding pairs
+    /// anew from every job, sorted, with their events against the last list (one merge
+    /// of two sorted lists, after a pass over the whole table).
+    #[cfg(any(test, fuzzing))]
     fn list_pairs(&mut self) {
         let mut next = std::mem::take(&mut self.frame.next_pairs);
         next.clear();
@@ -1296,8 +1336,10 @@ mod tests {
     /// new list).
     pub(super) static EDITED: AtomicUsize = AtomicUsize::new(0);
     pub(super) static LISTED: AtomicUsize = AtomicUsize::new(0);
-    /// Steps whose pairs were edited (and checked against a new list).
+    /// Steps whose pairs were edited (and checked against a new list), and of those, steps
+    /// that compacted the contacts first.
     pub(super) static EDITED_PAIRS: AtomicUsize = AtomicUsize::new(0);
+    pub(super) static COMPACTED: AtomicUsize = AtomicUsize::new(0);
 
     /// An object moved inside its fat k-DOP takes its candidate objects from its jobs; one
     /// that arrives beside it with a new fat k-DOP must find it from its own side, whichever
@@ -1365,6 +1407,7 @@ mod tests {
         let before = EDITED.load(std::sync::atomic::Ordering::Relaxed);
         let listed_before = LISTED.load(std::sync::atomic::Ordering::Relaxed);
         let pairs_before = EDITED_PAIRS.load(std::sync::atomic::Ordering::Relaxed);
+        let compacted_before = COMPACTED.load(std::sync::atomic::Ordering::Relaxed);
         let mut resting = 0;
         for _ in 0..60 {
             for _ in 0..2 {
@@ -1427,6 +1470,11 @@ mod tests {
         );
         let pairs = EDITED_PAIRS.load(std::sync::atomic::Ordering::Relaxed) - pairs_before;
         assert!(pairs > 30, "only {pairs} steps edited their pairs");
+        let compacted = COMPACTED.load(std::sync::atomic::Ordering::Relaxed) - compacted_before;
+        assert!(
+            compacted > 3,
+            "only {compacted} steps compacted the contacts"
+        );
         assert!(resting > 1000, "too few resting pairs: {resting}");
     }
 }
