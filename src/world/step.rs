@@ -375,8 +375,9 @@ pub(super) struct Frame<const K: usize> {
     added: Vec<ContactPair>,
     removed: Vec<(Body, Body)>,
     ended: Vec<EndedPair>,
-    /// Pairs of `pairs` that began.
+    /// Pairs of `pairs` that began, and their keys (made to persist by the next edit).
     begins: u64,
+    began: Vec<(Body, Body)>,
 }
 
 impl<const K: usize> Default for Frame<K> {
@@ -405,6 +406,7 @@ impl<const K: usize> Default for Frame<K> {
             removed: Vec::new(),
             ended: Vec::new(),
             begins: 0,
+            began: Vec::new(),
         }
     }
 }
@@ -429,7 +431,7 @@ impl<const K: usize> Frame<K> {
             + self.dropped.capacity() * 4
             + self.changes.bytes()
             + pairs * size_of::<ContactPair>()
-            + self.removed.capacity() * size_of::<(Body, Body)>()
+            + (self.removed.capacity() + self.began.capacity()) * size_of::<(Body, Body)>()
             + self.ended.capacity() * size_of::<EndedPair>()
     }
 
@@ -1241,7 +1243,10 @@ impl<const K: usize> World<K> {
 
     /// Edits the colliding pairs: the last step's pairs whose answers were dropped go (and
     /// end, unless their job found contacts again), the computed jobs' colliding pairs
-    /// come in, and every pair kept persists.
+    /// come in, and every pair kept persists. The pairs that began at the last step are
+    /// found by key and made to persist, and the list is copied in runs between the
+    /// changes (or not at all where nothing changed): a step costs its changes and one
+    /// copy of the list, not a pass that weighs every resting pair.
     fn edit_pairs(&mut self) {
         let mut added = std::mem::take(&mut self.frame.added);
         added.clear();
@@ -1255,35 +1260,57 @@ impl<const K: usize> World<K> {
         let f = &mut self.frame;
         f.removed.sort_unstable();
         f.ended.clear();
-        f.begins = 0;
-        let mut next = std::mem::take(&mut f.next_pairs);
-        next.clear();
-        let (mut new, mut gone) = (added.iter().peekable(), f.removed.iter().peekable());
-        for old in &f.pairs {
-            let key = (old.a, old.b);
-            while let Some(&p) = new.next_if(|p| (p.a, p.b) < key) {
-                next.push(p);
-                f.begins += 1;
-            }
-            if gone.next_if(|&&k| k == key).is_some() {
-                match new.next_if(|p| (p.a, p.b) == key) {
-                    Some(&p) => next.push(ContactPair {
-                        event: PairEvent::Persist,
-                        ..p
-                    }),
-                    None => f.ended.push(ended(old)),
-                }
-            } else {
-                next.push(ContactPair {
-                    event: PairEvent::Persist,
-                    ..*old
-                });
+        let key = |p: &ContactPair| (p.a, p.b);
+        for k in f.began.drain(..) {
+            let i = f.pairs.partition_point(|p| key(p) < k);
+            if let Some(p) = f.pairs.get_mut(i).filter(|p| key(p) == k) {
+                p.event = PairEvent::Persist;
             }
         }
-        let rest = new.len();
-        next.extend(new.copied());
-        f.begins += rest as u64;
-        debug_assert!(gone.next().is_none(), "a dropped pair was not listed");
+        if added.is_empty() && f.removed.is_empty() {
+            f.begins = 0;
+            f.added = added;
+            return;
+        }
+        let mut next = std::mem::take(&mut f.next_pairs);
+        next.clear();
+        next.reserve(f.pairs.len() + added.len());
+        let (mut new, mut gone) = (added.iter().peekable(), f.removed.iter().peekable());
+        // The first of the old pairs not yet copied.
+        let mut at = 0;
+        loop {
+            // The next change in key order: a pair dropped, a pair computed, or both.
+            let change = match (gone.peek(), new.peek()) {
+                (None, None) => break,
+                (Some(&&g), Some(&n)) => g.min(key(n)),
+                (Some(&&g), None) => g,
+                (None, Some(&n)) => key(n),
+            };
+            let to = at + f.pairs[at..].partition_point(|p| key(p) < change);
+            next.extend_from_slice(&f.pairs[at..to]);
+            at = to;
+            let was = f.pairs.get(at).filter(|p| key(p) == change);
+            let dropped = gone.next_if(|&&g| g == change).is_some();
+            match (new.next_if(|p| key(p) == change), was) {
+                // Colliding before and found again.
+                (Some(&p), Some(_)) => next.push(ContactPair {
+                    event: PairEvent::Persist,
+                    ..p
+                }),
+                (Some(&p), None) => {
+                    next.push(p);
+                    f.began.push(change);
+                }
+                (None, Some(old)) => f.ended.push(ended(old)),
+                (None, None) => {}
+            }
+            if was.is_some() {
+                debug_assert!(dropped, "a pair computed again had its answer dropped");
+                at += 1;
+            }
+        }
+        next.extend_from_slice(&f.pairs[at..]);
+        f.begins = f.began.len() as u64;
         f.next_pairs = std::mem::replace(&mut f.pairs, next);
         f.added = added;
     }
