@@ -988,13 +988,8 @@ fn check_proxy(id: u32, aabb: &Aabb) -> Result<()> {
     Ok(())
 }
 
-/// Merges sorted `fresh` into sorted `kept`, in place from the back (kept pairs of the
-/// broad phase and of the world are brought up to date this way each update).
-pub(crate) fn merge_sorted<T: Copy + Ord>(kept: &mut Vec<T>, fresh: &[T]) {
-    merge_sorted_by_key(kept, fresh, |&x| x);
-}
-
-/// [`merge_sorted`] for items sorted by `key` (the coarse rows' entries by rank).
+/// Merges `fresh` into `kept`, both sorted by `key`, in place from the back (the coarse
+/// rows' entries are brought up to date this way by rank).
 pub(crate) fn merge_sorted_by_key<T: Copy, K: Ord>(
     kept: &mut Vec<T>,
     fresh: &[T],

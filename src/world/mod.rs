@@ -53,6 +53,7 @@ use crate::tumble::{DeformStats, FlyingObject};
 use glam::DVec3;
 use parking_lot::Mutex;
 use slotmap::SlotMap;
+use smallvec::SmallVec;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 static NEXT_WORLD: AtomicU32 = AtomicU32::new(1);
@@ -262,6 +263,10 @@ struct Object<const K: usize> {
     root: Option<u32>,
     /// Whether `fat` changed since the last step: its candidate parts are looked for again.
     requery: bool,
+    /// Its candidate parts: those whose leaf's fat k-DOP met `fat` when either was last
+    /// looked for, sorted. Kept with the object so that an edit costs the objects near it,
+    /// not a pass over every object's pairs.
+    parts: SmallVec<[PartKey; 2]>,
     /// Whether its fat k-DOP or its filter changed since the last step that succeeded: its
     /// candidate objects are looked for in the broad phase, not taken from its jobs.
     relist: bool,
@@ -320,14 +325,13 @@ pub struct World<const K: usize> {
     part_tree: DynamicTree<K>,
     /// Per part slot index, its part.
     item_part: Vec<PartKey>,
-    /// Object–part pairs whose fat k-DOPs (the object's, the part's leaf's) overlap,
-    /// sorted; kept across steps (`step.rs`, `part_pairs`).
-    part_pairs: Vec<(ObjectKey, PartKey)>,
-    /// Parts whose leaf changed since the last step.
-    requery_parts: Vec<PartKey>,
-    /// Whether an object was removed since the last step (its pairs go; a removed part
-    /// is listed in `requery_parts`).
-    objects_removed: bool,
+    /// Object–part pairs whose fat k-DOPs (the object's, the part's leaf's) overlap, kept
+    /// across steps in each object's `parts` (`step.rs`, `update_part_pairs`): how many.
+    part_pairs: usize,
+    /// Parts whose leaf changed since the last step, each with the box of its leaf's fat
+    /// k-DOP as the objects' lists last met it (none for a part inserted since): the
+    /// objects that list it are found there. A removed part is listed too.
+    requery_parts: Vec<(PartKey, Option<Aabb>)>,
     /// Bumped by every change of the parts or of a shape's geometry: what a batch of
     /// prepared edits was checked against ([`World::finalize_edits`]).
     generation: u64,
@@ -373,9 +377,8 @@ impl<const K: usize> World<K> {
             part_tree: DynamicTree::new(options.part_margin)
                 .unwrap_or_else(|_| DynamicTree::new(0.0).expect("a zero margin is valid")),
             item_part: Vec::new(),
-            part_pairs: Vec::new(),
+            part_pairs: 0,
             requery_parts: Vec::new(),
-            objects_removed: false,
             generation: 0,
             moved: Vec::new(),
             workspaces: Vec::new(),
@@ -461,6 +464,7 @@ impl<const K: usize> World<K> {
             pose,
             desc,
             fat: Dop::EMPTY,
+            parts: SmallVec::new(),
             moved: true,
             root: None,
             requery: false,
@@ -555,7 +559,8 @@ impl<const K: usize> World<K> {
         let o = self.objects.remove(id.key).expect("checked above");
         self.shapes[o.shape].users -= 1;
         self.broad.remove(proxy_of(id.key));
-        self.objects_removed = true;
+        // Its part pairs go with it.
+        self.part_pairs -= o.parts.len();
         self.frame.changes.objects.mark(id.key);
         Ok(())
     }
@@ -606,7 +611,8 @@ impl<const K: usize> World<K> {
             self.item_part.resize(item as usize + 1, PartKey::default());
         }
         self.item_part[item as usize] = key;
-        self.requery_parts.push(key);
+        // New: no object lists it yet.
+        self.requery_parts.push((key, None));
         self.shapes[shape].users += 1;
         self.generation += 1;
         Ok(PartHandle {
@@ -882,14 +888,18 @@ impl<const K: usize> World<K> {
     /// Removes live part `key`.
     fn remove_part_key(&mut self, key: PartKey) -> Result<()> {
         let leaf = self.parts[key].leaf;
+        let listed = self.part_tree.fat(leaf)?;
         self.part_tree.remove(leaf)?;
         let p = self
             .parts
             .remove(key)
             .ok_or(Error::StaleHandle { what: "part" })?;
         self.shapes[p.shape].users -= 1;
-        // Its pairs go at the next step, as a moved part's do.
-        self.requery_parts.push(key);
+        // Its pairs go at the next step, as a moved part's do; listed once, with the leaf
+        // the objects met (if it moved since the last step, it is listed with that one).
+        if !p.requery {
+            self.requery_parts.push((key, aabb_of(&listed)));
+        }
         self.frame.changes.parts.mark(key);
         self.generation += 1;
         Ok(())
@@ -964,7 +974,12 @@ impl<const K: usize> World<K> {
                 + self.moved.capacity() * 8)
                 / n,
             broad_phase: (self.broad.memory_bytes()
-                + self.part_pairs.capacity() * std::mem::size_of::<(ObjectKey, PartKey)>())
+                + self
+                    .objects
+                    .values()
+                    .filter(|o| o.parts.spilled())
+                    .map(|o| o.parts.capacity() * std::mem::size_of::<PartKey>())
+                    .sum::<usize>())
                 / n,
             step: self.frame.memory_bytes() / n,
         }
@@ -993,17 +1008,19 @@ impl ObjectMemory {
 }
 
 /// Gives part `key` (record `p`) the bound `bound` and its leaf in `tree` too; a leaf
-/// re-inserted (it left its fat k-DOP) lists the part in `requery` for its pairs.
+/// re-inserted (it left its fat k-DOP) lists the part in `requery` for its pairs, with the
+/// box of the leaf the objects' lists met (the first re-insertion since the last step's).
 fn relink<const K: usize>(
     tree: &mut DynamicTree<K>,
-    requery: &mut Vec<PartKey>,
+    requery: &mut Vec<(PartKey, Option<Aabb>)>,
     key: PartKey,
     p: &mut PartRec<K>,
     bound: Dop<K>,
 ) -> Result<()> {
+    let listed = tree.fat(p.leaf)?;
     if tree.move_leaf(p.leaf, &bound)? && !p.requery {
         p.requery = true;
-        requery.push(key);
+        requery.push((key, aabb_of(&listed)));
     }
     p.bound = bound;
     Ok(())

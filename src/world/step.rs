@@ -159,32 +159,6 @@ fn ended(p: &ContactPair) -> EndedPair {
     }
 }
 
-/// The kept object–part pairs lose the pairs of objects that look for their parts again as
-/// runs found by binary search where those objects are fewer than one in this many pairs,
-/// else in one pass: two searches per object cost more than the pass where many look
-/// again. Tests, fuzzing and debug builds (the integration tests) cut runs whenever they
-/// can, so that their small scenes do.
-#[cfg(not(any(test, fuzzing, debug_assertions)))]
-const CUT_SHARE: usize = 32;
-#[cfg(any(test, fuzzing, debug_assertions))]
-const CUT_SHARE: usize = 1;
-
-/// Removes the ranges `runs` (disjoint, in any order; sorted here) from `list`, keeping the
-/// order of the rest.
-fn cut_runs<T: Copy>(list: &mut Vec<T>, runs: &mut [(usize, usize)]) {
-    runs.sort_unstable();
-    let Some(&(first, _)) = runs.first() else {
-        return;
-    };
-    let mut to = first;
-    for (i, &(_, end)) in runs.iter().enumerate() {
-        let next = runs.get(i + 1).map_or(list.len(), |r| r.0);
-        list.copy_within(end..next, to);
-        to += next - end;
-    }
-    list.truncate(to);
-}
-
 /// Items of one kind changed since the last step that succeeded: a bit per slot index,
 /// and their handles.
 #[derive(Debug)]
@@ -330,9 +304,6 @@ pub(super) struct Frame<const K: usize> {
     rooted: Vec<ObjectKey>,
     /// The jobs of the last step that succeeded, with where their answers are in `arena`.
     table: JobTable,
-    /// New object–part pairs of this step, and the runs of kept ones to cut (scratch).
-    fresh: Vec<(ObjectKey, PartKey)>,
-    runs: Vec<(usize, usize)>,
     /// Re-insertions of part-tree leaves still owed after the last edit: one round of the
     /// tree's leaves, [`super::WorldOptions::tree_budget`] per step.
     owed: u32,
@@ -386,8 +357,6 @@ impl<const K: usize> Default for Frame<K> {
             roots: Vec::new(),
             rooted: Vec::new(),
             table: JobTable::default(),
-            fresh: Vec::new(),
-            runs: Vec::new(),
             owed: 0,
             fresh_jobs: Vec::new(),
             computed_outs: Vec::new(),
@@ -419,8 +388,6 @@ impl<const K: usize> Frame<K> {
             + self.rooted.capacity() * size_of::<ObjectKey>()
             + self.table.bytes()
             + self.fresh_jobs.capacity() * size_of::<Keyed>()
-            + self.fresh.capacity() * size_of::<(ObjectKey, PartKey)>()
-            + self.runs.capacity() * size_of::<(usize, usize)>()
             + self.computed_outs.capacity() * size_of::<JobOut>()
             + self
                 .batches
@@ -504,7 +471,7 @@ impl<const K: usize> World<K> {
             self.frame.owed -= budget;
             self.part_tree.optimize(budget);
         }
-        stats.broad_pairs = (self.broad.pair_count() + self.part_pairs.len()) as u64;
+        stats.broad_pairs = (self.broad.pair_count() + self.part_pairs) as u64;
         self.collect_jobs();
         let f = &self.frame;
         stats.resting_pairs = (f.table.len() - f.dropped.len()) as u64;
@@ -634,59 +601,43 @@ impl<const K: usize> World<K> {
         Ok(())
     }
 
-    /// Brings the kept object–part pairs up to date: pairs of removed objects and parts,
-    /// and of those whose fat k-DOP changed, go; objects with a new fat k-DOP look for
-    /// their parts in the part tree, and parts with a new leaf for their objects in the
-    /// broad phase (skipping objects that look themselves, so each pair is found once).
+    /// Brings the kept object–part pairs up to date: a part whose leaf changed (moved out
+    /// of its fat k-DOP, inserted, removed) leaves the lists of the objects found near the
+    /// leaf they met, in the broad phase; objects with a new fat k-DOP list their parts
+    /// anew from the part tree, and parts with a new leaf join the lists of the objects
+    /// near it (skipping objects that look themselves, so each pair is found once). Each
+    /// edit costs the objects near it: the lists are the objects' own.
     fn update_part_pairs(&mut self) {
-        let requery_objects = &self.frame.rooted;
-        // Counted as far as the cut's limit: with most objects moving, the first few decide.
-        let limit = self.part_pairs.len() / CUT_SHARE;
-        let mut requeried = 0;
-        for &k in requery_objects {
-            if self.objects.get(k).is_some_and(|o| o.requery) {
-                requeried += 1;
-                if requeried > limit {
-                    break;
+        let mut requery_parts = std::mem::take(&mut self.requery_parts);
+        let (objects, proxies) = (&mut self.objects, &self.proxy_object);
+        let mut count = self.part_pairs;
+        for &(p, listed) in &requery_parts {
+            // An object with p in its list met the leaf `listed`, its fat bound then what
+            // it is now unless it looks again below (then its list is made anew): its box
+            // in the broad phase meets `listed`.
+            let Some(listed) = listed else { continue };
+            self.broad.query(&listed, |proxy| {
+                let o = &mut objects[proxies[proxy as usize]];
+                if let Ok(i) = o.parts.binary_search(&p) {
+                    o.parts.remove(i);
+                    count -= 1;
                 }
-            }
-        }
-        if requeried == 0 && !self.objects_removed && self.requery_parts.is_empty() {
-            return;
-        }
-        let few = requeried <= limit;
-        if self.objects_removed || !self.requery_parts.is_empty() || !few {
-            let (objects, parts) = (&self.objects, &self.parts);
-            self.part_pairs.retain(|&(o, p)| {
-                objects.get(o).is_some_and(|o| !o.requery)
-                    && parts.get(p).is_some_and(|p| !p.requery)
             });
-        } else {
-            // Only objects with a new fat k-DOP: each one's pairs are a run of the sorted
-            // list, cut out without a look at the others.
-            let runs = &mut self.frame.runs;
-            runs.clear();
-            for &k in requery_objects {
-                if self.objects.get(k).is_some_and(|o| o.requery) {
-                    let from = self.part_pairs.partition_point(|&(o, _)| o < k);
-                    let n = self.part_pairs[from..].partition_point(|&(o, _)| o == k);
-                    runs.push((from, from + n));
-                }
-            }
-            cut_runs(&mut self.part_pairs, runs);
         }
-        let mut fresh = std::mem::take(&mut self.frame.fresh);
-        fresh.clear();
-        for &k in requery_objects {
-            let Some(o) = self.objects.get(k).filter(|o| o.requery) else {
+        for &k in &self.frame.rooted {
+            let Some(o) = objects.get_mut(k).filter(|o| o.requery) else {
                 continue;
             };
+            count -= o.parts.len();
+            o.parts.clear();
             let item_part = &self.item_part;
             self.part_tree
-                .query(&o.fat, |item| fresh.push((k, item_part[item as usize])));
+                .query(&o.fat, |item| o.parts.push(item_part[item as usize]));
+            o.parts.sort_unstable();
+            count += o.parts.len();
         }
-        for &p in &self.requery_parts {
-            let Some(part) = self.parts.get(p).filter(|p| p.requery) else {
+        for &(p, _) in &requery_parts {
+            let Some(part) = self.parts.get(p).filter(|part| part.requery) else {
                 continue;
             };
             // The leaf is live: its part is.
@@ -696,33 +647,34 @@ impl<const K: usize> World<K> {
             let Some(aabb) = aabb_of(&fat) else {
                 continue;
             };
-            let (objects, proxies) = (&self.objects, &self.proxy_object);
             self.broad.query(&aabb, |proxy| {
-                let k = proxies[proxy as usize];
-                if objects[k].fat.overlaps(&fat) && !objects[k].requery {
-                    fresh.push((k, p));
+                let o = &mut objects[proxies[proxy as usize]];
+                if o.requery || !o.fat.overlaps(&fat) {
+                    return;
+                }
+                if let Err(i) = o.parts.binary_search(&p) {
+                    o.parts.insert(i, p);
+                    count += 1;
                 }
             });
         }
-        for &k in requery_objects {
+        self.part_pairs = count;
+        for &k in &self.frame.rooted {
             if let Some(o) = self.objects.get_mut(k) {
                 o.requery = false;
             }
         }
-        for &p in &self.requery_parts {
+        for &(p, _) in &requery_parts {
             if let Some(part) = self.parts.get_mut(p) {
                 part.requery = false;
             }
         }
         // Parts inserted, removed or re-inserted wore the tree; objects did not.
-        if !self.requery_parts.is_empty() {
+        if !requery_parts.is_empty() {
             self.frame.owed = self.part_tree.len() as u32;
         }
-        self.objects_removed = false;
-        self.requery_parts.clear();
-        fresh.sort_unstable();
-        crate::broad::merge_sorted(&mut self.part_pairs, &fresh);
-        self.frame.fresh = fresh;
+        requery_parts.clear();
+        self.requery_parts = requery_parts;
     }
 
     /// What changes in the table of jobs: the jobs with a changed side go (`dropped`), and
@@ -785,8 +737,7 @@ impl<const K: usize> World<K> {
                     fresh.extend(object_job((a, oa), (b, &objects[b])));
                 });
             }
-            let from = self.part_pairs.partition_point(|&(o, _)| o < a);
-            for &(_, p) in self.part_pairs[from..].iter().take_while(|&&(o, _)| o == a) {
+            for &p in &oa.parts {
                 fresh.extend(part_job((a, oa), (p, &parts[p])));
             }
         }
@@ -844,11 +795,34 @@ impl<const K: usize> World<K> {
                 out.extend(object_job((a, &objects[a]), (b, &objects[b])));
             }
         }
-        for &(a, p) in &self.part_pairs {
-            if !changed_only || changes.objects.has(slot(a)) || changes.parts.has(slot(p)) {
-                out.extend(part_job((a, &objects[a]), (p, &parts[p])));
+        for (a, oa) in objects {
+            for &p in &oa.parts {
+                if !changed_only || changes.objects.has(slot(a)) || changes.parts.has(slot(p)) {
+                    out.extend(part_job((a, oa), (p, &parts[p])));
+                }
             }
         }
+    }
+
+    /// Tests and fuzzing: every object lists exactly the parts whose leaf's fat k-DOP meets
+    /// its own fat k-DOP (as a fresh query of the part tree finds them), sorted, and the
+    /// count is their sum.
+    #[cfg(any(test, fuzzing))]
+    fn check_part_lists(&self) {
+        let mut stack = Vec::new();
+        let mut count = 0;
+        for (k, o) in &self.objects {
+            let mut want: Vec<PartKey> = Vec::new();
+            if !o.fat.is_empty() {
+                self.part_tree.query_with(&o.fat, &mut stack, |item| {
+                    want.push(self.item_part[item as usize]);
+                });
+            }
+            want.sort_unstable();
+            assert_eq!(o.parts.as_slice(), want.as_slice(), "object {k:?}'s parts");
+            count += want.len();
+        }
+        assert_eq!(count, self.part_pairs, "object-part pairs counted");
     }
 
     /// Tests and fuzzing: with every candidate pair listed anew, the step computes exactly
@@ -856,6 +830,7 @@ impl<const K: usize> World<K> {
     /// rest, which are the other candidates; the table's lists are whole.
     #[cfg(any(test, fuzzing))]
     fn check_jobs(&self, few: bool) {
+        self.check_part_lists();
         let f = &self.frame;
         let mut all = Vec::new();
         self.candidates(false, &mut all);
