@@ -239,8 +239,61 @@ impl Default for WorldOptions {
 struct Shape<const K: usize> {
     object: FlyingObject<K>,
     users: u32,
+    /// Once the shape has been deformed, its objects and parts (kept as they come and go),
+    /// so that each deformation marks them without a pass over the world's objects. Made
+    /// at the first deformation: shapes that never deform keep no list.
+    deformed: Option<Box<Users>>,
     /// A rebuild under way ([`WorldOptions::rebuild_frames`]).
     rebuild: Option<Rebuild<K>>,
+}
+
+/// The objects and parts of one shape, in no particular order.
+#[derive(Default)]
+struct Users {
+    objects: Vec<ObjectKey>,
+    parts: Vec<PartKey>,
+}
+
+impl<const K: usize> Shape<K> {
+    /// Counts `key` among its objects.
+    fn gain_object(&mut self, key: ObjectKey) {
+        self.users += 1;
+        if let Some(u) = &mut self.deformed {
+            u.objects.push(key);
+        }
+    }
+
+    /// Counts `key` out of its objects.
+    fn lose_object(&mut self, key: ObjectKey) {
+        self.users -= 1;
+        if let Some(u) = &mut self.deformed {
+            drop_key(&mut u.objects, key);
+        }
+    }
+
+    /// Counts `key` among its parts.
+    fn gain_part(&mut self, key: PartKey) {
+        self.users += 1;
+        if let Some(u) = &mut self.deformed {
+            u.parts.push(key);
+        }
+    }
+
+    /// Counts `key` out of its parts.
+    fn lose_part(&mut self, key: PartKey) {
+        self.users -= 1;
+        if let Some(u) = &mut self.deformed {
+            drop_key(&mut u.parts, key);
+        }
+    }
+}
+
+/// Takes `key` out of `keys` (a deforming shape's users: a search as long as the list
+/// its every deformation walks).
+fn drop_key<T: PartialEq>(keys: &mut Vec<T>, key: T) {
+    if let Some(i) = keys.iter().position(|k| *k == key) {
+        keys.swap_remove(i);
+    }
 }
 
 /// A shape's hierarchy being built again on a thread of its own.
@@ -405,6 +458,7 @@ impl<const K: usize> World<K> {
         let key = self.shapes.insert(Shape {
             object,
             users: 0,
+            deformed: None,
             rebuild: None,
         });
         ShapeId {
@@ -458,7 +512,6 @@ impl<const K: usize> World<K> {
     pub fn add_object(&mut self, shape: ShapeId, pose: Pose, desc: ObjectDesc) -> Result<ObjectId> {
         self.shape(shape)?;
         invertible(&pose)?;
-        self.shapes[shape.key].users += 1;
         let key = self.objects.insert(Object {
             shape: shape.key,
             pose,
@@ -470,6 +523,7 @@ impl<const K: usize> World<K> {
             requery: false,
             relist: true,
         });
+        self.shapes[shape.key].gain_object(key);
         self.frame.changes.objects.added(key);
         let proxy = proxy_of(key) as usize;
         if self.proxy_object.len() <= proxy {
@@ -557,7 +611,7 @@ impl<const K: usize> World<K> {
     pub fn remove_object(&mut self, id: ObjectId) -> Result<()> {
         self.object(id)?;
         let o = self.objects.remove(id.key).expect("checked above");
-        self.shapes[o.shape].users -= 1;
+        self.shapes[o.shape].lose_object(id.key);
         self.broad.remove(proxy_of(id.key));
         // Its part pairs go with it.
         self.part_pairs -= o.parts.len();
@@ -613,7 +667,7 @@ impl<const K: usize> World<K> {
         self.item_part[item as usize] = key;
         // New: no object lists it yet.
         self.requery_parts.push((key, None));
-        self.shapes[shape].users += 1;
+        self.shapes[shape].gain_part(key);
         self.generation += 1;
         Ok(PartHandle {
             key,
@@ -684,8 +738,10 @@ impl<const K: usize> World<K> {
     ) -> Result<()> {
         let old = self.parts[key].shape;
         self.place_part(key, bound)?;
-        self.shapes[old].users -= 1;
-        self.shapes[shape].users += 1;
+        if old != shape {
+            self.shapes[old].lose_part(key);
+            self.shapes[shape].gain_part(key);
+        }
         let p = &mut self.parts[key];
         p.shape = shape;
         p.placement = placement;
@@ -724,8 +780,10 @@ impl<const K: usize> World<K> {
     pub fn set_object_shape(&mut self, id: ObjectId, shape: ShapeId) -> Result<()> {
         self.shape(shape)?;
         let old = self.object(id)?.shape;
-        self.shapes[old].users -= 1;
-        self.shapes[shape.key].users += 1;
+        if old != shape.key {
+            self.shapes[old].lose_object(id.key);
+            self.shapes[shape.key].gain_object(id.key);
+        }
         self.objects[id.key].shape = shape.key;
         self.touch(id.key);
         Ok(())
@@ -744,7 +802,8 @@ impl<const K: usize> World<K> {
     /// changes then.
     ///
     /// # Complexity
-    /// The refit, plus one pass over the world's objects and parts to find the shape's.
+    /// The refit, and the shape's objects and parts marked: found by one pass over the
+    /// world's at the shape's first deformation, then kept in a list of its own.
     /// A worn shape's rebuild runs beside the frames that follow
     /// ([`WorldOptions::rebuild_frames`]); the call where it takes over waits for it if it
     /// has not finished, and refits it to the call's vertices.
@@ -838,17 +897,34 @@ impl<const K: usize> World<K> {
             None => {}
         }
         stats.rebuilding |= shape.rebuild.is_some();
-        // In place, without lists of keys: a deforming shape is edited every frame.
+        // Its objects and parts: listed by one pass over the world's at the first
+        // deformation, then kept as they come and go.
+        if shape.deformed.is_none() {
+            shape.deformed = Some(Box::new(Users {
+                objects: (self.objects.iter())
+                    .filter(|(_, o)| o.shape == id.key)
+                    .map(|(k, _)| k)
+                    .collect(),
+                parts: (self.parts.iter())
+                    .filter(|(_, p)| p.shape == id.key)
+                    .map(|(k, _)| k)
+                    .collect(),
+            }));
+        }
         let changes = &mut self.frame.changes;
-        for (k, o) in self.objects.iter_mut().filter(|(_, o)| o.shape == id.key) {
+        let shape = &self.shapes[id.key];
+        let users = shape.deformed.as_deref().expect("listed above");
+        for &k in &users.objects {
             changes.objects.mark(k);
+            let o = &mut self.objects[k];
             if !o.moved {
                 o.moved = true;
                 self.moved.push(k);
             }
         }
-        let object = &self.shapes[id.key].object;
-        for (k, p) in self.parts.iter_mut().filter(|(_, p)| p.shape == id.key) {
+        let object = &shape.object;
+        for &k in &users.parts {
+            let p = &mut self.parts[k];
             changes.parts.mark(k);
             // The vertices were checked and the placement was accepted before, so the
             // placed part has finite bounds again.
@@ -894,7 +970,7 @@ impl<const K: usize> World<K> {
             .parts
             .remove(key)
             .ok_or(Error::StaleHandle { what: "part" })?;
-        self.shapes[p.shape].users -= 1;
+        self.shapes[p.shape].lose_part(key);
         // Its pairs go at the next step, as a moved part's do; listed once, with the leaf
         // the objects met (if it moved since the last step, it is listed with that one).
         if !p.requery {

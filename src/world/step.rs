@@ -804,6 +804,35 @@ impl<const K: usize> World<K> {
         }
     }
 
+    /// Tests and fuzzing: every shape counts its objects and parts, and a shape that was
+    /// deformed lists exactly those.
+    #[cfg(any(test, fuzzing))]
+    fn check_shape_users(&self) {
+        for (key, shape) in &self.shapes {
+            let mut objects: Vec<ObjectKey> = (self.objects.iter())
+                .filter(|(_, o)| o.shape == key)
+                .map(|(k, _)| k)
+                .collect();
+            let mut parts: Vec<PartKey> = (self.parts.iter())
+                .filter(|(_, p)| p.shape == key)
+                .map(|(k, _)| k)
+                .collect();
+            assert_eq!(
+                shape.users as usize,
+                objects.len() + parts.len(),
+                "{key:?}'s users"
+            );
+            if let Some(users) = shape.deformed.as_deref() {
+                let mut listed = (users.objects.clone(), users.parts.clone());
+                listed.0.sort_unstable();
+                listed.1.sort_unstable();
+                objects.sort_unstable();
+                parts.sort_unstable();
+                assert_eq!(listed, (objects, parts), "{key:?}'s listed users");
+            }
+        }
+    }
+
     /// Tests and fuzzing: every object lists exactly the parts whose leaf's fat k-DOP meets
     /// its own fat k-DOP (as a fresh query of the part tree finds them), sorted, and the
     /// count is their sum.
@@ -831,6 +860,7 @@ impl<const K: usize> World<K> {
     #[cfg(any(test, fuzzing))]
     fn check_jobs(&self, few: bool) {
         self.check_part_lists();
+        self.check_shape_users();
         let f = &self.frame;
         let mut all = Vec::new();
         self.candidates(false, &mut all);
@@ -1342,6 +1372,62 @@ mod tests {
     /// that compacted the contacts first.
     pub(super) static EDITED_PAIRS: AtomicUsize = AtomicUsize::new(0);
     pub(super) static COMPACTED: AtomicUsize = AtomicUsize::new(0);
+
+    /// A deformed shape marks exactly its objects and parts, listed at its first
+    /// deformation and kept as objects and parts join and leave it (added, removed, given
+    /// another shape): every step checks the lists against a pass over the world
+    /// (`check_shape_users`) and the pairs against ones listed anew.
+    #[test]
+    fn a_deformed_shape_keeps_its_users() {
+        let mut s = 29u64;
+        let mut w = World::<18>::new();
+        let torus = crate::scene::torus(1.0, 0.3, 12, 6).unwrap();
+        let rest = torus.vertices().to_vec();
+        let shapes = [
+            w.add_shape(torus).unwrap(),
+            w.add_shape(crate::scene::icosphere(0.7, 1).unwrap())
+                .unwrap(),
+        ];
+        let at =
+            |s: &mut u64| Pose::from_translation(DVec3::new(lcg(s), lcg(s), lcg(s)) * 5.0).unwrap();
+        let mut parts: Vec<_> = (0..6)
+            .map(|i| w.add_part(shapes[i % 2], at(&mut s), PartDesc::default()))
+            .collect::<Result<_>>()
+            .unwrap();
+        let mut objects: Vec<_> = (0..40)
+            .map(|i| w.add_object(shapes[i % 2], at(&mut s), ObjectDesc::default()))
+            .collect::<Result<_>>()
+            .unwrap();
+        w.step().unwrap();
+        for frame in 0..40 {
+            let i = (lcg(&mut s) * objects.len() as f64) as usize;
+            let j = (lcg(&mut s) * parts.len() as f64) as usize;
+            let shape = shapes[(lcg(&mut s) * 2.0) as usize];
+            match frame % 5 {
+                0 => {
+                    w.remove_object(objects[i]).unwrap();
+                    objects[i] = w
+                        .add_object(shape, at(&mut s), ObjectDesc::default())
+                        .unwrap();
+                }
+                1 => w.set_object_shape(objects[i], shape).unwrap(),
+                2 => w.set_part_shape(parts[j], shape).unwrap(),
+                3 => {
+                    w.remove_part(parts[j]).unwrap();
+                    parts[j] = w.add_part(shape, at(&mut s), PartDesc::default()).unwrap();
+                }
+                _ => w.set_pose(objects[i], at(&mut s)).unwrap(),
+            }
+            // Breathing: every vertex scaled about the origin.
+            let k = 1.0 + 0.2 * (f64::from(frame) * 0.7).sin();
+            let v: Vec<DVec3> = rest.iter().map(|&p| p * k).collect();
+            w.deform_shape(shapes[0], &v).unwrap();
+            w.step().unwrap();
+        }
+        let listed = w.shapes[shapes[0].key].deformed.as_deref().unwrap();
+        assert!(!listed.objects.is_empty() && !listed.parts.is_empty());
+        assert!(w.shapes[shapes[1].key].deformed.is_none());
+    }
 
     /// An object moved inside its fat k-DOP takes its candidate objects from its jobs; one
     /// that arrives beside it with a new fat k-DOP must find it from its own side, whichever
