@@ -255,37 +255,31 @@ struct Users {
 }
 
 impl<const K: usize> Shape<K> {
-    /// Counts `key` among its objects.
-    fn gain_object(&mut self, key: ObjectKey) {
+    /// Counts `key` among its users, in the list `of` picks if it keeps lists.
+    fn gain<T>(&mut self, key: T, of: fn(&mut Users) -> &mut Vec<T>) {
         self.users += 1;
         if let Some(u) = &mut self.deformed {
-            u.objects.push(key);
+            of(u).push(key);
         }
     }
 
-    /// Counts `key` out of its objects.
-    fn lose_object(&mut self, key: ObjectKey) {
+    /// Counts `key` out of its users, and out of the list `of` picks if it keeps lists.
+    fn lose<T: PartialEq>(&mut self, key: T, of: fn(&mut Users) -> &mut Vec<T>) {
         self.users -= 1;
         if let Some(u) = &mut self.deformed {
-            drop_key(&mut u.objects, key);
+            drop_key(of(u), key);
         }
     }
+}
 
-    /// Counts `key` among its parts.
-    fn gain_part(&mut self, key: PartKey) {
-        self.users += 1;
-        if let Some(u) = &mut self.deformed {
-            u.parts.push(key);
-        }
-    }
+/// The list of objects of [`Users`], for [`Shape::gain`] and [`Shape::lose`].
+fn objects_of(u: &mut Users) -> &mut Vec<ObjectKey> {
+    &mut u.objects
+}
 
-    /// Counts `key` out of its parts.
-    fn lose_part(&mut self, key: PartKey) {
-        self.users -= 1;
-        if let Some(u) = &mut self.deformed {
-            drop_key(&mut u.parts, key);
-        }
-    }
+/// The list of parts of [`Users`], for [`Shape::gain`] and [`Shape::lose`].
+fn parts_of(u: &mut Users) -> &mut Vec<PartKey> {
+    &mut u.parts
 }
 
 /// Takes `key` out of `keys` (a deforming shape's users: a search as long as the list
@@ -523,7 +517,7 @@ impl<const K: usize> World<K> {
             requery: false,
             relist: true,
         });
-        self.shapes[shape.key].gain_object(key);
+        self.shapes[shape.key].gain(key, objects_of);
         self.frame.changes.objects.added(key);
         let proxy = proxy_of(key) as usize;
         if self.proxy_object.len() <= proxy {
@@ -611,7 +605,7 @@ impl<const K: usize> World<K> {
     pub fn remove_object(&mut self, id: ObjectId) -> Result<()> {
         self.object(id)?;
         let o = self.objects.remove(id.key).expect("checked above");
-        self.shapes[o.shape].lose_object(id.key);
+        self.shapes[o.shape].lose(id.key, objects_of);
         self.broad.remove(proxy_of(id.key));
         // Its part pairs go with it.
         self.part_pairs -= o.parts.len();
@@ -667,7 +661,7 @@ impl<const K: usize> World<K> {
         self.item_part[item as usize] = key;
         // New: no object lists it yet.
         self.requery_parts.push((key, None));
-        self.shapes[shape].gain_part(key);
+        self.shapes[shape].gain(key, parts_of);
         self.generation += 1;
         Ok(PartHandle {
             key,
@@ -739,8 +733,8 @@ impl<const K: usize> World<K> {
         let old = self.parts[key].shape;
         self.place_part(key, bound)?;
         if old != shape {
-            self.shapes[old].lose_part(key);
-            self.shapes[shape].gain_part(key);
+            self.shapes[old].lose(key, parts_of);
+            self.shapes[shape].gain(key, parts_of);
         }
         let p = &mut self.parts[key];
         p.shape = shape;
@@ -781,8 +775,8 @@ impl<const K: usize> World<K> {
         self.shape(shape)?;
         let old = self.object(id)?.shape;
         if old != shape.key {
-            self.shapes[old].lose_object(id.key);
-            self.shapes[shape.key].gain_object(id.key);
+            self.shapes[old].lose(id.key, objects_of);
+            self.shapes[shape.key].gain(id.key, objects_of);
         }
         self.objects[id.key].shape = shape.key;
         self.touch(id.key);
@@ -970,7 +964,7 @@ impl<const K: usize> World<K> {
             .parts
             .remove(key)
             .ok_or(Error::StaleHandle { what: "part" })?;
-        self.shapes[p.shape].lose_part(key);
+        self.shapes[p.shape].lose(key, parts_of);
         // Its pairs go at the next step, as a moved part's do; listed once, with the leaf
         // the objects met (if it moved since the last step, it is listed with that one).
         if !p.requery {
