@@ -22,12 +22,14 @@
 //! of resting boxes pays for its moving ones alone. Pairs come out chunk by chunk and row
 //! by row, in an order that depends on the boxes and the sequence of calls alone.
 //!
-//! Static boxes sit in an array of their own, re-sorted only when one of them changes;
-//! their pairs with dynamic boxes are kept from update to update and looked for again only
-//! for boxes set since (`statics.rs`, on rayon's pool beside the placing when only
-//! dynamic boxes changed), so static and sleeping boxes cost nothing per frame until they
-//! or a neighbour move. A box spanning more than two cells in y or z, or longer than two
-//! along x (a row's longest box sets how far back every search in it reaches), is *large*.
+//! Static boxes sit in an array of their own; a static box that changes leaves tombstones
+//! there and enters small *recent* rows beside it, and the array is re-sorted only when
+//! those outgrow a share of it (`recent.rs`). Their pairs with dynamic boxes are kept from
+//! update to update and looked for again only for boxes set since (`statics.rs`, on
+//! rayon's pool beside the placing when only dynamic boxes changed), so static and
+//! sleeping boxes cost nothing per frame until they or a neighbour move. A box spanning
+//! more than two cells in y or z, or longer than two along x (a row's longest box sets how
+//! far back every search in it reaches), is *large*.
 //! A large static box goes to the rows of a coarser grid, the first of a few levels (each
 //! cell a fixed multiple of the one below) where it fits, looked up there as in the rows:
 //! a hierarchical grid, so that large statics cost their neighbours' worth, not their
@@ -35,17 +37,18 @@
 //! lists of their own (`large.rs`).
 //!
 //! One file per operation: `place.rs` keeps the arrays sorted, `patch.rs` edits a chunk
-//! where few boxes changed in place, `sweep.rs` finds the pairs
-//! of dynamic boxes in a row (eight candidates at a time, AVX2 or scalar), `statics.rs`
-//! keeps their pairs with static ones, `large.rs` the pairs of large dynamic boxes,
-//! `query.rs` the boxes overlapping a given box, `brute.rs` holds the oracles (all pairs,
-//! and one plain sweep).
+//! where few boxes changed in place, `sweep.rs` finds the pairs of dynamic boxes in a row
+//! (eight candidates at a time, AVX2 or scalar), `recent.rs` takes changed static boxes in,
+//! `statics.rs` keeps their pairs with static ones, `large.rs` the pairs of large dynamic
+//! boxes, `query.rs` the boxes overlapping a given box, `brute.rs` holds the oracles (all
+//! pairs, and one plain sweep).
 
 mod brute;
 mod large;
 mod patch;
 mod place;
 mod query;
+mod recent;
 mod statics;
 mod sweep;
 
@@ -211,6 +214,9 @@ struct Proxy {
     dynamic: bool,
     /// Whether it is listed in `BroadPhase::moved`.
     moved: bool,
+    /// Whether its static entries are in its level's recent rows (`recent.rs`), not in
+    /// the sorted ones.
+    recent: bool,
     placed: Place,
 }
 
@@ -680,6 +686,15 @@ pub struct BroadPhase {
     coarse: [StaticRows; place::COARSE_LEVELS],
     coarse_spare: Vec<Entry>,
     coarse_cell: f32,
+    /// Per level (the rows, then each coarse level), the entries of the static boxes set
+    /// since the level was last sorted, in rows of their own (`recent.rs`); the proxies
+    /// they are of (with some no longer recent, dropped at the next change); and scratch.
+    recent: [StaticRows; 1 + place::COARSE_LEVELS],
+    recent_ids: Vec<u32>,
+    recent_scratch: Vec<u32>,
+    /// The changed proxies whose sorted static entries become tombstones this update:
+    /// each one's place in `moved` and its placement before it (scratch of `place.rs`).
+    buried: Vec<(u32, Place)>,
     /// Which static rows changed since they were sorted, a bit each ([`Place::rows_bit`]:
     /// the rows, then each coarse level).
     statics_changed: u32,
@@ -803,6 +818,7 @@ impl BroadPhase {
                     live: false,
                     dynamic,
                     moved: false,
+                    recent: false,
                     placed: Place::None,
                 },
             );
@@ -945,6 +961,9 @@ impl BroadPhase {
             + self.spares.bytes()
             + self.statics.bytes()
             + self.coarse.iter().map(StaticRows::bytes).sum::<usize>()
+            + self.recent.iter().map(StaticRows::bytes).sum::<usize>()
+            + (self.recent_ids.capacity() + self.recent_scratch.capacity()) * 4
+            + self.buried.capacity() * size_of::<(u32, Place)>()
             + (self.static_spare.capacity() + self.coarse_spare.capacity()) * size_of::<Entry>()
             + self.incoming.capacity() * size_of::<Entry>()
             + self.placing.iter().map(place::Slice::bytes).sum::<usize>()

@@ -30,6 +30,10 @@ pub(super) const COARSE_MIN: f32 = 4.0;
 pub(super) const COARSE_STEP: f32 = 4.0;
 /// ... over this many levels; a static box too large for all of them is a large one.
 pub(super) const COARSE_LEVELS: usize = 6;
+
+/// Every static rows a lookup reads, each with the inverse of its cell edge
+/// ([`BroadPhase::static_levels`]).
+pub(super) type StaticLevels<'a> = [(&'a StaticRows, f32); 2 * (1 + COARSE_LEVELS)];
 /// Entries a chunk is made with; a chunk grown past twice this is split. Small enough
 /// that a chunk's columns stay in a core's cache while it is streamed and swept, and that
 /// a patch's shift of the entries after a changed row stays short; large enough that a
@@ -182,21 +186,27 @@ impl BroadPhase {
     }
 
     /// The static rows a box looks up, each with the inverse of its cell edge: the rows,
-    /// then the levels of coarse rows.
-    pub(super) fn static_levels(&self) -> [(&StaticRows, f32); 1 + COARSE_LEVELS] {
-        self.levels_of(&self.statics, &self.coarse)
+    /// then the levels of coarse rows, then the recent rows of each (`recent.rs`).
+    pub(super) fn static_levels(&self) -> StaticLevels<'_> {
+        self.levels_of(&self.statics, &self.coarse, &self.recent)
     }
 
-    /// [`BroadPhase::static_levels`] for rows `statics` and coarse rows `coarse` taken
-    /// out of `self` (to be read beside a call that changes it).
+    /// [`BroadPhase::static_levels`] for rows `statics`, coarse rows `coarse` and recent
+    /// rows `recent` taken out of `self` (to be read beside a call that changes it).
     pub(super) fn levels_of<'a>(
         &self,
         statics: &'a StaticRows,
         coarse: &'a [StaticRows; COARSE_LEVELS],
-    ) -> [(&'a StaticRows, f32); 1 + COARSE_LEVELS] {
+        recent: &'a [StaticRows; 1 + COARSE_LEVELS],
+    ) -> StaticLevels<'a> {
+        let inv = |l: usize| match l {
+            0 => 1.0 / self.cell,
+            _ => self.coarse_inv(l - 1),
+        };
         std::array::from_fn(|l| match l {
-            0 => (statics, 1.0 / self.cell),
-            _ => (&coarse[l - 1], self.coarse_inv(l - 1)),
+            0 => (statics, inv(0)),
+            l if l <= COARSE_LEVELS => (&coarse[l - 1], inv(l)),
+            l => (&recent[l - 1 - COARSE_LEVELS], inv(l - 1 - COARSE_LEVELS)),
         })
     }
 
@@ -296,10 +306,18 @@ impl BroadPhase {
         let mut coarse: [Vec<Entry>; COARSE_LEVELS] = Default::default();
         self.large_dynamic.clear();
         self.large_static.clear();
+        // Every static box goes to the sorted rows: none is recent.
+        for r in &mut self.recent {
+            r.entries.clear();
+            directory(r);
+        }
+        self.recent_ids.clear();
+        self.buried.clear();
         for id in 0..self.proxies.len() as u32 {
             let placed = self.placement(&self.proxies[id as usize]);
             let p = &mut self.proxies[id as usize];
             p.placed = placed;
+            p.recent = false;
             match placed {
                 Place::Dynamic(lo, hi) => entries(id, &p.aabb, lo, hi, &mut dynamic),
                 Place::Static(lo, hi) => entries(id, &p.aabb, lo, hi, &mut statics),
@@ -404,7 +422,7 @@ impl BroadPhase {
                     if let Some(&ahead) = self.moved.get(j + i + AHEAD) {
                         prefetch(&self.proxies[ahead as usize]);
                     }
-                    self.settle(self.moved[j + i], new);
+                    self.settle(j + i, new);
                 }
                 for (i, c) in self.dynamic.iter_mut().enumerate() {
                     c.dirty |= !slice.buckets[i].is_empty();
@@ -413,19 +431,7 @@ impl BroadPhase {
             self.resort_dynamic(&mut placing[..slices]);
             self.placing = placing;
         }
-        if self.statics_changed & 1 != 0 {
-            let mut rows = std::mem::take(&mut self.statics);
-            self.resort_statics(&mut rows, 1);
-            self.statics = rows;
-        }
-        for level in 0..COARSE_LEVELS {
-            if self.statics_changed & (2 << level) != 0 {
-                let mut rows = std::mem::take(&mut self.coarse[level]);
-                self.resort_statics(&mut rows, 2 << level);
-                self.coarse[level] = rows;
-            }
-        }
-        self.statics_changed = 0;
+        self.update_statics();
     }
 
     /// [`BroadPhase::place_moved`]'s placing on one thread: each changed proxy's old
@@ -452,19 +458,30 @@ impl BroadPhase {
                     c.dirty = true;
                 }
             }
-            self.settle(id, new);
+            self.settle(i, new);
         }
     }
 
-    /// Records changed proxy `id`'s new placement `new`: its bit, its record, the large
-    /// lists, and whether the static array must be re-sorted.
+    /// Records the new placement `new` of the changed proxy at `at` in `moved`: its bit,
+    /// its record, the large lists, whether the static rows changed and which sorted static
+    /// entries it leaves (`recent.rs`).
     #[inline]
-    fn settle(&mut self, id: u32, new: Place) {
+    fn settle(&mut self, at: usize, new: Place) {
+        let id = self.moved[at];
         set_bit(&mut self.moved_bits, id);
         let p = &mut self.proxies[id as usize];
         // No longer listed once this update is done (nothing sets a box during it).
         p.moved = false;
         let old = std::mem::replace(&mut p.placed, new);
+        if old.rows_bit() != 0 && !p.recent {
+            self.buried.push((at as u32, old));
+        }
+        // Its new static entries go to the recent rows (merged with the sorted ones there).
+        let recent = new.rows_bit() != 0;
+        if recent && !p.recent {
+            self.recent_ids.push(id);
+        }
+        p.recent = recent;
         if let Place::Dynamic(lo, hi) = old {
             // Its entries leave their chunks: listed, while few, for a patch to find them.
             for row in rows_of(lo, hi) {
@@ -588,11 +605,12 @@ impl BroadPhase {
     }
 
     /// The static rows `rows` (taken out of `self`; those of [`Place::rows_bit`] `which`)
-    /// after this update's changes: changed entries drop out, and every changed proxy that
-    /// is now in those rows merges in anew.
-    fn resort_statics(&mut self, rows: &mut StaticRows, which: u32) {
+    /// after this update's changes: changed entries and tombstones (`recent.rs`) drop out,
+    /// and every changed proxy that is now in those rows, and every one of `extra`,
+    /// merges in anew.
+    pub(super) fn resort_statics(&mut self, rows: &mut StaticRows, which: u32, extra: &[u32]) {
         self.incoming.clear();
-        for &id in &self.moved {
+        for &id in self.moved.iter().chain(extra) {
             let p = &self.proxies[id as usize];
             if let Place::Static(lo, hi) | Place::Coarse(lo, hi, _) = p.placed
                 && p.placed.rows_bit() == which
@@ -612,7 +630,8 @@ impl BroadPhase {
         let inc = &self.incoming;
         let mut j = 0;
         for e in &rows.entries {
-            if bit(&self.moved_bits, e.proxy) {
+            // A tombstone's bounds are NaN; a box's never are.
+            if bit(&self.moved_bits, e.proxy) || e.lo[0].is_nan() {
                 continue;
             }
             while j < inc.len() && before(&inc[j], e) {
@@ -998,7 +1017,7 @@ pub(super) fn entries(id: u32, b: &super::Aabb, lo: u32, hi: u32, out: &mut Vec<
 /// The rows from key `lo` to key `hi` (a box's lower and upper corners' rows, and those
 /// between), each with its home bits: whether it is in the lower corner's z-slab and
 /// y-range.
-fn rows_of(lo: u32, hi: u32) -> impl Iterator<Item = u32> {
+pub(super) fn rows_of(lo: u32, hi: u32) -> impl Iterator<Item = u32> {
     let ((z0, y0), (z1, y1)) = (split(lo), split(hi));
     (z0..=z1).flat_map(move |z| {
         (y0..=y1).map(move |y| key(z, y) | (u32::from(z == z0) << 31) | (u32::from(y == y0) << 30))

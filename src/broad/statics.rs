@@ -15,10 +15,10 @@
 //! same pairs in the same order for any number of threads); in the common frame they start
 //! before the changed boxes are placed and run beside the placing.
 
-use super::place::COARSE_LEVELS;
+use super::place::StaticLevels;
 use super::query::{Lookup, Scan, query_statics, scan_columns};
 use super::sweep::Kernel;
-use super::{Aabb, BroadPhase, Cols, Place, StaticRows, bit, slices_of};
+use super::{Aabb, BroadPhase, Cols, Place, bit, slices_of};
 use rayon::prelude::*;
 
 /// A dynamic–static pair as one sortable key: the dynamic id in the high half.
@@ -152,13 +152,14 @@ impl BroadPhase {
         // Placing reads neither the static rows (no static box changed) nor the slices.
         let statics = std::mem::take(&mut self.statics);
         let coarse = std::mem::take(&mut self.coarse);
+        let recent = std::mem::take(&mut self.recent);
         let mut slices = std::mem::take(&mut self.near_slices);
-        let levels = self.levels_of(&statics, &coarse);
+        let levels = self.levels_of(&statics, &coarse, &recent);
         let ((), looked) = rayon::join(
             || self.place_moved(),
             || look_up(levels, &boxes, &mut slices),
         );
-        (self.statics, self.coarse) = (statics, coarse);
+        (self.statics, self.coarse, self.recent) = (statics, coarse, recent);
         (self.near_slices, self.near_boxes) = (slices, boxes);
         looked
     }
@@ -332,11 +333,7 @@ pub(super) struct Looked {
 /// so the pairs and their order do not depend on the threads. A slice's pairs come
 /// grouped by box in the order of `boxes`, each group sorted, when one level has pairs;
 /// sorted, when several do. Either way they ascend when `boxes` ascend by id.
-fn look_up(
-    levels: [(&StaticRows, f32); 1 + COARSE_LEVELS],
-    boxes: &[(u32, Aabb)],
-    slices: &mut Vec<NearSlice>,
-) -> Looked {
+fn look_up(levels: StaticLevels<'_>, boxes: &[(u32, Aabb)], slices: &mut Vec<NearSlice>) -> Looked {
     let kernel = Kernel::best();
     let (per, n) = slices_of(boxes.len(), PER_TASK);
     if slices.len() < n {

@@ -22,9 +22,15 @@ pub struct BroadArgs {
     /// Numbers of moving boxes, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
     objects: Vec<usize>,
-    /// Static boxes added beside the moving ones (they never move).
+    /// Static boxes added beside the moving ones (they never move, but for
+    /// `--static-edits`).
     #[arg(long, default_value_t = 0)]
     statics: usize,
+    /// Static boxes set again each frame, each moved by a third of a unit along x and back
+    /// the next time (doors and lifts among static geometry): a static box that changes
+    /// costs its own entries, not a pass over every static box.
+    #[arg(long, default_value_t = 0)]
+    static_edits: usize,
     /// Frames timed (after two warm-up frames).
     #[arg(long, default_value_t = 60)]
     frames: usize,
@@ -152,6 +158,29 @@ impl Scene {
         )
     }
 
+    /// Moves `count` static boxes of frame `frame` by a third of a unit along x, one way on
+    /// even frames and back on odd ones; lists them (id and new box).
+    fn edit_statics(&mut self, frame: usize, count: usize, edited: &mut Vec<(u32, Aabb)>) {
+        edited.clear();
+        let statics = self.fat.len() - self.moving;
+        if statics == 0 {
+            return;
+        }
+        let d = if frame % 2 == 0 {
+            1.0 / 3.0
+        } else {
+            -1.0 / 3.0
+        };
+        for k in 0..count.min(statics) {
+            // The same boxes two frames running (there and back), others after that.
+            let i = self.moving + ((frame / 2) * count + k) * 7919 % statics;
+            let b = &mut self.fat[i];
+            b.lo[0] += d;
+            b.hi[0] += d;
+            edited.push((i as u32, *b));
+        }
+    }
+
     /// Moves every moving box one frame; lists the boxes whose fat box was re-made (id and
     /// new fat box, as an engine lists them while it moves its bodies).
     fn step(&mut self, changed: &mut Vec<(u32, Aabb)>) {
@@ -220,7 +249,7 @@ pub fn run(a: &BroadArgs) -> kdop::Result<ExitCode> {
     for &n in &a.objects {
         let row = pool.install(|| measure(n, a))?;
         if a.json {
-            println!("{}", row.json(n, a.statics));
+            println!("{}", row.json(n, a));
         } else {
             println!(
                 "{:>9} {:>8} {:>8.3}ms {:>8.3}ms {:>8.3}ms {:>11} {:>10} {:>7.0}ns {:>11} {:>9} {:>8}",
@@ -262,10 +291,11 @@ struct Row {
 }
 
 impl Row {
-    fn json(&self, n: usize, statics: usize) -> String {
+    fn json(&self, n: usize, a: &BroadArgs) -> String {
         serde_json::json!({
             "objects": n,
-            "statics": statics,
+            "statics": a.statics,
+            "static_edits": a.static_edits,
             "kdop_ms_p50": self.p50,
             "kdop_ms_p99": self.p99,
             "kdop_ms_max": self.max,
@@ -335,13 +365,16 @@ fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
         .transpose()?;
     let mut alone_times = TimeStats::default();
     let mut parry = Parry::new(&scene.fat, a.asleep > 0.0);
-    let mut changed = Vec::with_capacity(n);
+    let mut changed = Vec::with_capacity(n + a.static_edits);
+    let mut edited = Vec::with_capacity(a.static_edits);
     let mut times = TimeStats::default();
     let mut parry_times = TimeStats::default();
     let mut parry_pairs = 0;
     for frame in 0..a.frames + 2 {
         scene.step(&mut changed);
+        scene.edit_statics(frame, a.static_edits, &mut edited);
         let t = Instant::now();
+        bp.set_many(&edited, false)?;
         bp.set_many(&changed, true)?;
         bp.update();
         let kdop_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -353,6 +386,8 @@ fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
                 alone_times.record(t.elapsed().as_secs_f64() * 1e6);
             }
         }
+        // parry3d's leaves are updated alike, static or not.
+        changed.extend_from_slice(&edited);
         let parry_ms = parry.as_mut().map(|p| {
             let t = Instant::now();
             parry_pairs = p.update(&changed);
