@@ -1130,6 +1130,25 @@ pub(super) mod tests {
         assert_eq!(got, brute_force_pairs(live), "{at}");
     }
 
+    /// Sets proxy `i` of both twins to `new` (box and whether it moves), or removes it.
+    pub(in crate::broad) fn set_twins(
+        bp: &mut BroadPhase,
+        twin: &mut BroadPhase,
+        i: u32,
+        new: Option<(Aabb, bool)>,
+    ) {
+        match new {
+            Some((b, d)) => {
+                bp.set(i, b, d).unwrap();
+                twin.set(i, b, d).unwrap();
+            }
+            None => {
+                bp.remove(i);
+                twin.remove(i);
+            }
+        }
+    }
+
     /// A random box in a cube of side `side`: mostly unit-sized, some points, some long in
     /// x (many candidates along a row), some large (kept out of the rows).
     pub(in crate::broad) fn random_box(s: &mut u64, side: f64) -> Aabb {

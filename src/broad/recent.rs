@@ -156,7 +156,7 @@ fn find(rows: &StaticRows, key: u32, x: f32, id: u32) -> Option<usize> {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use super::super::place::tests::{random_box, update_twins};
+    use super::super::place::tests::{random_box, set_twins, update_twins};
     use super::*;
     use crate::broad::Aabb;
     use crate::testing::lcg;
@@ -231,16 +231,7 @@ pub(super) mod tests {
                         Some((b, d))
                     }
                 };
-                match new {
-                    Some((b, d)) => {
-                        bp.set(i, b, d).unwrap();
-                        twin.set(i, b, d).unwrap();
-                    }
-                    None => {
-                        bp.remove(i);
-                        twin.remove(i);
-                    }
-                }
+                set_twins(&mut bp, &mut twin, i, new);
                 boxes[i as usize] = new;
             }
             let live: Vec<_> = (0..n)

@@ -425,7 +425,7 @@ fn merge_into(mut kept: impl Iterator<Item = u64>, fresh: &[u64], out: &mut Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::broad::place::tests::{random_box, update_twins};
+    use crate::broad::place::tests::{random_box, set_twins, update_twins};
     use crate::testing::lcg;
 
     /// A box compared with columns of boxes finds, by either kernel and in column order,
@@ -507,16 +507,7 @@ mod tests {
                             ))
                         }
                     };
-                    match new {
-                        Some(b) => {
-                            bp.set(i, b, true).unwrap();
-                            twin.set(i, b, true).unwrap();
-                        }
-                        None => {
-                            bp.remove(i);
-                            twin.remove(i);
-                        }
-                    }
+                    set_twins(&mut bp, &mut twin, i, new.map(|b| (b, true)));
                     boxes[i as usize] = new;
                 }
                 ahead += usize::from(twin.splices_static_pairs());
