@@ -318,11 +318,12 @@ pub(super) struct Frame<const K: usize> {
     /// copied into `arena` when the step succeeds).
     batches: Vec<Vec<[u32; 2]>>,
     /// The contacts of the colliding jobs, each job's after a [`header`] and its slot and
-    /// length ([`HEAD`] entries), appended as steps answer them: a resting job keeps its answer where it is, so a step costs the
-    /// contacts it computes, not all of them. Answers no job holds are marked [`DROPPED`]
-    /// and left until they are more than half the held ones (so the list is at most one
-    /// and a half times what it holds); then the held ones are moved together in place
-    /// (`epoch` advances, and every pair is listed anew).
+    /// length ([`HEAD`] entries), appended as steps answer them: a resting job keeps its
+    /// answer where it is, so a step costs the contacts it computes, not all of them.
+    /// Answers no job holds are marked [`DROPPED`] and left until they are more than half
+    /// the held ones (so the list is at most one and a half times what it holds); then the
+    /// held ones are moved together in place (`epoch` advances, and the kept pairs are
+    /// pointed at their answers' new places).
     arena: Vec<[u32; 2]>,
     /// The held answers' old and new places in `arena` (where their contacts start), in
     /// that order, while it is compacted (scratch: one integer each).
@@ -1014,7 +1015,7 @@ impl<const K: usize> World<K> {
 
     /// The step's answers into the world's list of contacts and its table of jobs, its
     /// colliding pairs sorted by handles, and the events against the step before: the
-    /// pairs edited, or listed anew where the contacts were compacted.
+    /// pairs edited (and pointed at their contacts' new places where those were compacted).
     fn merge(&mut self, stats: &mut StepStats) {
         self.drop_answers();
         let compacted = self.compact_if_worn();
