@@ -687,11 +687,10 @@ pub struct BroadPhase {
     coarse_spare: Vec<Entry>,
     coarse_cell: f32,
     /// Per level (the rows, then each coarse level), the entries of the static boxes set
-    /// since the level was last sorted, in rows of their own (`recent.rs`); the proxies
-    /// they are of (with some no longer recent, dropped at the next change); and scratch.
+    /// since the level was last sorted, in rows of their own (`recent.rs`); and the proxies
+    /// they are of (with some no longer recent, dropped at the next change).
     recent: [StaticRows; 1 + place::COARSE_LEVELS],
     recent_ids: Vec<u32>,
-    recent_scratch: Vec<u32>,
     /// The changed proxies whose sorted static entries become tombstones this update:
     /// each one's place in `moved` and its placement before it (scratch of `place.rs`).
     buried: Vec<(u32, Place)>,
@@ -962,7 +961,7 @@ impl BroadPhase {
             + self.statics.bytes()
             + self.coarse.iter().map(StaticRows::bytes).sum::<usize>()
             + self.recent.iter().map(StaticRows::bytes).sum::<usize>()
-            + (self.recent_ids.capacity() + self.recent_scratch.capacity()) * 4
+            + self.recent_ids.capacity() * 4
             + self.buried.capacity() * size_of::<(u32, Place)>()
             + (self.static_spare.capacity() + self.coarse_spare.capacity()) * size_of::<Entry>()
             + self.incoming.capacity() * size_of::<Entry>()

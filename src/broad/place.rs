@@ -117,12 +117,6 @@ pub(super) fn rank(e: &Entry) -> u128 {
     rank_of(e.row, e.lo[0], e.proxy)
 }
 
-/// Whether `a` sorts before `b`.
-#[inline(always)]
-pub(super) fn before(a: &Entry, b: &Entry) -> bool {
-    rank(a) < rank(b)
-}
-
 /// The longest x-extent a box in rows of cells of edge `1 / inv` may have, in cells.
 const X_CELLS: f32 = 2.0;
 
@@ -606,11 +600,11 @@ impl BroadPhase {
 
     /// The static rows `rows` (taken out of `self`; those of [`Place::rows_bit`] `which`)
     /// after this update's changes: changed entries and tombstones (`recent.rs`) drop out,
-    /// and every changed proxy that is now in those rows, and every one of `extra`,
-    /// merges in anew.
-    pub(super) fn resort_statics(&mut self, rows: &mut StaticRows, which: u32, extra: &[u32]) {
+    /// and the entries of every changed proxy that is now in those rows, and the entries
+    /// `extra` (sorted, of unchanged proxies), merge in.
+    pub(super) fn resort_statics(&mut self, rows: &mut StaticRows, which: u32, extra: &[Entry]) {
         self.incoming.clear();
-        for &id in self.moved.iter().chain(extra) {
+        for &id in &self.moved {
             let p = &self.proxies[id as usize];
             if let Place::Static(lo, hi) | Place::Coarse(lo, hi, _) = p.placed
                 && p.placed.rows_bit() == which
@@ -619,6 +613,8 @@ impl BroadPhase {
             }
         }
         self.incoming.sort_unstable_by_key(rank);
+        // Sorted already: merged, not sorted again.
+        super::merge_sorted_by_key(&mut self.incoming, extra, rank);
         let spare = if which == 1 {
             &mut self.static_spare
         } else {
@@ -629,14 +625,20 @@ impl BroadPhase {
         out.reserve(rows.count() + self.incoming.len());
         let inc = &self.incoming;
         let mut j = 0;
+        // The next incoming entry's rank, reckoned once.
+        let mut next = inc.first().map_or(u128::MAX, rank);
         for e in &rows.entries {
             // A tombstone's bounds are NaN; a box's never are.
             if bit(&self.moved_bits, e.proxy) || e.lo[0].is_nan() {
                 continue;
             }
-            while j < inc.len() && before(&inc[j], e) {
-                out.push(inc[j]);
-                j += 1;
+            if next != u128::MAX {
+                let r = rank(e);
+                while next < r {
+                    out.push(inc[j]);
+                    j += 1;
+                    next = inc.get(j).map_or(u128::MAX, rank);
+                }
             }
             out.push(*e);
         }

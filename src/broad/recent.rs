@@ -89,18 +89,16 @@ impl BroadPhase {
     /// Merges level `which`'s recent rows into its sorted rows in one pass (the changed
     /// proxies' entries anew, the tombstones dropped), and empties the recent rows.
     fn merge_recent(&mut self, sorted: &mut StaticRows, recent: &mut StaticRows, which: u32) {
-        let mut extra = std::mem::take(&mut self.recent_scratch);
-        extra.clear();
-        extra.extend(self.recent_ids.iter().copied().filter(|&id| {
-            let p = &self.proxies[id as usize];
-            p.recent && p.placed.rows_bit() == which && !super::bit(&self.moved_bits, id)
-        }));
-        self.resort_statics(sorted, which, &extra);
+        // The recent rows' entries of unchanged proxies, sorted as the rows are.
+        let moved = &self.moved_bits;
+        recent.entries.retain(|e| !super::bit(moved, e.proxy));
+        self.resort_statics(sorted, which, &recent.entries);
         debug_assert!(
             sorted.entries.iter().all(|e| !e.lo[0].is_nan()),
             "a tombstone outlived a merge"
         );
-        for &id in extra.iter().chain(&self.moved) {
+        let ids = recent.entries.iter().map(|e| e.proxy);
+        for id in ids.chain(self.moved.iter().copied()) {
             let p = &mut self.proxies[id as usize];
             if p.placed.rows_bit() == which {
                 p.recent = false;
@@ -108,7 +106,6 @@ impl BroadPhase {
         }
         recent.entries.clear();
         directory(recent);
-        self.recent_scratch = extra;
     }
 
     /// Turns the sorted entries that the changed proxies left in level `which` into
