@@ -45,6 +45,7 @@
 
 mod brute;
 mod large;
+mod merge;
 mod patch;
 mod place;
 mod query;
@@ -214,9 +215,6 @@ struct Proxy {
     dynamic: bool,
     /// Whether it is listed in `BroadPhase::moved`.
     moved: bool,
-    /// Whether its static entries are in its level's recent rows (`recent.rs`), not in
-    /// the sorted ones.
-    recent: bool,
     placed: Place,
 }
 
@@ -687,12 +685,13 @@ pub struct BroadPhase {
     coarse_spare: Vec<Entry>,
     coarse_cell: f32,
     /// Per level (the rows, then each coarse level), the entries of the static boxes set
-    /// since the level was last sorted, in rows of their own (`recent.rs`); and the proxies
-    /// they are of (with some no longer recent, dropped at the next change).
+    /// since the level was last sorted, in rows of their own (`recent.rs`).
     recent: [StaticRows; 1 + place::COARSE_LEVELS],
-    recent_ids: Vec<u32>,
-    /// The changed proxies whose sorted static entries become tombstones this update:
-    /// each one's place in `moved` and its placement before it (scratch of `place.rs`).
+    /// Per level, its recent rows' merge into its sorted rows when one is under way, a
+    /// slice per update (`merge.rs`).
+    merging: [merge::Merging; 1 + place::COARSE_LEVELS],
+    /// The changed proxies whose static entries become tombstones this update: each one's
+    /// place in `moved` and its placement before it (scratch of `place.rs`).
     buried: Vec<(u32, Place)>,
     /// Which static rows changed since they were sorted, a bit each ([`Place::rows_bit`]:
     /// the rows, then each coarse level).
@@ -817,7 +816,6 @@ impl BroadPhase {
                     live: false,
                     dynamic,
                     moved: false,
-                    recent: false,
                     placed: Place::None,
                 },
             );
@@ -907,6 +905,7 @@ impl BroadPhase {
         let static_compared = self.update_static_pairs(regridded, looked);
         self.large_pairs(regridded);
         self.end_moves();
+        self.advance_merges();
         self.stats.compared += static_compared;
         self.stats.pairs += self
             .dynamic
@@ -961,7 +960,11 @@ impl BroadPhase {
             + self.statics.bytes()
             + self.coarse.iter().map(StaticRows::bytes).sum::<usize>()
             + self.recent.iter().map(StaticRows::bytes).sum::<usize>()
-            + self.recent_ids.capacity() * 4
+            + self
+                .merging
+                .iter()
+                .map(merge::Merging::bytes)
+                .sum::<usize>()
             + self.buried.capacity() * size_of::<(u32, Place)>()
             + (self.static_spare.capacity() + self.coarse_spare.capacity()) * size_of::<Entry>()
             + self.incoming.capacity() * size_of::<Entry>()

@@ -305,13 +305,14 @@ impl BroadPhase {
             r.entries.clear();
             directory(r);
         }
-        self.recent_ids.clear();
         self.buried.clear();
+        for job in &mut self.merging {
+            job.cancel();
+        }
         for id in 0..self.proxies.len() as u32 {
             let placed = self.placement(&self.proxies[id as usize]);
             let p = &mut self.proxies[id as usize];
             p.placed = placed;
-            p.recent = false;
             match placed {
                 Place::Dynamic(lo, hi) => entries(id, &p.aabb, lo, hi, &mut dynamic),
                 Place::Static(lo, hi) => entries(id, &p.aabb, lo, hi, &mut statics),
@@ -467,15 +468,9 @@ impl BroadPhase {
         // No longer listed once this update is done (nothing sets a box during it).
         p.moved = false;
         let old = std::mem::replace(&mut p.placed, new);
-        if old.rows_bit() != 0 && !p.recent {
+        if old.rows_bit() != 0 {
             self.buried.push((at as u32, old));
         }
-        // Its new static entries go to the recent rows (merged with the sorted ones there).
-        let recent = new.rows_bit() != 0;
-        if recent && !p.recent {
-            self.recent_ids.push(id);
-        }
-        p.recent = recent;
         if let Place::Dynamic(lo, hi) = old {
             // Its entries leave their chunks: listed, while few, for a patch to find them.
             for row in rows_of(lo, hi) {
@@ -621,8 +616,7 @@ impl BroadPhase {
             &mut self.coarse_spare
         };
         let mut out = std::mem::take(spare);
-        out.clear();
-        out.reserve(rows.count() + self.incoming.len());
+        emptied_with_room(&mut out, rows.count() + self.incoming.len());
         let inc = &self.incoming;
         let mut j = 0;
         // The next incoming entry's rank, reckoned once.
@@ -1030,27 +1024,40 @@ pub(super) fn rows_of(lo: u32, hi: u32) -> impl Iterator<Item = u32> {
 /// samples of those.
 pub(super) fn directory(r: &mut StaticRows) {
     r.rows.clear();
-    let mut last = NONE;
+    r.xs.clear();
+    r.skip.clear();
     for (i, e) in r.entries.iter().enumerate() {
-        let k = e.row & KEY;
-        if k != last {
-            r.rows.push(Row {
-                key: k,
-                start: i as u32,
-                width: 0.0,
-            });
-            last = k;
-        }
-        if let Some(row) = r.rows.last_mut() {
+        note(&mut r.rows, &mut r.xs, &mut r.skip, i, e);
+    }
+    end(&mut r.rows, r.entries.len());
+}
+
+/// Enters entry `e`, the `i`th, in the directory `dir` (not closed), the lower bounds `xs`
+/// and their samples `skip` of rows being written in order.
+#[inline(always)]
+pub(super) fn note(
+    dir: &mut Vec<Row>,
+    xs: &mut Vec<f32>,
+    skip: &mut Vec<f32>,
+    i: usize,
+    e: &Entry,
+) {
+    let k = e.row & KEY;
+    match dir.last_mut() {
+        Some(row) if row.key == k => {
             // A NaN extent (both bounds the same infinity) is a point: `max` ignores it.
             row.width = row.width.max(e.hi[0] - e.lo[0]);
         }
+        _ => dir.push(Row {
+            key: k,
+            start: i as u32,
+            width: 0.0_f32.max(e.hi[0] - e.lo[0]),
+        }),
     }
-    end(&mut r.rows, r.entries.len());
-    r.xs.clear();
-    r.xs.extend(r.entries.iter().map(|e| e.lo[0]));
-    r.skip.clear();
-    r.skip.extend(r.xs.iter().step_by(SKIP));
+    if i % SKIP == 0 {
+        skip.push(e.lo[0]);
+    }
+    xs.push(e.lo[0]);
 }
 
 /// How many changed boxes ahead their proxies are asked for.
@@ -1084,8 +1091,18 @@ impl Slice {
     }
 }
 
+/// Empties `v` and gives it room for `n` entries: a buffer too small is replaced, not grown,
+/// as growing it would copy what it held; and replaced with an eighth to spare, so that
+/// rows that grow a little do not free and fault in a new buffer at every merge.
+pub(super) fn emptied_with_room(v: &mut Vec<Entry>, n: usize) {
+    v.clear();
+    if v.capacity() < n {
+        *v = Vec::with_capacity(n + n / 8);
+    }
+}
+
 /// Closes a directory: a last row (key `u32::MAX`) holding the end.
-fn end(dir: &mut Vec<Row>, len: usize) {
+pub(super) fn end(dir: &mut Vec<Row>, len: usize) {
     dir.push(Row {
         key: u32::MAX,
         start: len as u32,

@@ -5,22 +5,42 @@
 //! bounds, which no comparison meets; their place in the order and the row's lower x
 //! bounds stay as they were), and its new entries go to the level's *recent* rows, small
 //! rows of the same cells that every lookup reads beside the sorted ones. Once a level's
-//! recent entries pass a share of its sorted ones, the two are merged in one pass (the
-//! tombstones dropped) and the recent rows start empty again. So a changed static box costs
-//! its own entries and a merge of the recent rows, not the level.
+//! recent entries pass a share of its sorted ones, the two are merged (the tombstones
+//! dropped; in a large level a slice per update, `merge.rs`) and the recent rows start
+//! empty again. So a changed static box costs its own entries and its share of a merge,
+//! not the level.
 //!
 //! A proxy is *recent* when its entries are in the recent rows of its level; the sorted
-//! rows then hold none of its live entries.
+//! rows then hold none of its live entries. No flag says so: a changed proxy's old entries
+//! are looked for in both, and are where they are found.
 
+use super::merge;
 use super::place::{COARSE_LEVELS, KEY, directory, rows_of};
 use super::{BroadPhase, Entry, Place, StaticRows};
 
-/// A level's static rows are merged with its recent rows when the recent entries pass one in
-/// this many of the sorted ones...
-const RECENT_SHARE: usize = 32;
-/// ... or this many, whichever is more (small levels are merged at once: a pass costs
-/// little there).
+/// A level's recent rows are merged into its sorted ones when the recent entries pass a
+/// limit L. Each update re-sorts the recent rows (about L/2 entries on average), and a
+/// merge copies all S sorted entries once per L arriving: with `a` entries arriving per
+/// update, the two cost L/2 + S·a/L, least at L = √(2·S·a), which the limit follows
+/// (with `a` a running mean), within [`RECENT_FLOOR`] and an eighth of the sorted ones.
+const RATE_WEIGHT: f64 = 0.125;
+/// The least limit (small levels are merged at once: a pass costs little there; the fuzz
+/// target's few boxes merge too).
+#[cfg(not(fuzzing))]
 const RECENT_FLOOR: usize = 256;
+#[cfg(fuzzing)]
+const RECENT_FLOOR: usize = 4;
+
+/// The recent-entry limit of a level of `sorted` entries where `rate` entries arrive per
+/// update (see [`RATE_WEIGHT`]).
+fn recent_limit(sorted: usize, rate: f64) -> usize {
+    let best = (2.0 * sorted as f64 * rate).sqrt() as usize;
+    best.clamp(RECENT_FLOOR, (sorted / 8).max(RECENT_FLOOR))
+}
+
+/// A job under way (`merge.rs`) ends at once when the recent entries pass this many times
+/// their limit.
+const JOB_BEHIND: usize = 4;
 
 /// The bit of level `level` in [`Place::rows_bit`]'s numbering (the rows, then each coarse
 /// level).
@@ -47,8 +67,9 @@ impl BroadPhase {
 
     /// Brings the static rows of every level this update changed up to date (after the
     /// placing, with the changed proxies' bits set): the changed boxes' new entries go
-    /// to the level's recent rows and their old sorted entries become tombstones, or,
-    /// where the recent entries grew past [`RECENT_SHARE`], everything is merged anew.
+    /// to the level's recent rows and their old sorted entries become tombstones; where
+    /// the recent entries grew past their limit ([`recent_limit`]), the two are merged: at once in a
+    /// small level, by a job a slice per update in a large one (`merge.rs`).
     pub(super) fn update_statics(&mut self) {
         let changed = std::mem::take(&mut self.statics_changed);
         for level in 0..1 + COARSE_LEVELS {
@@ -67,7 +88,13 @@ impl BroadPhase {
                 .map(|p| entry_count(p.placed))
                 .sum();
             let after = recent.count() + arriving;
-            if after > (sorted.count() / RECENT_SHARE).max(RECENT_FLOOR) {
+            let rate = self.merging[level].note_arrivals(arriving, RATE_WEIGHT);
+            let limit = recent_limit(sorted.count(), rate);
+            let job = self.merging[level].active();
+            if job {
+                self.bury_in_job(level, which);
+            }
+            if after > limit && !job && !merge::by_job(sorted.count()) {
                 self.merge_recent(&mut sorted, &mut recent, which);
                 #[cfg(test)]
                 tests::MERGED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -76,14 +103,22 @@ impl BroadPhase {
                 self.resort_statics(&mut recent, which, &[]);
                 #[cfg(test)]
                 tests::KEPT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if after > limit && !job {
+                    self.start_merge(level, &sorted, &recent, limit);
+                } else if after > JOB_BEHIND * limit && job {
+                    // Changes come faster than the job copies: it ends in this update.
+                    #[cfg(test)]
+                    merge::tests::CAUGHT_UP.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    self.put_level(level, sorted);
+                    self.recent[level] = recent;
+                    self.advance_merge(level, usize::MAX);
+                    continue;
+                }
             }
             self.put_level(level, sorted);
             self.recent[level] = recent;
         }
         self.buried.clear();
-        let proxies = &self.proxies;
-        self.recent_ids
-            .retain(|&id| proxies.get(id as usize).is_some_and(|p| p.recent));
     }
 
     /// Merges level `which`'s recent rows into its sorted rows in one pass (the changed
@@ -97,19 +132,13 @@ impl BroadPhase {
             sorted.entries.iter().all(|e| !e.lo[0].is_nan()),
             "a tombstone outlived a merge"
         );
-        let ids = recent.entries.iter().map(|e| e.proxy);
-        for id in ids.chain(self.moved.iter().copied()) {
-            let p = &mut self.proxies[id as usize];
-            if p.placed.rows_bit() == which {
-                p.recent = false;
-            }
-        }
         recent.entries.clear();
         directory(recent);
     }
 
     /// Turns the sorted entries that the changed proxies left in level `which` into
-    /// tombstones: each one found in its row by its old lower x bound and id.
+    /// tombstones: each one found in its row by its old lower x bound and id (none, for a
+    /// proxy that was recent).
     fn bury(&self, sorted: &mut StaticRows, which: u32) {
         for &(at, old) in &self.buried {
             if old.rows_bit() != which {
@@ -140,7 +169,7 @@ fn entry_count(p: Place) -> usize {
 
 /// The place in `rows` of the entry of proxy `id` in row `key` whose lower x bound is `x`
 /// (entries are sorted by row, lower x bound and id).
-fn find(rows: &StaticRows, key: u32, x: f32, id: u32) -> Option<usize> {
+pub(super) fn find(rows: &StaticRows, key: u32, x: f32, id: u32) -> Option<usize> {
     let dir = &rows.rows[..rows.len()];
     let r = dir.binary_search_by_key(&key, |row| row.key).ok()?;
     let (a, b) = (rows.rows[r].start as usize, rows.rows[r + 1].start as usize);
@@ -160,28 +189,40 @@ pub(super) mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     impl BroadPhase {
-        /// Every live static box in rows has its entries, one per row it spans, in the
-        /// recent rows of its level if it is recent, else in the sorted ones (live there,
-        /// not tombstones), and nowhere else.
+        /// Every live static box in rows has its entries, one per row it spans, with its
+        /// box, all in the sorted rows of its level (live there, not tombstones) or all in
+        /// its recent rows, and no other live static entry is left anywhere.
         fn check_statics(&self) {
-            let mut seen = std::collections::HashMap::<(u32, bool), usize>::new();
+            let mut seen = std::collections::HashMap::<(u32, bool), Vec<u32>>::new();
             let sorted = std::iter::once(&self.statics).chain(&self.coarse);
             for (recent, rows) in sorted
                 .map(|r| (false, r))
                 .chain(self.recent.iter().map(|r| (true, r)))
             {
                 for e in rows.entries.iter().filter(|e| !e.lo[0].is_nan()) {
-                    *seen.entry((e.proxy, recent)).or_default() += 1;
+                    let p = &self.proxies[e.proxy as usize];
+                    assert!(p.live, "proxy {}: removed, yet in static rows", e.proxy);
+                    assert_eq!((e.lo, e.hi), (p.aabb.lo, p.aabb.hi), "proxy {}", e.proxy);
+                    seen.entry((e.proxy, recent)).or_default().push(e.row & KEY);
                 }
             }
             for (id, p) in self.proxies.iter().enumerate() {
                 let id = id as u32;
-                let n = if p.live { entry_count(p.placed) } else { 0 };
-                let want = |recent: bool| if p.recent == recent { n } else { 0 };
-                for recent in [false, true] {
-                    let got = seen.get(&(id, recent)).copied().unwrap_or(0);
-                    assert_eq!(got, want(recent), "proxy {id}, recent rows {recent}");
-                }
+                let mut want: Vec<u32> = match p.placed {
+                    Place::Static(lo, hi) | Place::Coarse(lo, hi, _) if p.live => {
+                        rows_of(lo, hi).map(|r| r & KEY).collect()
+                    }
+                    _ => Vec::new(),
+                };
+                want.sort_unstable();
+                let mut got: Vec<Vec<u32>> = [false, true]
+                    .map(|recent| seen.get(&(id, recent)).cloned().unwrap_or_default())
+                    .into();
+                got.iter_mut().for_each(|rows| rows.sort_unstable());
+                assert!(
+                    (got[0] == want && got[1].is_empty()) || (got[1] == want && got[0].is_empty()),
+                    "proxy {id}: rows {want:?}, sorted and recent entries in {got:?}"
+                );
             }
         }
     }
@@ -193,14 +234,41 @@ pub(super) mod tests {
     /// Static boxes moved a few at a time (and removed, set again, made dynamic and
     /// static again) among many: every update's pairs equal brute force's, on one thread
     /// and three in the same order, and every box query reports exactly the boxes it
-    /// meets, while the changes pile up in the recent rows and are merged now and then.
+    /// meets, while the changes pile up in the recent rows and are merged now and then:
+    /// at once in a small scene, by jobs a slice per update in a larger one (`merge.rs`),
+    /// and with changes faster than a job copies.
     #[test]
     fn statics_changed_a_few_at_a_time_pair_as_brute_force_finds() {
+        use crate::broad::merge::tests::{CAUGHT_UP, ENDED};
+        let count = |c: &AtomicUsize| c.load(Ordering::Relaxed);
+        let (kept, merged) = (count(&KEPT), count(&MERGED));
+        let (ended, caught_up) = (count(&ENDED), count(&CAUGHT_UP));
+        // Levels under 1,000 entries (in tests) are merged at once.
+        changes_pair_as_brute_force_finds(300, 700, 15, 100, 73);
+        assert!(count(&KEPT) - kept >= 20, "too few kept in recent rows");
+        assert!(count(&MERGED) - merged >= 2, "too few merges at once");
+        changes_pair_as_brute_force_finds(2500, 2800, 6, 80, 71);
+        assert!(count(&ENDED) - ended >= 2, "too few jobs ended");
+        changes_pair_as_brute_force_finds(2500, 2800, 400, 20, 79);
+        assert!(
+            count(&CAUGHT_UP) - caught_up >= 1,
+            "no job caught up at once"
+        );
+    }
+
+    /// One scene of [`statics_changed_a_few_at_a_time_pair_as_brute_force_finds`]: `n`
+    /// boxes of which the first `statics` static, `edits` of them changed in each of
+    /// `frames` frames, from seed `seed`.
+    fn changes_pair_as_brute_force_finds(
+        statics: u32,
+        n: u32,
+        edits: usize,
+        frames: usize,
+        seed: u64,
+    ) {
         let serial = crate::testing::pool(1);
         let pool = crate::testing::pool(3);
-        let (kept, merged) = (KEPT.load(Ordering::Relaxed), MERGED.load(Ordering::Relaxed));
-        let mut s = 71u64;
-        let (statics, n) = (2500u32, 2800u32);
+        let mut s = seed;
         let side = f64::from(n).cbrt() * 1.6;
         let mut boxes: Vec<Option<(Aabb, bool)>> = Vec::new();
         let (mut bp, mut twin) = (BroadPhase::new(), BroadPhase::new());
@@ -210,8 +278,8 @@ pub(super) mod tests {
             twin.set(i, b, i >= statics).unwrap();
             boxes.push(Some((b, i >= statics)));
         }
-        for frame in 0..60 {
-            for _ in 0..6 {
+        for frame in 0..frames {
+            for _ in 0..edits {
                 let i = (lcg(&mut s) * f64::from(n)) as u32;
                 let r = lcg(&mut s);
                 let new = match boxes[i as usize] {
@@ -237,6 +305,7 @@ pub(super) mod tests {
             let at = format!("frame {frame}");
             update_twins((&serial, &pool), &mut bp, &mut twin, &live, &at);
             bp.check_statics();
+            bp.check_merging();
             for _ in 0..10 {
                 let q = random_box(&mut s, side);
                 let mut got = Vec::new();
@@ -250,15 +319,6 @@ pub(super) mod tests {
                 assert_eq!(got, want, "{at}, query {q:?}");
             }
         }
-        // Both ways ran (the counters are shared with other tests, so only growth counts).
-        assert!(
-            KEPT.load(Ordering::Relaxed) - kept >= 20,
-            "too few kept in recent rows"
-        );
-        assert!(
-            MERGED.load(Ordering::Relaxed) - merged >= 2,
-            "too few merges"
-        );
         assert!(bp.recent.iter().map(StaticRows::count).sum::<usize>() > 0);
     }
 }
