@@ -14,7 +14,7 @@
 //! recent rows: the same live entries, in sorted rows, as a merge in one update makes.
 
 use super::place::{KEY, directory, emptied_with_room, end, note, rank, rows_of};
-use super::{BroadPhase, Entry, Place, StaticRows};
+use super::{BroadPhase, Entry, Place, SKIP, StaticRows};
 
 /// Levels smaller than this many entries are merged in one update: it costs less than a
 /// slice of a large one.
@@ -111,9 +111,13 @@ impl BroadPhase {
             std::mem::swap(&mut job.out.entries, spare);
         }
         emptied_with_room(&mut job.out.entries, need);
+        // Room for all of it now: grown by doubling, one slice would copy megabytes.
         job.out.rows.clear();
+        job.out.rows.reserve(sorted.rows.len() + recent.rows.len());
         job.out.xs.clear();
+        job.out.xs.reserve(need);
         job.out.skip.clear();
+        job.out.skip.reserve(need / SKIP + 1);
         end(&mut job.out.rows, 0);
         job.from.entries.clear();
         job.from.entries.extend_from_slice(&recent.entries);
