@@ -693,6 +693,9 @@ pub struct BroadPhase {
     /// The changed proxies whose static entries become tombstones this update: each one's
     /// place in `moved` and its placement before it (scratch of `place.rs`).
     buried: Vec<(u32, Place)>,
+    /// The changed proxies placed in static rows this update, whose entries go in anew
+    /// (scratch of `place.rs`): the static rows read these, not every changed proxy.
+    arrived: Vec<u32>,
     /// Which static rows changed since they were sorted, a bit each ([`Place::rows_bit`]:
     /// the rows, then each coarse level).
     statics_changed: u32,
@@ -966,6 +969,7 @@ impl BroadPhase {
                 .map(merge::Merging::bytes)
                 .sum::<usize>()
             + self.buried.capacity() * size_of::<(u32, Place)>()
+            + self.arrived.capacity() * size_of::<u32>()
             + (self.static_spare.capacity() + self.coarse_spare.capacity()) * size_of::<Entry>()
             + self.incoming.capacity() * size_of::<Entry>()
             + self.placing.iter().map(place::Slice::bytes).sum::<usize>()

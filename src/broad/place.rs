@@ -306,6 +306,7 @@ impl BroadPhase {
             directory(r);
         }
         self.buried.clear();
+        self.arrived.clear();
         for job in &mut self.merging {
             job.cancel();
         }
@@ -458,8 +459,8 @@ impl BroadPhase {
     }
 
     /// Records the new placement `new` of the changed proxy at `at` in `moved`: its bit,
-    /// its record, the large lists, whether the static rows changed and which sorted static
-    /// entries it leaves (`recent.rs`).
+    /// its record, the large lists, whether the static rows changed, which static entries
+    /// it leaves (`recent.rs`) and whether it enters static rows.
     #[inline]
     fn settle(&mut self, at: usize, new: Place) {
         let id = self.moved[at];
@@ -470,6 +471,9 @@ impl BroadPhase {
         let old = std::mem::replace(&mut p.placed, new);
         if old.rows_bit() != 0 {
             self.buried.push((at as u32, old));
+        }
+        if new.rows_bit() != 0 {
+            self.arrived.push(id);
         }
         if let Place::Dynamic(lo, hi) = old {
             // Its entries leave their chunks: listed, while few, for a patch to find them.
@@ -599,7 +603,7 @@ impl BroadPhase {
     /// `extra` (sorted, of unchanged proxies), merge in.
     pub(super) fn resort_statics(&mut self, rows: &mut StaticRows, which: u32, extra: &[Entry]) {
         self.incoming.clear();
-        for &id in &self.moved {
+        for &id in &self.arrived {
             let p = &self.proxies[id as usize];
             if let Place::Static(lo, hi) | Place::Coarse(lo, hi, _) = p.placed
                 && p.placed.rows_bit() == which

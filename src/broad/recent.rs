@@ -81,7 +81,7 @@ impl BroadPhase {
             let mut recent = std::mem::take(&mut self.recent[level]);
             // The recent entries once this update is in: those kept, and the changed ones'.
             let arriving: usize = self
-                .moved
+                .arrived
                 .iter()
                 .map(|&id| &self.proxies[id as usize])
                 .filter(|p| p.placed.rows_bit() == which)
@@ -119,6 +119,7 @@ impl BroadPhase {
             self.recent[level] = recent;
         }
         self.buried.clear();
+        self.arrived.clear();
     }
 
     /// Merges level `which`'s recent rows into its sorted rows in one pass (the changed
