@@ -1,7 +1,7 @@
 //! A level's recent static rows merged into its sorted ones a slice per update
 //! (Klosowski et al. 1998, §6.1, "Dynamic environments": edits cost their own area, and no
-//! frame pays for the whole environment). Merging a large level in one update took twenty
-//! times a frame, once in every few hundred frames of steady edits; a spike a game sees.
+//! frame pays for the whole environment). Merged in one update, a large level costs one
+//! frame many times the others: a spike a game sees.
 //!
 //! So a large level's merge is a *job*: when it starts, the recent entries are copied
 //! aside (the *snapshot*), and each update copies the next slice of the sorted entries and
@@ -13,8 +13,8 @@
 //! the recent entries that went into them (those of the snapshot still live) leave the
 //! recent rows: the same live entries, in sorted rows, as a merge in one update makes.
 
-use super::place::{KEY, directory, emptied_with_room, end, note, rank, rows_of};
-use super::{BroadPhase, Entry, Place, SKIP, StaticRows};
+use super::place::{directory, emptied_with_room, end, note, rank};
+use super::{BroadPhase, Entry, SKIP, StaticRows};
 
 /// Levels smaller than this many entries are merged in one update: it costs less than a
 /// slice of a large one.
@@ -73,6 +73,45 @@ impl Merging {
         self.active
     }
 
+    /// Copies up to `budget` entries, in order, of the sorted entries `s` (its level's) and
+    /// the snapshot into the rows written; returns whether all are copied.
+    fn copy(&mut self, s: &[Entry], budget: usize) -> bool {
+        let (f, out) = (&self.from.entries, &mut self.out);
+        // The directory is reopened to write, and closed again after.
+        out.rows.pop();
+        let live = |v: &[Entry], mut k: usize| {
+            while k < v.len() && v[k].lo[0].is_nan() {
+                k += 1;
+            }
+            k
+        };
+        let (mut i, mut j) = (self.at, live(f, self.from_at));
+        // The next live snapshot entry's rank, reckoned once.
+        let mut next = f.get(j).map_or(u128::MAX, rank);
+        for _ in 0..budget {
+            i = live(s, i);
+            let e = match s.get(i) {
+                Some(a) if rank(a) <= next => {
+                    i += 1;
+                    *a
+                }
+                _ if j < f.len() => {
+                    let b = f[j];
+                    j = live(f, j + 1);
+                    next = f.get(j).map_or(u128::MAX, rank);
+                    b
+                }
+                _ => break,
+            };
+            let n = out.entries.len();
+            note(&mut out.rows, &mut out.xs, &mut out.skip, n, &e);
+            out.entries.push(e);
+        }
+        end(&mut out.rows, out.entries.len());
+        (self.at, self.from_at) = (live(s, i), j);
+        self.at == s.len() && self.from_at == f.len()
+    }
+
     /// Ends any job and forgets its entries (the levels are rebuilt whole).
     pub(super) fn cancel(&mut self) {
         self.active = false;
@@ -105,7 +144,7 @@ impl BroadPhase {
         let job = &mut self.merging[level];
         debug_assert!(!job.active, "a level merged twice at once");
         // The rows a job wrote last are kept for the next (freeing a large buffer and
-        // faulting in a new one took a frame's time); the merges' spare may do too.
+        // faulting in a new one costs about a slice); the merges' spare may do too.
         let need = sorted.count() + recent.count();
         if job.out.entries.capacity() < need {
             std::mem::swap(&mut job.out.entries, spare);
@@ -124,35 +163,18 @@ impl BroadPhase {
         directory(&mut job.from);
         job.at = 0;
         job.from_at = 0;
-        let total = sorted.count() + recent.count();
-        let pace = (job.rate * total as f64 / limit.max(1) as f64).ceil() as usize;
-        job.slice = (total / JOB_UPDATES).max(pace).max(SLICE_MIN);
+        let pace = (job.rate * need as f64 / limit.max(1) as f64).ceil() as usize;
+        job.slice = (need / JOB_UPDATES).max(pace).max(SLICE_MIN);
         job.active = true;
     }
 
     /// Makes tombstones of the entries that this update's changed proxies had in level
     /// `which`'s job: in its snapshot, or in the rows written (where they were copied).
     pub(super) fn bury_in_job(&mut self, level: usize, which: u32) {
-        let job = &mut self.merging[level];
-        for &(at, old) in &self.buried {
-            if old.rows_bit() != which {
-                continue;
-            }
-            let (Place::Static(lo, hi) | Place::Coarse(lo, hi, _)) = old else {
-                continue;
-            };
-            let before = self.moved_old[at as usize];
-            for row in rows_of(lo, hi) {
-                for rows in [&mut job.out, &mut job.from] {
-                    if let Some(i) =
-                        super::recent::find(rows, row & KEY, before.aabb.lo[0], before.id)
-                    {
-                        rows.entries[i].lo = [f32::NAN; 3];
-                        rows.entries[i].hi = [f32::NAN; 3];
-                    }
-                }
-            }
-        }
+        let mut job = std::mem::take(&mut self.merging[level]);
+        self.bury(&mut job.out, which);
+        self.bury(&mut job.from, which);
+        self.merging[level] = job;
     }
 
     /// Moves every job under way a slice on, and ends those with nothing left to copy.
@@ -168,65 +190,20 @@ impl BroadPhase {
     /// Copies up to `budget` entries of level `level`'s job, and ends the job if that was
     /// the last of them.
     pub(super) fn advance_merge(&mut self, level: usize, budget: usize) {
-        let sorted = if level == 0 {
-            &self.statics
-        } else {
-            &self.coarse[level - 1]
-        };
-        let job = &mut self.merging[level];
-        let (s, f) = (&sorted.entries, &job.from.entries);
-        let out = &mut job.out;
-        // The directory is reopened to write, and closed again after.
-        out.rows.pop();
-        let (mut i, mut j) = (job.at, job.from_at);
-        // The next live snapshot entry's rank, reckoned once.
-        let live = |v: &[Entry], mut k: usize| {
-            while k < v.len() && v[k].lo[0].is_nan() {
-                k += 1;
-            }
-            k
-        };
-        j = live(f, j);
-        let mut next = f.get(j).map_or(u128::MAX, rank);
-        for _ in 0..budget {
-            i = live(s, i);
-            let e = match s.get(i) {
-                Some(a) if rank(a) <= next => {
-                    i += 1;
-                    *a
-                }
-                _ if j < f.len() => {
-                    let b = f[j];
-                    j = live(f, j + 1);
-                    next = f.get(j).map_or(u128::MAX, rank);
-                    b
-                }
-                _ => break,
-            };
-            let n = out.entries.len();
-            note(&mut out.rows, &mut out.xs, &mut out.skip, n, &e);
-            out.entries.push(e);
+        let mut job = std::mem::take(&mut self.merging[level]);
+        if job.copy(&self.level(level).entries, budget) {
+            self.end_merge(level, &mut job);
         }
-        end(&mut out.rows, out.entries.len());
-        (job.at, job.from_at) = (live(s, i), j);
-        if job.at == s.len() && job.from_at == f.len() {
-            self.end_merge(level);
-        }
+        self.merging[level] = job;
     }
 
-    /// Ends level `level`'s job, all copied: its rows become the sorted ones, and the
-    /// entries of the snapshot still live leave the recent rows.
-    fn end_merge(&mut self, level: usize) {
+    /// Ends level `level`'s job `job` (taken out), all copied: its rows become the sorted
+    /// ones, and the entries of the snapshot still live leave the recent rows.
+    fn end_merge(&mut self, level: usize, job: &mut Merging) {
         #[cfg(test)]
         tests::ENDED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let job = &mut self.merging[level];
         job.active = false;
-        let sorted = if level == 0 {
-            &mut self.statics
-        } else {
-            &mut self.coarse[level - 1]
-        };
-        std::mem::swap(sorted, &mut job.out);
+        std::mem::swap(self.level_mut(level), &mut job.out);
         job.out.entries.clear();
         // Both sorted by rank, so one walk finds the snapshot's live entries in the recent
         // rows: a changed proxy's snapshot entries are tombstones, never met.
@@ -277,11 +254,7 @@ pub(super) mod tests {
                 if !job.active {
                     continue;
                 }
-                let sorted = if level == 0 {
-                    &self.statics
-                } else {
-                    &self.coarse[level - 1]
-                };
+                let sorted = self.level(level);
                 let mut want: Vec<_> = live(&sorted.entries)
                     .chain(live(&job.from.entries))
                     .collect();

@@ -57,6 +57,22 @@ impl BroadPhase {
         }
     }
 
+    /// The sorted static rows of level `level`.
+    pub(super) fn level(&self, level: usize) -> &StaticRows {
+        match level {
+            0 => &self.statics,
+            l => &self.coarse[l - 1],
+        }
+    }
+
+    /// [`BroadPhase::level`], to change.
+    pub(super) fn level_mut(&mut self, level: usize) -> &mut StaticRows {
+        match level {
+            0 => &mut self.statics,
+            l => &mut self.coarse[l - 1],
+        }
+    }
+
     /// Puts back the static rows of level `level`.
     fn put_level(&mut self, level: usize, rows: StaticRows) {
         match level {
@@ -68,8 +84,8 @@ impl BroadPhase {
     /// Brings the static rows of every level this update changed up to date (after the
     /// placing, with the changed proxies' bits set): the changed boxes' new entries go
     /// to the level's recent rows and their old sorted entries become tombstones; where
-    /// the recent entries grew past their limit ([`recent_limit`]), the two are merged: at once in a
-    /// small level, by a job a slice per update in a large one (`merge.rs`).
+    /// the recent entries grew past their limit ([`recent_limit`]), the two are merged: at
+    /// once in a small level, by a job a slice per update in a large one (`merge.rs`).
     pub(super) fn update_statics(&mut self) {
         let changed = std::mem::take(&mut self.statics_changed);
         for level in 0..1 + COARSE_LEVELS {
@@ -105,18 +121,16 @@ impl BroadPhase {
                 tests::KEPT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if after > limit && !job {
                     self.start_merge(level, &sorted, &recent, limit);
-                } else if after > JOB_BEHIND * limit && job {
-                    // Changes come faster than the job copies: it ends in this update.
-                    #[cfg(test)]
-                    merge::tests::CAUGHT_UP.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    self.put_level(level, sorted);
-                    self.recent[level] = recent;
-                    self.advance_merge(level, usize::MAX);
-                    continue;
                 }
             }
             self.put_level(level, sorted);
             self.recent[level] = recent;
+            if job && after > JOB_BEHIND * limit {
+                // Changes come faster than the job copies: it ends in this update.
+                #[cfg(test)]
+                merge::tests::CAUGHT_UP.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.advance_merge(level, usize::MAX);
+            }
         }
         self.buried.clear();
         self.arrived.clear();
@@ -137,10 +151,10 @@ impl BroadPhase {
         directory(recent);
     }
 
-    /// Turns the sorted entries that the changed proxies left in level `which` into
-    /// tombstones: each one found in its row by its old lower x bound and id (none, for a
-    /// proxy that was recent).
-    fn bury(&self, sorted: &mut StaticRows, which: u32) {
+    /// Turns the entries that the changed proxies left in rows `sorted` of level `which`
+    /// (its sorted rows, or a merge job's) into tombstones: each one found in its row by its
+    /// old lower x bound and id (none, for a proxy whose entries are elsewhere).
+    pub(super) fn bury(&self, sorted: &mut StaticRows, which: u32) {
         for &(at, old) in &self.buried {
             if old.rows_bit() != which {
                 continue;
@@ -170,7 +184,7 @@ fn entry_count(p: Place) -> usize {
 
 /// The place in `rows` of the entry of proxy `id` in row `key` whose lower x bound is `x`
 /// (entries are sorted by row, lower x bound and id).
-pub(super) fn find(rows: &StaticRows, key: u32, x: f32, id: u32) -> Option<usize> {
+fn find(rows: &StaticRows, key: u32, x: f32, id: u32) -> Option<usize> {
     let dir = &rows.rows[..rows.len()];
     let r = dir.binary_search_by_key(&key, |row| row.key).ok()?;
     let (a, b) = (rows.rows[r].start as usize, rows.rows[r + 1].start as usize);
