@@ -520,6 +520,116 @@ fn every_step_equals_brute_force() {
 /// More colliding pairs in one step than the step has batches of jobs (256), so that a
 /// batch holds several pairs and their contacts lie at offsets in its list: every pair's
 /// contacts against brute force, on one thread and on four.
+/// Probes right after every object was sent elsewhere (scaled and sheared poses among
+/// them): their fat bounds from the last step no longer hold them, so a probe must find
+/// them from their new poses. Each probe is checked against brute force, so a bound of a
+/// moved object that misses a triangle shows as a body the probe missed.
+#[test]
+fn probes_find_objects_moved_since_the_last_step() {
+    let mut rng = Rng::new(41);
+    let mut world = World::<18>::new();
+    let meshes: Vec<Mesh> = [(40, 0.3, 0.1), (60, 1.0, 0.4), (30, 2.0, 0.6)]
+        .iter()
+        .map(|&(n, r, s)| cluster(&mut rng, n, r, s))
+        .collect();
+    let shapes = add_shapes(&mut world, &meshes);
+    let mut objects = BTreeMap::new();
+    for _ in 0..40 {
+        let item = random_object(&mut rng, meshes.len(), 3.0, 1_000_000);
+        let desc = ObjectDesc {
+            mode: item.mode,
+            group: item.group,
+            mask: item.mask,
+            user: 0,
+        };
+        let id = world
+            .add_object(shapes[item.shape], item.pose, desc)
+            .unwrap();
+        objects.insert(id, item);
+    }
+    let parts = BTreeMap::new();
+    let (mut touched, mut grazing) = (0, 0);
+    for round in 0..12 {
+        world.step().unwrap();
+        for (id, item) in &mut objects {
+            // Far from where the step saw it: only its new pose can place it.
+            item.pose = random_pose(&mut rng, 3.0, round % 2 == 1);
+            world.set_pose(*id, item.pose).unwrap();
+        }
+        check_probes(&world, &meshes, &shapes, &objects, &parts, &mut rng, round);
+        let mut scratch = kdop::ProbeScratch::new();
+        let mut hits = Vec::new();
+        for (id, item) in &objects {
+            world
+                .probe(
+                    shapes[item.shape],
+                    &item.pose,
+                    &ObjectDesc::default(),
+                    &mut scratch,
+                    &mut hits,
+                )
+                .unwrap();
+            // A shape probed where an object of it stands touches that object.
+            assert!(
+                hits.iter().any(|h| h.body == Body::Object(*id)),
+                "round {round}: a probe at a moved object's pose missed it"
+            );
+            touched += hits.len();
+        }
+        // A tiny triangle at the corner of each object's farthest vertex along x, inside
+        // the triangle that has it: it touches the object at the rim of its bound alone.
+        for (id, item) in &objects {
+            let mesh = &meshes[item.shape];
+            let placed: Vec<DVec3> = mesh
+                .vertices()
+                .iter()
+                .map(|&v| item.pose.transform_point(v))
+                .collect();
+            let (t, corner) = (0..mesh.triangle_count())
+                .flat_map(|t| (0..3).map(move |c| (t, c)))
+                .max_by(|a, b| {
+                    let x = |(t, c): (usize, usize)| placed[mesh.triangles()[t][c] as usize].x;
+                    x(*a).total_cmp(&x(*b))
+                })
+                .unwrap();
+            let tri = mesh.triangles()[t].map(|v| placed[v as usize]);
+            let v = tri[corner];
+            let tiny = [
+                v,
+                v + (tri[(corner + 1) % 3] - v) * 0.01,
+                v + (tri[(corner + 2) % 3] - v) * 0.01,
+            ];
+            let Ok(tiny_mesh) = Mesh::from_triangles(&[tiny]) else {
+                continue;
+            };
+            let shape = world.add_shape(tiny_mesh.clone()).unwrap();
+            world
+                .probe(
+                    shape,
+                    &Pose::IDENTITY,
+                    &ObjectDesc::default(),
+                    &mut scratch,
+                    &mut hits,
+                )
+                .unwrap();
+            let tiny_object = FlyingObject::<18>::new(tiny_mesh, &BuildOptions::FLYING).unwrap();
+            let exact = FlyingObject::<18>::new(mesh.clone(), &BuildOptions::FLYING).unwrap();
+            let truth =
+                brute_force_object_contacts(&tiny_object, &Pose::IDENTITY, &exact, &item.pose, 0.0);
+            if !truth.is_empty() {
+                grazing += 1;
+                assert!(
+                    hits.iter().any(|h| h.body == Body::Object(*id)),
+                    "round {round}: a probe at the rim of a moved object's bound missed it"
+                );
+            }
+            world.remove_shape(shape).unwrap();
+        }
+    }
+    assert!(touched > 40 * 12, "the probes touched other objects too");
+    assert!(grazing > 40 * 12 / 2, "most rim probes touch ({grazing})");
+}
+
 #[test]
 fn a_crowd_fills_every_batch() {
     for threads in [1, 4] {

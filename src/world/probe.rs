@@ -4,14 +4,19 @@
 //! while edits are prepared ([`World::prepare_edits`]).
 //!
 //! Parts come from the part tree; objects from the broad phase as of the last step, and
-//! those moved since (whose fat bounds may not hold them) are checked one by one. Each
-//! candidate is answered exactly, as a step answers its pairs.
+//! those moved since (whose fat bounds may not hold them) one by one, each kept when the
+//! box of its root bound placed by its pose meets the probe's (a few dozen operations,
+//! where answering it costs a query). Each candidate is answered exactly, as a step
+//! answers its pairs.
 
 use super::step::{accepts, options, pair_mode};
 use super::{Body, ObjectDesc, ObjectId, ObjectKey, PartHandle, ShapeId, World, aabb_of};
+use crate::broad::Aabb;
 use crate::error::Result;
 use crate::pose::Pose;
 use crate::query::QueryState;
+use crate::tumble::FlyingObject;
+use glam::DVec3;
 
 /// What a probe touched: a part or an object, its user value, and the triangle pairs
 /// `[the probe's, the body's]` (sorted; one in detect mode).
@@ -91,12 +96,18 @@ impl<const K: usize> World<K> {
                 }
             });
         }
-        candidates.extend(
-            self.moved
-                .iter()
-                .filter(|&&k| self.objects.contains_key(k))
-                .map(|&k| object(k)),
-        );
+        if let Some(reach) = aabb_of(&root) {
+            candidates.extend(
+                self.moved
+                    .iter()
+                    .filter(|&&k| {
+                        self.objects
+                            .get(k)
+                            .is_some_and(|o| reaches(&self.shapes[o.shape].object, &o.pose, &reach))
+                    })
+                    .map(|&k| object(k)),
+            );
+        }
         candidates.sort_unstable();
         candidates.dedup();
         for &body in candidates.iter() {
@@ -135,4 +146,32 @@ impl<const K: usize> World<K> {
         }
         Ok(())
     }
+}
+
+/// Whether the box of `shape`'s root bound placed by `pose` (any invertible affine map),
+/// grown by a rounding allowance so that it holds every triangle as the contract places
+/// it, meets `reach`; false for a shape without triangles.
+#[inline]
+fn reaches<const K: usize>(shape: &FlyingObject<K>, pose: &Pose, reach: &Aabb) -> bool {
+    let Some(root) = shape.bvh().bounds().next().and_then(aabb_of) else {
+        return false;
+    };
+    let lo = DVec3::from(root.lo.map(f64::from));
+    let hi = DVec3::from(root.hi.map(f64::from));
+    // The image of a box under an affine map is a parallelepiped whose box has the image
+    // of the centre as its centre and the absolute linear part times the half extent as
+    // its half extent.
+    let (centre, half) = ((lo + hi) / 2.0, (hi - lo) / 2.0);
+    let c = pose.transform_point(centre);
+    let m = pose.linear().abs();
+    // The placed points and these sums round differently, each by a few units in the last
+    // place of the terms summed: an allowance far above that.
+    let terms = m * (centre.abs() + half) + pose.translation().abs();
+    let h = m * half + terms * 1e-9;
+    let (rlo, rhi) = (
+        DVec3::from(reach.lo.map(f64::from)),
+        DVec3::from(reach.hi.map(f64::from)),
+    );
+    // A NaN (a pose too large for its shape) fails both tests: the exact test decides.
+    !((c + h).cmplt(rlo).any() || (c - h).cmpgt(rhi).any())
 }
