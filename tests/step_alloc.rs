@@ -1,10 +1,11 @@
-//! A world in steady state steps without allocating: a counting allocator watches whole
-//! periods of a repeating motion once the step's buffers have grown to it (its own test
-//! binary, one test, so that no other test's allocations are counted).
+//! A world in steady state steps and probes without allocating: a counting allocator
+//! watches whole periods of a repeating motion once the step's buffers and the probe's
+//! scratch have grown to it (its own test binary, one test, so that no other test's
+//! allocations are counted).
 
 mod common;
 
-use kdop::{ObjectDesc, PartDesc, Pose, World};
+use kdop::{ObjectDesc, PartDesc, Pose, ProbeHit, ProbeScratch, World};
 
 #[path = "support/counting_alloc.rs"]
 mod counting;
@@ -13,7 +14,7 @@ mod counting;
 static A: counting::Counting = counting::Counting;
 
 #[test]
-fn steady_steps_allocate_nothing() {
+fn steady_steps_and_probes_allocate_nothing() {
     common::on_threads(2, || {
         let mut world = World::<18>::new();
         let shapes = [
@@ -54,26 +55,38 @@ fn steady_steps_allocate_nothing() {
                 .unwrap();
             objects.push((id, poses));
         }
-        let run_period = |world: &mut World<18>| {
-            let (mut contacts, mut resting) = (0, 0);
+        // A probe each frame among the objects just moved (before the step sees them).
+        let probes: Vec<Pose> = (0..PERIOD)
+            .map(|_| Pose::new(rng.rotation(), rng.vec(-4.0, 4.0)).unwrap())
+            .collect();
+        let mut scratch = ProbeScratch::new();
+        let mut hits: Vec<ProbeHit> = Vec::new();
+        let mut run_period = |world: &mut World<18>| {
+            let (mut contacts, mut resting, mut probed) = (0, 0, 0);
             for f in 0..PERIOD {
                 for (id, poses) in &objects {
                     world.set_pose(*id, poses[f]).unwrap();
                 }
+                let desc = ObjectDesc::default();
+                world
+                    .probe(shapes[f % 3], &probes[f], &desc, &mut scratch, &mut hits)
+                    .unwrap();
+                probed += hits.iter().map(|h| h.contacts.len()).sum::<usize>();
                 let s = world.step().unwrap();
                 contacts += s.contacts + s.begins + s.ends;
                 resting += s.resting_pairs;
             }
-            (contacts, resting)
+            (contacts, resting, probed)
         };
         // Two periods to grow every buffer to what the motion needs.
         let warm = run_period(&mut world).0 + run_period(&mut world).0;
         assert!(warm > 0, "the motion must make contacts and events");
-        let ((steady, resting), allocations) = counting::allocations_during(|| {
+        let ((steady, resting, probed), allocations) = counting::allocations_during(|| {
             let (a, b) = (run_period(&mut world), run_period(&mut world));
-            (a.0 + b.0, a.1 + b.1)
+            (a.0 + b.0, a.1 + b.1, a.2 + b.2)
         });
         assert!(steady > 0 && resting > 0, "{steady} {resting}");
-        assert_eq!(allocations, 0, "steps in steady state allocated");
+        assert!(probed > 0, "the probes must touch something");
+        assert_eq!(allocations, 0, "steps and probes in steady state allocated");
     });
 }

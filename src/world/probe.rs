@@ -37,6 +37,13 @@ pub struct ProbeScratch<const K: usize> {
     state: QueryState<K>,
     stack: Vec<u32>,
     candidates: Vec<Body>,
+    /// The hits found (body, user value, and their contacts' range in `flat`).
+    found: Vec<(Body, u64, u32, u32)>,
+    flat: Vec<[u32; 2]>,
+    /// The contact lists of the last probe's hits, emptied, for the next probe's hits.
+    spare: Vec<Vec<[u32; 2]>>,
+    /// The hits in the order their lists are handed out (the longest first).
+    order: Vec<u32>,
 }
 
 impl<const K: usize> ProbeScratch<K> {
@@ -45,11 +52,46 @@ impl<const K: usize> ProbeScratch<K> {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// Writes the hits found to `hits`, each with a contact list from the spare ones: the
+    /// longest lists to the hits with the most contacts, so that the spare lists, which
+    /// only grow, soon hold every probe's hits without growing again.
+    fn hand_out(&mut self, hits: &mut Vec<ProbeHit>) {
+        let (found, flat) = (&self.found, &self.flat);
+        self.order.clear();
+        self.order.extend(0..found.len() as u32);
+        let need = |i: u32| {
+            let (.., from, to) = found[i as usize];
+            std::cmp::Reverse(to - from)
+        };
+        self.order.sort_unstable_by_key(|&i| (need(i), i));
+        self.spare
+            .sort_unstable_by_key(|v| std::cmp::Reverse(v.capacity()));
+        hits.extend(found.iter().map(|&(body, user, ..)| ProbeHit {
+            body,
+            user,
+            contacts: Vec::new(),
+        }));
+        let handed = self.order.len().min(self.spare.len());
+        for (k, &i) in self.order.iter().enumerate() {
+            let mut list = if k < handed {
+                std::mem::take(&mut self.spare[k])
+            } else {
+                Vec::new()
+            };
+            let (.., from, to) = found[i as usize];
+            list.extend_from_slice(&flat[from as usize..to as usize]);
+            hits[i as usize].contacts = list;
+        }
+        self.spare.drain(..handed);
+    }
 }
 
 impl<const K: usize> World<K> {
     /// Checks `shape` placed at `pose`, with `desc`'s mode and filter, against every part
     /// and object; fills `hits`, sorted by body (parts and objects in handle order).
+    /// Passed the same `hits` and `scratch` each time, a warm probe allocates nothing: the
+    /// last probe's contact lists are kept in `scratch` for the next one's.
     ///
     /// # Errors
     /// A stale or foreign shape handle; a pose without an inverse.
@@ -61,7 +103,12 @@ impl<const K: usize> World<K> {
         scratch: &mut ProbeScratch<K>,
         hits: &mut Vec<ProbeHit>,
     ) -> Result<()> {
-        hits.clear();
+        scratch.spare.extend(hits.drain(..).map(|mut h| {
+            h.contacts.clear();
+            h.contacts
+        }));
+        scratch.found.clear();
+        scratch.flat.clear();
         let probe = &self.shape(shape)?.object;
         pose.inverse()?;
         let root = scratch.state.object.root_bound_unkept(probe, pose);
@@ -133,17 +180,14 @@ impl<const K: usize> World<K> {
             let hit =
                 probe.collide_with(pose, other, other_pose, &options(mode), &mut scratch.state)?;
             if hit.collides {
-                hits.push(ProbeHit {
-                    body,
-                    user,
-                    contacts: hit
-                        .contacts
-                        .iter()
-                        .map(|c| [c.a_triangle, c.b_triangle])
-                        .collect(),
-                });
+                let from = scratch.flat.len() as u32;
+                let pairs = hit.contacts.iter().map(|c| [c.a_triangle, c.b_triangle]);
+                scratch.flat.extend(pairs);
+                let to = scratch.flat.len() as u32;
+                scratch.found.push((body, user, from, to));
             }
         }
+        scratch.hand_out(hits);
         Ok(())
     }
 }
