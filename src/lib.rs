@@ -22,6 +22,7 @@ pub mod scene;
 #[cfg(test)]
 mod testing;
 mod tri;
+mod trim;
 mod tumble;
 mod world;
 

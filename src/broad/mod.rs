@@ -41,7 +41,7 @@
 //! (eight candidates at a time, AVX2 or scalar), `recent.rs` takes changed static boxes in,
 //! `statics.rs` keeps their pairs with static ones, `large.rs` the pairs of large dynamic
 //! boxes, `query.rs` the boxes overlapping a given box, `brute.rs` holds the oracles (all
-//! pairs, and one plain sweep).
+//! pairs, and one plain sweep), `trim.rs` gives back the scratch a burst of changes grew.
 
 mod brute;
 mod large;
@@ -52,6 +52,7 @@ mod query;
 mod recent;
 mod statics;
 mod sweep;
+mod trim;
 
 pub use brute::{brute_force_pairs, single_sweep_pairs};
 
@@ -737,6 +738,8 @@ pub struct BroadPhase {
     regrid_large: u64,
     regrid_per_row: u64,
     live: u32,
+    /// The most boxes changed in an update lately (`trim.rs`).
+    burst: crate::trim::Burst,
     stats: BroadStats,
     /// Whether this update patches the chunks where few boxes changed (`patch.rs`): when
     /// so many changed that none is likely to be patched, their entries are not listed.
@@ -908,6 +911,7 @@ impl BroadPhase {
         let static_compared = self.update_static_pairs(regridded, looked);
         self.large_pairs(regridded);
         self.end_moves();
+        self.trim_scratch(self.stats.moved as usize);
         self.advance_merges();
         self.stats.compared += static_compared;
         self.stats.pairs += self

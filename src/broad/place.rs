@@ -1084,6 +1084,14 @@ pub(super) struct Slice {
 }
 
 impl Slice {
+    /// Its lists cut to about `keep / of` of their capacity ([`crate::trim`]).
+    pub(super) fn shrink_share(&mut self, keep: usize, of: usize) {
+        crate::trim::shrink_share(&mut self.placed, keep, of);
+        for b in &mut self.buckets {
+            crate::trim::shrink_share(b, keep, of);
+        }
+    }
+
     /// Bytes held (capacities).
     pub(super) fn bytes(&self) -> usize {
         self.placed.capacity() * size_of::<Place>()

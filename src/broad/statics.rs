@@ -314,6 +314,12 @@ pub(super) struct NearSlice {
 }
 
 impl NearSlice {
+    /// Its lists cut to about `keep / of` of their capacity ([`crate::trim`]).
+    pub(super) fn shrink_share(&mut self, keep: usize, of: usize) {
+        crate::trim::shrink_share(&mut self.lookups, keep, of);
+        crate::trim::shrink_share(&mut self.found, keep, of);
+    }
+
     /// Bytes held.
     pub(super) fn bytes(&self) -> usize {
         self.lookups.capacity() * std::mem::size_of::<Lookup>() + self.found.capacity() * 8

@@ -27,6 +27,7 @@ use crate::broad::{bit, clear_bit, set_bit};
 use crate::dop::Dop;
 use crate::error::{Error, Result};
 use crate::query::{Mode, QueryOptions, QueryState};
+use crate::trim::{Burst, shrink_share};
 use parking_lot::Mutex;
 use rayon::prelude::*;
 use slotmap::SlotMap;
@@ -350,6 +351,9 @@ pub(super) struct Frame<const K: usize> {
     /// Pairs of `pairs` that began, and their keys (made to persist by the next edit).
     begins: u64,
     began: Vec<(Body, Body)>,
+    /// The most objects re-bounded and jobs computed in a step lately ([`crate::trim`]).
+    rooted_burst: Burst,
+    jobs_burst: Burst,
 }
 
 impl<const K: usize> Default for Frame<K> {
@@ -377,11 +381,40 @@ impl<const K: usize> Default for Frame<K> {
             ended: Vec::new(),
             begins: 0,
             began: Vec::new(),
+            rooted_burst: Burst::default(),
+            jobs_burst: Burst::default(),
         }
     }
 }
 
 impl<const K: usize> Frame<K> {
+    /// Cuts the lists a step fills per moved object or per computed job down to what
+    /// recent steps used, once a burst long past (every object placed in the first step)
+    /// left them far larger ([`crate::trim`]). Returns the share `(keep, of)` the lists
+    /// per moved object were cut to, if they were.
+    fn trim_scratch(&mut self) -> Option<(usize, usize)> {
+        let jobs = self.fresh_jobs.len();
+        if let Some((keep, of)) = self.jobs_burst.note(jobs, self.fresh_jobs.capacity()) {
+            shrink_share(&mut self.fresh_jobs, keep, of);
+            shrink_share(&mut self.computed_outs, keep, of);
+            shrink_share(&mut self.dropped, keep, of);
+            shrink_share(&mut self.added, keep, of);
+            shrink_share(&mut self.removed, keep, of);
+            shrink_share(&mut self.ended, keep, of);
+            shrink_share(&mut self.began, keep, of);
+            for b in &mut self.batches {
+                shrink_share(b, keep, of);
+            }
+        }
+        let rooted = self.rooted.len();
+        let cut = self.rooted_burst.note(rooted, self.rooted.capacity());
+        if let Some((keep, of)) = cut {
+            shrink_share(&mut self.roots, keep, of);
+            shrink_share(&mut self.rooted, keep, of);
+        }
+        cut
+    }
+
     pub(super) fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
         let pairs = self.pairs.capacity() + self.next_pairs.capacity() + self.added.capacity();
@@ -481,6 +514,9 @@ impl<const K: usize> World<K> {
         self.run_jobs()?;
         self.even_out_workspaces();
         self.merge(&mut stats);
+        if let Some((keep, of)) = self.frame.trim_scratch() {
+            shrink_share(&mut self.moved, keep, of);
+        }
         stats.broad_us = (broad_done - start).as_secs_f64() * 1e6;
         stats.narrow_us = broad_done.elapsed().as_secs_f64() * 1e6;
         Ok(stats)
