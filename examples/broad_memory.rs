@@ -2,18 +2,17 @@
 //! (the scratch the load grew is given back: `src/trim.rs`):
 //! `cargo run --release --example broad_memory -- [boxes]`
 use kdop::{Aabb, BroadPhase};
+
+#[path = "support/uniform.rs"]
+mod support;
+
 fn main() {
     let n: u32 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
-    let mut seed = 3u64;
-    let mut rnd = move || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 40) as f32 / (1u64 << 24) as f32
-    };
+    let mut uniform = support::uniform(3);
+    let mut rnd = move || uniform() as f32;
     let side = (n as f32 * 3.0).cbrt() * 1.4;
     let mut boxes: Vec<(u32, Aabb)> = (0..n)
         .map(|i| {

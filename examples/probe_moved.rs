@@ -8,17 +8,14 @@
 use glam::{DQuat, DVec3};
 use kdop::{ObjectDesc, Pose, ProbeScratch, World};
 
+#[path = "support/uniform.rs"]
+mod support;
+
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     let n: usize = a.get(1).and_then(|s| s.parse().ok()).unwrap_or(10_000);
     let probes: usize = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(200);
-    let mut seed = 7u64;
-    let mut rnd = move || {
-        seed = seed
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rnd = support::uniform(7);
     let side = (n as f64 * 8.0).cbrt() * 2.0;
     let pose = |rnd: &mut dyn FnMut() -> f64| {
         let axis = DVec3::new(rnd() - 0.5, rnd() - 0.5, rnd() - 0.5).normalize_or(DVec3::X);
