@@ -6,7 +6,8 @@
 //! twice that (and over a floor, so that small scenes never trim), each such list is cut
 //! to the same share of its capacity. Steady frames then never trim again, and a list
 //! cut too short grows once, so a steady state still allocates nothing
-//! (`tests/broad_trim.rs`, `tests/step_alloc.rs`).
+//! (`tests/broad_trim.rs`; the world's in `tests/world.rs`,
+//! `a_world_loaded_at_once_gives_its_scratch_back_and_answers_alike`).
 
 /// The remembered peak loses this share of itself each frame.
 const DECAY: usize = 64;

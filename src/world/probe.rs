@@ -134,16 +134,14 @@ impl<const K: usize> World<K> {
                 world: self.id,
             })
         };
-        if let Some(aabb) = aabb_of(&root) {
+        if let Some(reach) = aabb_of(&root) {
             let (objects, proxies) = (&self.objects, &self.proxy_object);
-            self.broad.query(&aabb, |proxy| {
+            self.broad.query(&reach, |proxy| {
                 let key = proxies[proxy as usize];
                 if objects.get(key).is_some_and(|o| o.fat.overlaps(&root)) {
                     candidates.push(object(key));
                 }
             });
-        }
-        if let Some(reach) = aabb_of(&root) {
             candidates.extend(
                 self.moved
                     .iter()
