@@ -51,10 +51,7 @@ fn level_bit(level: usize) -> u32 {
 impl BroadPhase {
     /// The static rows of level `level` (the rows, then each coarse level), taken out.
     fn take_level(&mut self, level: usize) -> StaticRows {
-        match level {
-            0 => std::mem::take(&mut self.statics),
-            l => std::mem::take(&mut self.coarse[l - 1]),
-        }
+        std::mem::take(self.level_mut(level))
     }
 
     /// The sorted static rows of level `level`.
@@ -75,10 +72,7 @@ impl BroadPhase {
 
     /// Puts back the static rows of level `level`.
     fn put_level(&mut self, level: usize, rows: StaticRows) {
-        match level {
-            0 => self.statics = rows,
-            l => self.coarse[l - 1] = rows,
-        }
+        *self.level_mut(level) = rows;
     }
 
     /// Brings the static rows of every level this update changed up to date (after the
