@@ -76,7 +76,7 @@ const fn axis_norm(d: [i8; 3]) -> f64 {
 
 /// [`axis_norm`] of each direction of [`axes`]`(k)` rounded to `f32` (0 past `k / 2`):
 /// a table per k, so that padding a k-DOP reads one length per bound.
-const fn lengths_f32(k: usize) -> [f32; 13] {
+pub(crate) const fn lengths_f32(k: usize) -> [f32; 13] {
     let a = axes(k);
     let mut out = [0.0f32; 13];
     let mut i = 0;

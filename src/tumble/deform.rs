@@ -19,9 +19,10 @@
 //! enumerating a k-DOP's corners costs far more than refitting it. The object gets a new
 //! identity, so no query state reuses a bound or a placed triangle of the old geometry.
 
+use super::leaf::refit_leaf;
 use super::{
     CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, inner_area, moved, own_corners,
-    write_lanes, write_points,
+    write_lanes, write_points, write_points_at,
 };
 use crate::dop::Dop;
 use crate::env::tree::area;
@@ -185,6 +186,8 @@ struct Shared<'a, const K: usize> {
     margin: f64,
     /// An inner node's room to move ([`inner_pad`]).
     pad: f32,
+    /// Whether every vertex moved: then every leaf did, without a look at its corners.
+    all_moved: bool,
 }
 
 impl<const K: usize> Shared<'_, K> {
@@ -590,7 +593,8 @@ impl<const K: usize> FlyingObject<K> {
         if sparse {
             scratch.mark_leaves();
         }
-        let mut stats = self.refit(&mut scratch, margin, sparse);
+        let all_moved = took_over || count == expected;
+        let mut stats = self.refit(&mut scratch, margin, sparse, all_moved);
         if took_over {
             self.settle_take_over(&mut scratch);
             (stats.cost_ratio, stats.top_cost_ratio) = self.cost_ratios_with(&scratch);
@@ -625,8 +629,15 @@ impl<const K: usize> FlyingObject<K> {
     /// A `sparse` refit visits in each piece only the nodes marked in
     /// [`DeformScratch::marks`] (the leaves of moved vertices, by
     /// [`DeformScratch::mark_leaves`]) and the ancestors they change; a dense one visits
-    /// every node. Both leave the same bounds, corners and counts.
-    fn refit(&mut self, scratch: &mut DeformScratch<K>, margin: f64, sparse: bool) -> DeformStats {
+    /// every node. Both leave the same bounds, corners and counts. `all_moved` says every
+    /// vertex moved, so every leaf did.
+    fn refit(
+        &mut self,
+        scratch: &mut DeformScratch<K>,
+        margin: f64,
+        sparse: bool,
+        all_moved: bool,
+    ) -> DeformStats {
         let FlyingObject {
             part,
             stored,
@@ -674,6 +685,7 @@ impl<const K: usize> FlyingObject<K> {
             own_start,
             margin,
             pad: inner_pad(margin, leaf_extent),
+            all_moved,
         };
         // All the nodes: cut into the pieces, and again afterwards for the nodes above them.
         macro_rules! whole {
@@ -796,7 +808,7 @@ impl<'a, const K: usize> Span<'a, K> {
         // that only their corners are asked for ahead and gathered.
         for i in order.clone() {
             if s.links[i] & LEAF != 0 {
-                let moved = s.own(i).iter().any(|&v| s.moved(v));
+                let moved = s.all_moved || s.own(i).iter().any(|&v| s.moved(v));
                 self.flags[i - self.base] = if moved { TOUCHED } else { 0 };
             }
         }
@@ -867,6 +879,21 @@ impl<'a, const K: usize> Span<'a, K> {
         let mut refit = false;
         pts.clear();
         let touched = if link & LEAF != 0 {
+            let own = s.own(i);
+            if self.sets[at] == CornerSet::OwnLanes && !own.is_empty() {
+                // The common leaf: bounded, re-made and its corners rounded in one pass.
+                let touched = self.flags[at] & TOUCHED != 0;
+                if touched {
+                    let o = self.own_range(i, s);
+                    let node = &mut self.nodes[at];
+                    let (room, slack) = (&mut self.own_pts[o], &mut self.slack[at]);
+                    refit = refit_leaf(&mut node.dop, own, s.vertices, s.margin, room, slack);
+                }
+                tally.escaped += u32::from(refit);
+                tally.refit += u32::from(refit);
+                self.flags[at] = if refit { REFIT } else { 0 } | if touched { TOUCHED } else { 0 };
+                return;
+            }
             let exact = self.leaf_bound(i, (link & !LEAF) as usize, pts, s);
             if let Some(exact) = exact {
                 let node = &mut self.nodes[at];
@@ -887,16 +914,26 @@ impl<'a, const K: usize> Span<'a, K> {
                 let node = &mut self.nodes[at];
                 let pad = inner_room(s.links[c + self.base], s.links[c + 1 + self.base], s.pad);
                 if stale(&node.dop, &exact, pad) {
-                    let old = area(&node.dop);
-                    node.dop = exact.padded(pad);
-                    tally.area += area(&node.dop) - old;
+                    // The area from the new bound as computed, not read back across the
+                    // stores that wrote it (the CPU stalls on such a read).
+                    let new = exact.padded(pad);
+                    tally.area += area(&new) - area(&node.dop);
+                    node.dop = new;
                     refit = true;
                 }
             }
             // Its vertices are its children's: one moved if one of theirs did.
             let touched = both & TOUCHED != 0;
-            if touched && matches!(self.sets[at], CornerSet::Own | CornerSet::OwnLanes) {
-                pts.gather(s.own(i), s.vertices);
+            if touched {
+                match self.sets[at] {
+                    CornerSet::OwnLanes => {
+                        let o = self.own_range(i, s);
+                        self.slack[at] =
+                            write_points_at(&mut self.own_pts[o], s.own(i), s.vertices);
+                    }
+                    CornerSet::Own => pts.gather(s.own(i), s.vertices),
+                    CornerSet::Dop | CornerSet::Slabs => {}
+                }
             }
             touched
         };
@@ -932,6 +969,12 @@ impl<'a, const K: usize> Span<'a, K> {
         Some(Dop::from_slice_quick(pts.as_slice()))
     }
 
+    /// Where node `i`'s single points lie in this span's [`Span::own_pts`].
+    #[inline]
+    fn own_range(&self, i: usize, s: &Shared<K>) -> std::ops::Range<usize> {
+        s.own_start[i] as usize - self.obase..s.own_start[i + 1] as usize - self.obase
+    }
+
     /// Node `i`'s corners after its refit: its own corners `pts` (when one moved) written
     /// over the stored ones, or no corners from now on for a refit node that kept its
     /// k-DOP's.
@@ -942,9 +985,8 @@ impl<'a, const K: usize> Span<'a, K> {
             CornerSet::Dop | CornerSet::Slabs => {}
             _ if pts.is_empty() => {}
             CornerSet::OwnLanes => {
-                let o =
-                    s.own_start[i] as usize - self.obase..s.own_start[i + 1] as usize - self.obase;
                 // A renewed leaf may have fewer corners than its slot has room for.
+                let o = self.own_range(i, s);
                 self.slack[at] = write_points(&mut self.own_pts[o], pts);
             }
             CornerSet::Own => {
@@ -1215,7 +1257,7 @@ impl Scout {
 
 /// How many margins off its geometry a node may stand before it is re-made: a shape that
 /// shrank, or moved back, would keep loose bounds otherwise.
-const LOOSE: f32 = 3.0;
+pub(super) const LOOSE: f32 = 3.0;
 
 /// Whether a node's stored bound must be re-made for its geometry's bound `exact` (a
 /// leaf's triangles', an inner node's children's merge), `room` being what it is padded by

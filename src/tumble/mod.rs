@@ -35,6 +35,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 mod deform;
+mod leaf;
 mod moved;
 mod renew;
 
@@ -740,7 +741,27 @@ fn slack_done(sm: (f64, f64)) -> (f64, f64) {
 /// first (harmless for minima and maxima), as [`write_lanes`] pads. Returns the node's
 /// slack `(s, m)` ([`rounded`]) over `pts`, taken on the way.
 pub(crate) fn write_points(room: &mut [[f32; 3]], pts: &[DVec3]) -> (f64, f64) {
+    write_points_by(room, pts.iter())
+}
+
+/// [`write_points`] of the vertices `ids` names, read where they are rather than gathered
+/// first.
+#[inline]
+pub(crate) fn write_points_at(
+    room: &mut [[f32; 3]],
+    ids: &[u32],
+    vertices: &[DVec3],
+) -> (f64, f64) {
+    write_points_by(room, ids.iter().map(|&v| &vertices[v as usize]))
+}
+
+#[inline(always)]
+fn write_points_by<'a>(
+    room: &mut [[f32; 3]],
+    pts: impl ExactSizeIterator<Item = &'a DVec3> + Clone,
+) -> (f64, f64) {
     debug_assert!(pts.len() <= room.len(), "room for every point");
+    let first = pts.clone().next().map(|p| p.as_vec3().to_array());
     let (head, rest) = room.split_at_mut(pts.len().min(room.len()));
     #[cfg(target_arch = "x86_64")]
     let sm = if std::arch::is_x86_feature_detected!("avx") {
@@ -751,15 +772,15 @@ pub(crate) fn write_points(room: &mut [[f32; 3]], pts: &[DVec3]) -> (f64, f64) {
     };
     #[cfg(not(target_arch = "x86_64"))]
     let sm = round_points(head, pts);
-    if let Some(first) = pts.first() {
-        rest.fill(first.as_vec3().to_array());
+    if let Some(first) = first {
+        rest.fill(first);
     }
     slack_done(sm)
 }
 
 /// The first `room.len()` of `pts` rounded to `f32` into `room`, and their `(s, m)`
 /// ([`rounded`]).
-fn round_points(room: &mut [[f32; 3]], pts: &[DVec3]) -> (f64, f64) {
+fn round_points<'a>(room: &mut [[f32; 3]], pts: impl Iterator<Item = &'a DVec3>) -> (f64, f64) {
     let mut sm = (0.0, 0.0);
     for (slot, p) in room.iter_mut().zip(pts) {
         *slot = rounded(*p, &mut sm).to_array();
@@ -775,22 +796,51 @@ fn round_points(room: &mut [[f32; 3]], pts: &[DVec3]) -> (f64, f64) {
 /// The CPU must support AVX.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
-unsafe fn round_points_avx(room: &mut [[f32; 3]], pts: &[DVec3]) -> (f64, f64) {
+unsafe fn round_points_avx<'a>(
+    room: &mut [[f32; 3]],
+    pts: impl Iterator<Item = &'a DVec3>,
+) -> (f64, f64) {
     use std::arch::x86_64::*;
     let abs = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
     let (mut s, mut m) = (_mm256_setzero_pd(), _mm256_setzero_pd());
     for (slot, p) in room.iter_mut().zip(pts) {
         // SAFETY: this kernel runs with AVX.
-        let v = unsafe { crate::dop::xyz0(p) };
-        let f = _mm256_cvtpd_ps(v);
-        let back = _mm256_cvtps_pd(f);
-        s = _mm256_max_pd(_mm256_and_pd(_mm256_sub_pd(back, v), abs), s);
-        m = _mm256_max_pd(_mm256_and_pd(back, abs), m);
-        let mut out = [0.0f32; 4];
-        // SAFETY: four `f32` into an array of four.
-        unsafe { _mm_storeu_ps(out.as_mut_ptr(), f) };
-        *slot = [out[0], out[1], out[2]];
+        round_point_avx(unsafe { crate::dop::xyz0(p) }, slot, &mut s, &mut m, abs);
     }
+    fold_slack_avx(s, m)
+}
+
+/// One point `v` (`[x, y, z, 0]`) of [`round_points_avx`]: rounded into `slot`, its
+/// rounding error and magnitude taken into the running lane maxima `s` and `m`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+fn round_point_avx(
+    v: std::arch::x86_64::__m256d,
+    slot: &mut [f32; 3],
+    s: &mut std::arch::x86_64::__m256d,
+    m: &mut std::arch::x86_64::__m256d,
+    abs: std::arch::x86_64::__m256d,
+) {
+    use std::arch::x86_64::*;
+    let f = _mm256_cvtpd_ps(v);
+    let back = _mm256_cvtps_pd(f);
+    *s = _mm256_max_pd(_mm256_and_pd(_mm256_sub_pd(back, v), abs), *s);
+    *m = _mm256_max_pd(_mm256_and_pd(back, abs), *m);
+    // x and y in one store, z in another: the slot holds three.
+    // SAFETY: eight bytes and four bytes within the slot's twelve.
+    unsafe {
+        _mm_store_sd(slot.as_mut_ptr().cast(), _mm_castps_pd(f));
+        _mm_store_ss(slot.as_mut_ptr().add(2), _mm_movehl_ps(f, f));
+    }
+}
+
+/// The `(s, m)` of [`round_points_avx`]'s lane maxima: the largest of x, y and z each.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline]
+fn fold_slack_avx(s: std::arch::x86_64::__m256d, m: std::arch::x86_64::__m256d) -> (f64, f64) {
+    use std::arch::x86_64::*;
     let (mut s4, mut m4) = ([0.0f64; 4], [0.0f64; 4]);
     // SAFETY: four `f64` into arrays of four.
     unsafe {
@@ -1754,7 +1804,7 @@ pub(crate) mod tests {
             let mut portable = fast.clone();
             let got = write_points(&mut fast, &pts);
             let (head, rest) = portable.split_at_mut(n);
-            let want = slack_done(round_points(head, &pts));
+            let want = slack_done(round_points(head, pts.iter()));
             if let Some(first) = pts.first() {
                 rest.fill(first.as_vec3().to_array());
             }
