@@ -46,27 +46,14 @@ unsafe fn extremes_avx2<const K: usize>(points: &[DVec3]) -> ([f64; 13], [f64; 1
     let mut l1 = 0.0f64;
     let inf = _mm256_set1_pd(f64::INFINITY);
     let ninf = _mm256_set1_pd(f64::NEG_INFINITY);
-    let (mut lo_a, mut lo_c, mut lo_w) = (inf, inf, inf);
-    let (mut hi_a, mut hi_c, mut hi_w) = (ninf, ninf, ninf);
-    // Negate lanes 2 and 3, or lanes 1 and 3: x - y is x + (-y) in IEEE arithmetic,
-    // signed zeros included.
-    let negate_hi = _mm256_set_pd(-0.0, -0.0, 0.0, 0.0);
+    let mut e = Extremes8::new();
+    let (mut lo_w, mut hi_w) = (inf, ninf);
+    // Negate lanes 1 and 3: x - y is x + (-y) in IEEE arithmetic, signed zeros included.
     let negate_odd = _mm256_set_pd(-0.0, 0.0, -0.0, 0.0);
     for p in points {
         // SAFETY: this kernel runs with AVX2.
         let v = unsafe { xyz0(p) };
-        // a = [x, y, z, x + y]: the sum in lane 3 only, so the coordinates stay as given.
-        let xyzx = _mm256_permute4x64_pd::<0b00_10_01_00>(v);
-        let zeros_y = _mm256_permute4x64_pd::<0b01_11_11_11>(v);
-        let a = _mm256_blend_pd::<0b1000>(xyzx, _mm256_add_pd(xyzx, zeros_y));
-        // c = [x + z, y + z, x - y, x - z]
-        let xyxx = _mm256_permute4x64_pd::<0b00_00_01_00>(v);
-        let zzyz = _mm256_permute4x64_pd::<0b10_01_10_10>(v);
-        let c = _mm256_add_pd(xyxx, _mm256_xor_pd(zzyz, negate_hi));
-        lo_a = _mm256_min_pd(a, lo_a);
-        hi_a = _mm256_max_pd(a, hi_a);
-        lo_c = _mm256_min_pd(c, lo_c);
-        hi_c = _mm256_max_pd(c, hi_c);
+        let c = e.take(v);
         if K == 26 {
             // w = [s + y, s - y, t + y, t - y] with s = x + z and t = x - z from c.
             let sstt = _mm256_permute4x64_pd::<0b11_11_00_00>(c);
@@ -85,10 +72,10 @@ unsafe fn extremes_avx2<const K: usize>(points: &[DVec3]) -> ([f64; 13], [f64; 1
     // SAFETY: every store writes four lanes within its array: `la`/`ha` whole, and
     // `lo`/`hi` at six + 1..six + 5 (at most 8..12) and, for k = 26, 3..7, of 13.
     unsafe {
-        _mm256_storeu_pd(la.as_mut_ptr(), lo_a);
-        _mm256_storeu_pd(ha.as_mut_ptr(), hi_a);
-        _mm256_storeu_pd(lo.as_mut_ptr().add(six + 1), lo_c);
-        _mm256_storeu_pd(hi.as_mut_ptr().add(six + 1), hi_c);
+        _mm256_storeu_pd(la.as_mut_ptr(), e.lo_a);
+        _mm256_storeu_pd(ha.as_mut_ptr(), e.hi_a);
+        _mm256_storeu_pd(lo.as_mut_ptr().add(six + 1), e.lo_c);
+        _mm256_storeu_pd(hi.as_mut_ptr().add(six + 1), e.hi_c);
         if K == 26 {
             _mm256_storeu_pd(lo.as_mut_ptr().add(3), lo_w);
             _mm256_storeu_pd(hi.as_mut_ptr().add(3), hi_w);
@@ -99,6 +86,59 @@ unsafe fn extremes_avx2<const K: usize>(points: &[DVec3]) -> ([f64; 13], [f64; 1
     hi[..3].copy_from_slice(&ha[..3]);
     (lo[six], hi[six]) = (la[3], ha[3]);
     (lo, hi, l1)
+}
+
+/// The running extremes of points' projections on the first eight directions of the
+/// 18-DOP, in two vectors each: `a = [x, y, z, x + y]` (the sum in lane 3 only, so the
+/// coordinates stay as given) and `c = [x + z, y + z, x - y, x - z]`, each sum as
+/// `project_sums` makes it (x - y is x + (-y) in IEEE arithmetic, signed zeros included),
+/// each extreme kept over a NaN as `from_points_quick`'s comparisons keep it.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Extremes8 {
+    pub(crate) lo_a: std::arch::x86_64::__m256d,
+    pub(crate) hi_a: std::arch::x86_64::__m256d,
+    pub(crate) lo_c: std::arch::x86_64::__m256d,
+    pub(crate) hi_c: std::arch::x86_64::__m256d,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Extremes8 {
+    /// No point yet: every minimum +∞, every maximum −∞.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn new() -> Self {
+        use std::arch::x86_64::*;
+        let (inf, ninf) = (
+            _mm256_set1_pd(f64::INFINITY),
+            _mm256_set1_pd(f64::NEG_INFINITY),
+        );
+        Extremes8 {
+            lo_a: inf,
+            hi_a: ninf,
+            lo_c: inf,
+            hi_c: ninf,
+        }
+    }
+
+    /// Takes in the point `v` (`[x, y, z, 0]`); returns its `c`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn take(&mut self, v: std::arch::x86_64::__m256d) -> std::arch::x86_64::__m256d {
+        use std::arch::x86_64::*;
+        let xyzx = _mm256_permute4x64_pd::<0b00_10_01_00>(v);
+        let zeros_y = _mm256_permute4x64_pd::<0b01_11_11_11>(v);
+        let a = _mm256_blend_pd::<0b1000>(xyzx, _mm256_add_pd(xyzx, zeros_y));
+        let xyxx = _mm256_permute4x64_pd::<0b00_00_01_00>(v);
+        let zzyz = _mm256_permute4x64_pd::<0b10_01_10_10>(v);
+        let negate_hi = _mm256_set_pd(-0.0, -0.0, 0.0, 0.0);
+        let c = _mm256_add_pd(xyxx, _mm256_xor_pd(zzyz, negate_hi));
+        self.lo_a = _mm256_min_pd(a, self.lo_a);
+        self.hi_a = _mm256_max_pd(a, self.hi_a);
+        self.lo_c = _mm256_min_pd(c, self.lo_c);
+        self.hi_c = _mm256_max_pd(c, self.hi_c);
+        c
+    }
 }
 
 /// `p` as the vector `[x, y, z, 0]`, read without touching memory past it; inlined into

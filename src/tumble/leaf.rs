@@ -77,34 +77,21 @@ unsafe fn refit_leaf_avx2<const K: usize>(
     room: &mut [[f32; 3]],
     slack: &mut (f64, f64),
 ) -> Option<bool> {
-    use crate::dop::{lengths_f32, widen_down, widen_up, xyz0};
+    use crate::dop::{Extremes8, lengths_f32, widen_down, widen_up, xyz0};
     use crate::exact::EPS;
     use std::arch::x86_64::*;
     assert!(K == 18 && !ids.is_empty() && ids.len() <= room.len());
-    let inf = _mm256_set1_pd(f64::INFINITY);
-    let ninf = _mm256_set1_pd(f64::NEG_INFINITY);
-    // a = [x, y, z, x + y] and c = [x + z, y + z, x - y, x - z]: the first eight of the
-    // 18-DOP's nine directions in their order (`dop::quick` builds them alike); the ninth,
-    // y - z, goes in a scalar.
-    let (mut lo_a, mut lo_c, mut hi_a, mut hi_c) = (inf, inf, ninf, ninf);
+    // The first eight of the 18-DOP's nine directions in two vectors (`Extremes8`); the
+    // ninth, y - z, in a scalar.
+    let mut e = Extremes8::new();
     let (mut lo_d, mut hi_d, mut l1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
-    let negate_hi = _mm256_set_pd(-0.0, -0.0, 0.0, 0.0);
     let abs = _mm256_castsi256_pd(_mm256_set1_epi64x(i64::MAX));
     let (mut s, mut m) = (_mm256_setzero_pd(), _mm256_setzero_pd());
     for (slot, &v) in room.iter_mut().zip(ids) {
         let p = &vertices[v as usize];
         // SAFETY: this kernel runs with AVX2.
         let v = unsafe { xyz0(p) };
-        let xyzx = _mm256_permute4x64_pd::<0b00_10_01_00>(v);
-        let zeros_y = _mm256_permute4x64_pd::<0b01_11_11_11>(v);
-        let a = _mm256_blend_pd::<0b1000>(xyzx, _mm256_add_pd(xyzx, zeros_y));
-        let xyxx = _mm256_permute4x64_pd::<0b00_00_01_00>(v);
-        let zzyz = _mm256_permute4x64_pd::<0b10_01_10_10>(v);
-        let c = _mm256_add_pd(xyxx, _mm256_xor_pd(zzyz, negate_hi));
-        lo_a = _mm256_min_pd(a, lo_a);
-        hi_a = _mm256_max_pd(a, hi_a);
-        lo_c = _mm256_min_pd(c, lo_c);
-        hi_c = _mm256_max_pd(c, hi_c);
+        e.take(v);
         let d = p.y - p.z;
         lo_d = if d < lo_d { d } else { lo_d };
         hi_d = if d > hi_d { d } else { hi_d };
@@ -115,6 +102,12 @@ unsafe fn refit_leaf_avx2<const K: usize>(
     let (count, first) = (ids.len(), room[0]);
     room[count..].fill(first);
     let sm = slack_done(super::fold_slack_avx(s, m));
+    let Extremes8 {
+        lo_a,
+        hi_a,
+        lo_c,
+        hi_c,
+    } = e;
     let lo0 = _mm256_cvtsd_f64(lo_a);
     let hi0 = _mm256_cvtsd_f64(hi_a);
     if lo0 > hi0 || lo0.is_nan() || hi0.is_nan() {
