@@ -11,7 +11,7 @@
 //! that form.
 
 use super::deform::stale;
-use super::{slack_done, write_points_at};
+use super::write_points_at;
 use crate::dop::Dop;
 use glam::DVec3;
 
@@ -101,7 +101,7 @@ unsafe fn refit_leaf_avx2<const K: usize>(
     }
     let (count, first) = (ids.len(), room[0]);
     room[count..].fill(first);
-    let sm = slack_done(super::fold_slack_avx(s, m));
+    let sm = super::slack_done(super::fold_slack_avx(s, m));
     let Extremes8 {
         lo_a,
         hi_a,
