@@ -14,9 +14,7 @@ mod overlap;
 mod quick;
 
 #[cfg(target_arch = "x86_64")]
-#[cfg(target_arch = "x86_64")]
-pub(crate) use quick::Extremes8;
-pub(crate) use quick::xyz0;
+pub(crate) use quick::{Extremes8, xyz0};
 
 use crate::exact::{EPS, sum_sign};
 use glam::DVec3;

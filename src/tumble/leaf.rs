@@ -62,8 +62,9 @@ pub(super) fn refit_leaf_portable<const K: usize>(
 /// [`refit_leaf`] for k = 18 in AVX2: the same operations as the portable form in the same
 /// order, lane by lane, so the same bits. The result comes back in a register and the
 /// slack is written where it is kept: a result read back from memory across the stores
-/// that wrote it stalls the CPU. `None` (nothing written) where the corners' bound would
-/// be empty (a NaN coordinate), which the portable form then handles.
+/// that wrote it stalls the CPU. `None`, with the bound and the slack untouched (the corners
+/// are written), where the corners' bound would be empty (a NaN coordinate): the portable
+/// form then does it all.
 ///
 /// # Safety
 /// The CPU must support AVX2, `K` must be 18 and `ids` must not be empty.
