@@ -388,11 +388,10 @@ impl<const K: usize> Default for Frame<K> {
 }
 
 impl<const K: usize> Frame<K> {
-    /// Cuts the lists a step fills per moved object or per computed job down to what
-    /// recent steps used, once a burst long past (every object placed in the first step)
-    /// left them far larger ([`crate::trim`]). Returns the share `(keep, of)` the lists
-    /// per moved object were cut to, if they were.
-    fn trim_scratch(&mut self) -> Option<(usize, usize)> {
+    /// Cuts the lists a step fills per moved object (with the world's list of them,
+    /// `moved`) or per computed job down to what recent steps used, once a burst long past
+    /// (every object placed in the first step) left them far larger ([`crate::trim`]).
+    fn trim_scratch(&mut self, moved: &mut Vec<ObjectKey>) {
         let jobs = self.fresh_jobs.len();
         if let Some((keep, of)) = self.jobs_burst.note(jobs, self.fresh_jobs.capacity()) {
             shrink_share(&mut self.fresh_jobs, keep, of);
@@ -407,12 +406,11 @@ impl<const K: usize> Frame<K> {
             }
         }
         let rooted = self.rooted.len();
-        let cut = self.rooted_burst.note(rooted, self.rooted.capacity());
-        if let Some((keep, of)) = cut {
+        if let Some((keep, of)) = self.rooted_burst.note(rooted, self.rooted.capacity()) {
             shrink_share(&mut self.roots, keep, of);
             shrink_share(&mut self.rooted, keep, of);
+            shrink_share(moved, keep, of);
         }
-        cut
     }
 
     pub(super) fn memory_bytes(&self) -> usize {
@@ -514,9 +512,7 @@ impl<const K: usize> World<K> {
         self.run_jobs()?;
         self.even_out_workspaces();
         self.merge(&mut stats);
-        if let Some((keep, of)) = self.frame.trim_scratch() {
-            shrink_share(&mut self.moved, keep, of);
-        }
+        self.frame.trim_scratch(&mut self.moved);
         stats.broad_us = (broad_done - start).as_secs_f64() * 1e6;
         stats.narrow_us = broad_done.elapsed().as_secs_f64() * 1e6;
         Ok(stats)
