@@ -22,7 +22,7 @@
 use super::leaf::refit_leaf;
 use super::{
     CornerArrays, CornerSet, FlyingObject, LANES, NEXT_ID, inner_area, moved, own_corners,
-    write_lanes, write_points, write_points_at,
+    round_points_at, write_lanes, write_points, write_points_at,
 };
 use crate::dop::Dop;
 use crate::env::tree::area;
@@ -421,6 +421,11 @@ impl<const K: usize> FlyingObject<K> {
             .zip(&scratch.moved)
             .with_min_len(64)
             .for_each(|((to, from), &bits)| {
+                if bits == u64::MAX {
+                    // All 64 moved (a whole chunk): one copy rather than one per bit.
+                    to.copy_from_slice(from);
+                    return;
+                }
                 let mut b = bits;
                 while b != 0 {
                     let k = b.trailing_zeros() as usize;
@@ -928,8 +933,19 @@ impl<'a, const K: usize> Span<'a, K> {
                 match self.sets[at] {
                     CornerSet::OwnLanes => {
                         let o = self.own_range(i, s);
-                        self.slack[at] =
-                            write_points_at(&mut self.own_pts[o], s.own(i), s.vertices);
+                        // Its corners are its children's, so its slack is the larger of
+                        // theirs where they keep their own (`max` commutes with the
+                        // rounding in `slack_done`): the corners are only rounded.
+                        let own_sets =
+                            |j: usize| matches!(self.sets[j], CornerSet::Own | CornerSet::OwnLanes);
+                        if own_sets(c) && own_sets(c + 1) {
+                            let (a, b) = (self.slack[c], self.slack[c + 1]);
+                            round_points_at(&mut self.own_pts[o], s.own(i), s.vertices);
+                            self.slack[at] = (a.0.max(b.0), a.1.max(b.1));
+                        } else {
+                            self.slack[at] =
+                                write_points_at(&mut self.own_pts[o], s.own(i), s.vertices);
+                        }
                     }
                     CornerSet::Own => pts.gather(s.own(i), s.vertices),
                     CornerSet::Dop | CornerSet::Slabs => {}

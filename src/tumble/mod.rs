@@ -778,6 +778,21 @@ fn write_points_by<'a>(
     slack_done(sm)
 }
 
+/// [`write_points_at`] without the slack, for a node whose slack its children's give
+/// ([`super::deform`]): the vertices `ids` names rounded to `f32` into `room`, the rest of
+/// which gets copies of the first.
+#[inline]
+pub(crate) fn round_points_at(room: &mut [[f32; 3]], ids: &[u32], vertices: &[DVec3]) {
+    debug_assert!(ids.len() <= room.len(), "room for every point");
+    let (head, rest) = room.split_at_mut(ids.len().min(room.len()));
+    for (slot, &v) in head.iter_mut().zip(ids) {
+        *slot = vertices[v as usize].as_vec3().to_array();
+    }
+    if let Some(&first) = head.first() {
+        rest.fill(first);
+    }
+}
+
 /// The first `room.len()` of `pts` rounded to `f32` into `room`, and their `(s, m)`
 /// ([`rounded`]).
 fn round_points<'a>(room: &mut [[f32; 3]], pts: impl Iterator<Item = &'a DVec3>) -> (f64, f64) {
