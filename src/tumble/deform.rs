@@ -175,8 +175,6 @@ struct Shared<'a, const K: usize> {
     vertices: &'a [DVec3],
     /// Per vertex, a bit: whether it moved.
     moved: &'a [u64],
-    /// Per node, its parent's slot.
-    parent: &'a [u32],
     /// Per node, its distinct corners where listed (`DeformScratch::own`).
     own: &'a [u32],
     own_at: &'a [u32],
@@ -227,63 +225,43 @@ impl Marks {
         self.0.resize_with(n.div_ceil(64), AtomicU64::default);
     }
 
+    /// Sets slot `i`'s mark; says whether it was clear before (so that one caller alone
+    /// goes on from it).
     #[inline]
-    fn set(&self, i: usize) {
+    fn set(&self, i: usize) -> bool {
         let (w, bit) = (&self.0[i / 64], 1u64 << (i % 64));
         // Neighbouring vertices mostly mark the same leaves: read before a locked write.
-        if w.load(AtomicOrdering::Relaxed) & bit == 0 {
-            w.fetch_or(bit, AtomicOrdering::Relaxed);
-        }
+        w.load(AtomicOrdering::Relaxed) & bit == 0
+            && w.fetch_or(bit, AtomicOrdering::Relaxed) & bit == 0
     }
 
     fn clear(&self, i: usize) {
         self.0[i / 64].fetch_and(!(1u64 << (i % 64)), AtomicOrdering::Relaxed);
     }
 
-    /// [`Marks::clear`] by a thread that alone writes the slots `lo..hi` while it runs:
-    /// a word wholly inside them is written without a locked operation.
+    /// The marks of word `w` among the slots `lo..hi`, taken (cleared) by the thread that
+    /// alone walks those slots: a word wholly inside them is cleared without a locked
+    /// operation.
     #[inline]
-    fn clear_own(&self, i: usize, lo: usize, hi: usize) {
-        let (w, bit) = (i / 64, 1u64 << (i % 64));
-        if lo <= w * 64 && w * 64 + 64 <= hi {
-            let word = &self.0[w];
-            word.store(
-                word.load(AtomicOrdering::Relaxed) & !bit,
-                AtomicOrdering::Relaxed,
-            );
-        } else {
-            self.0[w].fetch_and(!bit, AtomicOrdering::Relaxed);
+    fn take_word(&self, w: usize, lo: usize, hi: usize) -> u64 {
+        let from = w * 64;
+        let mut mask = u64::MAX;
+        if hi < from + 64 {
+            mask &= (1u64 << (hi - from)) - 1;
         }
-    }
-
-    /// The highest marked slot in `lo..at`, if any.
-    fn below(&self, at: usize, lo: usize) -> Option<usize> {
-        if at <= lo {
-            return None;
+        if lo > from {
+            mask &= !((1u64 << (lo - from)) - 1);
         }
-        self.highest(&mut ((at - 1) / 64), lo, at)
-    }
-
-    /// The highest marked slot in `lo..hi` at or below word `w`'s end, scanning words down
-    /// from `w` (which it updates); `None` once none is left.
-    fn highest(&self, w: &mut usize, lo: usize, hi: usize) -> Option<usize> {
-        loop {
-            let from = *w * 64;
-            let mut word = self.0[*w].load(AtomicOrdering::Relaxed);
-            if hi < from + 64 {
-                word &= (1u64 << (hi - from)) - 1;
+        let word = &self.0[w];
+        let bits = word.load(AtomicOrdering::Relaxed) & mask;
+        if bits != 0 {
+            if mask == u64::MAX {
+                word.store(0, AtomicOrdering::Relaxed);
+            } else {
+                word.fetch_and(!bits, AtomicOrdering::Relaxed);
             }
-            if lo > from {
-                word &= !((1u64 << (lo - from)) - 1);
-            }
-            if word != 0 {
-                return Some(from + 63 - word.leading_zeros() as usize);
-            }
-            if from <= lo {
-                return None;
-            }
-            *w -= 1;
         }
+        bits
     }
 }
 
@@ -596,7 +574,7 @@ impl<const K: usize> FlyingObject<K> {
         #[cfg(test)]
         let sparse = scratch.force_sparse.unwrap_or(sparse);
         if sparse {
-            scratch.mark_leaves();
+            scratch.mark_leaves(&self.parent);
         }
         let all_moved = took_over || count == expected;
         let mut stats = self.refit(&mut scratch, margin, sparse, all_moved);
@@ -643,12 +621,7 @@ impl<const K: usize> FlyingObject<K> {
         sparse: bool,
         all_moved: bool,
     ) -> DeformStats {
-        let FlyingObject {
-            part,
-            stored,
-            parent,
-            ..
-        } = self;
+        let FlyingObject { part, stored, .. } = self;
         let Bvh {
             nodes,
             vertices,
@@ -683,7 +656,6 @@ impl<const K: usize> FlyingObject<K> {
             ids,
             vertices,
             moved,
-            parent,
             own,
             own_at,
             vstart,
@@ -836,10 +808,10 @@ impl<'a, const K: usize> Span<'a, K> {
     }
 
     /// Refits the marked nodes among this span's, `lo..hi` (a piece's), highest slot first
-    /// (children come after their parent), marking the parent in the span of each node
-    /// that changed; clears the marks and lists the visited nodes in `seen`. The nodes it
-    /// skips are those a dense refit would leave as they are, and it visits the others in
-    /// the same order.
+    /// (children come after their parent); clears the marks and lists the visited nodes in
+    /// `seen`. The marks are the leaves of moved vertices and all their ancestors
+    /// ([`DeformScratch::mark_leaves`]): the nodes it skips are those a dense refit would
+    /// leave as they are, and it visits the others in the same order.
     fn refit_sparse(
         &mut self,
         lo: usize,
@@ -854,22 +826,14 @@ impl<'a, const K: usize> Span<'a, K> {
         if lo == hi {
             return tally;
         }
-        let mut w = (hi - 1) / 64;
-        let mut scout = Scout::new(hi);
-        while let Some(i) = marks.highest(&mut w, lo, hi) {
-            scout.run(i, lo, marks, self, s);
-            marks.clear_own(i, lo, hi);
+        let mut scout = Scout::new(lo, hi);
+        while let Some(i) = scout.next(marks, self, s) {
             seen.push(i as u32);
             if s.links[i] & LEAF != 0 {
                 // Marked by a moved vertex of one of its triangles.
                 self.flags[i - self.base] = TOUCHED;
             }
             self.visit(i, &mut pts, &mut tally, s);
-            let p = s.parent[i] as usize;
-            // The piece's root (below `lo`) is a top node: refit after every piece.
-            if self.flags[i - self.base] != 0 && p >= lo {
-                marks.set(p);
-            }
         }
         tally
     }
@@ -1079,9 +1043,11 @@ impl<const K: usize> DeformScratch<K> {
         }
     }
 
-    /// Marks, for a sparse refit, every leaf holding a triangle of a moved vertex (in
-    /// parallel over the vertices).
-    fn mark_leaves(&self) {
+    /// Marks, for a sparse refit, every leaf holding a triangle of a moved vertex and
+    /// every ancestor of those (in parallel over the vertices; `parent` gives each node's
+    /// parent). Whoever sets a node's mark goes on to its parent, so each node is marked
+    /// once and the climbs stop where they meet.
+    fn mark_leaves(&self, parent: &[u32]) {
         let (at, of, leaf_of, marks) = (&self.tris_at, &self.tris_of, &self.leaf_of, &self.marks);
         self.moved
             .par_iter()
@@ -1097,7 +1063,10 @@ impl<const K: usize> DeformScratch<K> {
                         let leaf = leaf_of[t as usize];
                         if leaf != last {
                             last = leaf;
-                            marks.set(leaf as usize);
+                            let mut i = leaf;
+                            while i != u32::MAX && marks.set(i as usize) {
+                                i = parent[i as usize];
+                            }
                         }
                     }
                 }
@@ -1185,66 +1154,71 @@ impl<const K: usize> DeformScratch<K> {
     }
 }
 
-/// Runs ahead of a sparse refit through the marked nodes, asking early for what their
-/// visits read. Marked leaves lie far apart in slot order, so the hardware does not see
-/// them coming, and each read depends on the one before: a node's place in the corner
-/// lists, its list, then its corners. Each is asked for a few nodes before the next
-/// needs it. Only a hint, read from the marks as the scout passes them: a parent that the
-/// refit marks after that is visited unscouted.
+/// Takes a sparse refit through the marked nodes of its slots, highest first, running
+/// ahead of it to ask early for what their visits read. Marked leaves lie far apart in
+/// slot order, so the hardware does not see them coming, and each read depends on the one
+/// before: a node's place in the corner lists, its list, then its corners. Each is asked
+/// for a few nodes before the next needs it. Every mark is set before the walk
+/// ([`DeformScratch::mark_leaves`]), so the nodes found ahead are the walk's queue.
 struct Scout {
-    /// The marked nodes found ahead, `head..tail` of them still before the refit.
+    /// The marked nodes found ahead, `head..tail` of them not yet visited.
     ring: [u32; SCOUT_RING],
     head: usize,
     tail: usize,
-    /// The scout looks for marks below this slot...
-    next: usize,
-    /// ... until it has found none there: the marks set after that are parents, which
-    /// the refit reaches with their children's bounds in cache, and looking again for
-    /// each would scan the words down to the piece's first slot every visit.
+    /// The slots walked, `lo..hi`; the next word of marks to read; the marks of the
+    /// last one read not yet found, and its first slot (each word is taken, so cleared,
+    /// when read).
+    lo: usize,
+    hi: usize,
+    word: usize,
+    bits: u64,
+    bits_at: usize,
+    /// Whether every word down to `lo` has been read...
+    read_all: bool,
+    /// ... and every mark found.
     done: bool,
 }
 
 /// Room of the scout's ring (a power of two, at least [`SCOUT_FAR`]).
-const SCOUT_RING: usize = 16;
+const SCOUT_RING: usize = 32;
 /// Marked nodes the scout keeps ahead of the refit: their records and places in the
 /// corner lists are asked for when found...
-const SCOUT_FAR: usize = 12;
+const SCOUT_FAR: usize = 24;
 /// ... their corner lists once this many more are found...
-const SCOUT_LIST: usize = 4;
+const SCOUT_LIST: usize = 8;
 /// ... and their corners once this many more are found.
-const SCOUT_CORNERS: usize = 8;
+const SCOUT_CORNERS: usize = 16;
 
 impl Scout {
-    fn new(hi: usize) -> Self {
+    /// A walk of the slots `lo..hi` (not empty).
+    fn new(lo: usize, hi: usize) -> Self {
         Scout {
             ring: [0; SCOUT_RING],
             head: 0,
             tail: 0,
-            next: hi,
+            lo,
+            hi,
+            word: (hi - 1) / 64,
+            bits: 0,
+            bits_at: 0,
+            read_all: false,
             done: false,
         }
     }
 
-    /// Before the refit visits slot `i`: drops the nodes it has reached and finds more.
+    /// The next marked slot, highest first, if any is left; finds more ahead of it.
     #[inline]
-    fn run<const K: usize>(
+    fn next<const K: usize>(
         &mut self,
-        i: usize,
-        lo: usize,
         marks: &Marks,
         span: &Span<'_, K>,
         s: &Shared<K>,
-    ) {
-        while self.head < self.tail && self.ring[self.head % SCOUT_RING] as usize >= i {
-            self.head += 1;
-        }
-        self.next = self.next.min(i);
+    ) -> Option<usize> {
         while !self.done && self.tail - self.head < SCOUT_FAR {
-            let Some(j) = marks.below(self.next, lo) else {
+            let Some(j) = self.find(marks) else {
                 self.done = true;
                 break;
             };
-            self.next = j;
             prefetch(&s.own_at[j]);
             prefetch(&span.nodes[j - span.base]);
             self.ring[self.tail % SCOUT_RING] = j as u32;
@@ -1261,6 +1235,31 @@ impl Scout {
                 }
             }
         }
+        (self.head < self.tail).then(|| {
+            self.head += 1;
+            self.ring[(self.head - 1) % SCOUT_RING] as usize
+        })
+    }
+
+    /// The highest marked slot below those found so far, taking each word of marks as it
+    /// is reached.
+    #[inline]
+    fn find(&mut self, marks: &Marks) -> Option<usize> {
+        while self.bits == 0 {
+            if self.read_all {
+                return None;
+            }
+            self.bits = marks.take_word(self.word, self.lo, self.hi);
+            self.bits_at = self.word * 64;
+            if self.bits_at <= self.lo {
+                self.read_all = true;
+            } else {
+                self.word -= 1;
+            }
+        }
+        let top = 63 - self.bits.leading_zeros() as usize;
+        self.bits &= !(1u64 << top);
+        Some(self.bits_at + top)
     }
 
     /// The node found `back` nodes before the last, if the refit has not reached it.
@@ -1576,31 +1575,42 @@ pub(super) mod tests {
         assert!(found > 10, "too few contacts to compare: {found}");
     }
 
-    /// The sparse refit (only the leaves of moved vertices and the ancestors they change)
-    /// leaves what the dense one (every node) does: bounds, corners, counts and cost, over
-    /// `Marks::below` finds what a scan down from the slot below `at` to `lo` finds, in
-    /// and across words, at the ends of the range and with no mark left.
+    /// The scout's walk finds exactly the marked slots of its range, highest first, in
+    /// and across words, at the ends of the range and with no mark at all, and clears
+    /// those marks and no others.
     #[test]
-    fn marks_below_equals_a_scan() {
+    fn the_scout_walks_the_marks_of_its_range() {
         let mut s = 7u64;
         for n in [1usize, 63, 64, 65, 130, 700] {
-            let mut marks = Marks::default();
-            marks.reset(n);
-            let mut model = vec![false; n];
-            for _ in 0..n / 9 + 1 {
-                let i = ((lcg(&mut s) * n as f64) as usize).min(n - 1);
-                marks.set(i);
-                model[i] = true;
-            }
             for lo in [0, 1, n / 3, n.saturating_sub(1)] {
-                for at in 0..=n {
-                    let want = (lo..at).rev().find(|&i| model[i]);
-                    assert_eq!(marks.below(at, lo), want, "n {n} lo {lo} at {at}");
+                for hi in [lo + 1, (lo + n).div_ceil(2).max(lo + 1), n] {
+                    if hi > n {
+                        continue;
+                    }
+                    let mut marks = Marks::default();
+                    marks.reset(n);
+                    let mut model = vec![false; n];
+                    for _ in 0..(lcg(&mut s) * (n / 5 + 2) as f64) as usize {
+                        let i = ((lcg(&mut s) * n as f64) as usize).min(n - 1);
+                        marks.set(i);
+                        model[i] = true;
+                    }
+                    let want: Vec<usize> = (lo..hi).rev().filter(|&i| model[i]).collect();
+                    let mut scout = Scout::new(lo, hi);
+                    let got: Vec<usize> = std::iter::from_fn(|| scout.find(&marks)).collect();
+                    assert_eq!(got, want, "n {n} lo {lo} hi {hi}");
+                    for (i, &m) in model.iter().enumerate() {
+                        let set = marks.0[i / 64].load(AtomicOrdering::Relaxed) >> (i % 64) & 1;
+                        let left = m && !(lo..hi).contains(&i);
+                        assert_eq!(set == 1, left, "n {n} lo {lo} hi {hi}: mark {i}");
+                    }
                 }
             }
         }
     }
 
+    /// The sparse refit (only the leaves of moved vertices and their ancestors) leaves
+    /// what the dense one (every node) does: bounds, corners, counts and cost, over
     /// deformations of one vertex, of a cap, of half the object, of all of it, and after
     /// subtrees were renewed (which moves triangles to other leaves).
     #[test]
