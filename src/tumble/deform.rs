@@ -316,8 +316,56 @@ impl Gathered {
 }
 
 /// From this many listed vertices, an increasing list of [`FlyingObject::deform_some`] is
-/// applied on rayon's pool, a word of moved bits at a time.
+/// applied on rayon's pool, in slices of at most this many ([`put_list`]).
 const PARALLEL_LIST: usize = 4096;
+
+/// Stores `p` in `slot` and sets `bit` of `bits` if it moves the vertex (bit for bit);
+/// says whether it did.
+#[inline]
+fn put(slot: &mut DVec3, p: DVec3, bits: &mut u64, bit: u64) -> bool {
+    let moved = p.to_array().map(f64::to_bits) != slot.to_array().map(f64::to_bits);
+    if moved {
+        *slot = p;
+        *bits |= bit;
+    }
+    moved
+}
+
+/// Applies an increasing list of [`FlyingObject::deform_some`] (no vertex twice) to the
+/// vertices from word `base` of moved bits on (`verts`, `moved`): halves of the list cut
+/// between two words go in parallel, each with the vertices and words it alone writes,
+/// so the work follows the list, not the object. Returns how many moved and the largest
+/// coordinate given.
+fn put_list(
+    verts: &mut [DVec3],
+    moved: &mut [u64],
+    base: usize,
+    indices: &[u32],
+    positions: &[DVec3],
+) -> (usize, f64) {
+    if indices.len() <= PARALLEL_LIST {
+        let (mut count, mut magnitude) = (0, 0.0f64);
+        for (&v, &p) in indices.iter().zip(positions) {
+            let v = v as usize - base * 64;
+            magnitude = magnitude.max(p.abs().max_element());
+            count += usize::from(put(&mut verts[v], p, &mut moved[v / 64], 1 << (v % 64)));
+        }
+        return (count, magnitude);
+    }
+    // The middle entry's word and all after it go right; the list increases, so more
+    // than 64 entries lie before that word's first.
+    let word = indices[indices.len() / 2] as usize / 64;
+    let cut = indices.partition_point(|&v| (v as usize / 64) < word);
+    let (vl, vr) = verts.split_at_mut((word - base) * 64);
+    let (ml, mr) = moved.split_at_mut(word - base);
+    let (il, ir) = indices.split_at(cut);
+    let (pl, pr) = positions.split_at(cut);
+    let (a, b) = rayon::join(
+        || put_list(vl, ml, base, il, pl),
+        || put_list(vr, mr, word, ir, pr),
+    );
+    (a.0 + b.0, a.1.max(b.1))
+}
 
 impl<const K: usize> FlyingObject<K> {
     /// Replaces the object's vertex positions (same count, same triangles) and refits its
@@ -492,36 +540,8 @@ impl<const K: usize> FlyingObject<K> {
         scratch.moved.clear();
         scratch.moved.resize(n.div_ceil(64), 0);
         let vertices = &mut self.part.bvh.vertices;
-        // Stores `p` in `slot` and sets `bit` of `bits` if it moves the vertex (bit for
-        // bit); says whether it did.
-        let put = |slot: &mut DVec3, p: DVec3, bits: &mut u64, bit: u64| {
-            let moved = p.to_array().map(f64::to_bits) != slot.to_array().map(f64::to_bits);
-            if moved {
-                *slot = p;
-                *bits |= bit;
-            }
-            moved
-        };
         let (count, magnitude) = if increasing && indices.len() >= PARALLEL_LIST {
-            // Each word of moved bits, and its 64 vertices, takes the run of the list that
-            // falls in it: the words are disjoint, so they go in parallel.
-            vertices
-                .par_chunks_mut(64)
-                .zip(scratch.moved.par_iter_mut())
-                .enumerate()
-                .with_min_len(64)
-                .map(|(w, (verts, bits))| {
-                    let lo = indices.partition_point(|&v| (v as usize) < w * 64);
-                    let hi = lo + indices[lo..].partition_point(|&v| (v as usize) < (w + 1) * 64);
-                    let (mut count, mut magnitude) = (0, 0.0f64);
-                    for (&v, &p) in indices[lo..hi].iter().zip(&positions[lo..hi]) {
-                        let k = v as usize % 64;
-                        magnitude = magnitude.max(p.abs().max_element());
-                        count += usize::from(put(&mut verts[k], p, bits, 1 << k));
-                    }
-                    (count, magnitude)
-                })
-                .reduce(|| (0, 0.0), |a, b| (a.0 + b.0, a.1.max(b.1)))
+            put_list(vertices, &mut scratch.moved, 0, indices, positions)
         } else {
             scratch.listed.resize(n.div_ceil(64), 0);
             let (mut count, mut magnitude) = (0, 0.0f64);
@@ -1989,6 +2009,46 @@ pub(super) mod tests {
         assert_eq!((obj.id, &obj.part.bvh.nodes), (id, &nodes));
         assert!(obj.deform.is_none());
         assert_eq!(obj.part.bvh.vertices, rest.vertices());
+    }
+
+    /// A list long enough to be applied in parallel is refused by its first fault in list
+    /// order, whichever kind it is, and changes nothing; put right, it is applied whole.
+    #[test]
+    fn long_lists_are_refused_by_their_first_fault() {
+        let rest = sphere(100, 120);
+        let n = rest.vertices().len();
+        assert!(n > 2 * PARALLEL_LIST);
+        let mut obj = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
+        let (id, nodes) = (obj.id, obj.part.bvh.nodes.clone());
+        let indices: Vec<u32> = (0..n as u32).collect();
+        let positions: Vec<DVec3> = rest.vertices().iter().map(|&v| v * 1.5).collect();
+        let pool = crate::testing::pool(3);
+        for (bad_index, nan) in [(5_000, 6_000), (6_000, 5_000), (n - 1, 100)] {
+            let (mut ix, mut pos) = (indices.clone(), positions.clone());
+            ix[bad_index] = n as u32 + 3;
+            pos[nan].z = f64::NAN;
+            let got = pool.install(|| obj.deform_some(&ix, &pos, 0.05));
+            if bad_index < nan {
+                assert!(
+                    matches!(&got, Err(Error::InvalidParameter { name: "indices", reason })
+                        if reason.starts_with(&format!("indices[{bad_index}]"))),
+                    "{got:?}"
+                );
+            } else {
+                assert!(
+                    matches!(got, Err(Error::NonFiniteCoordinate { vertex }) if vertex == nan),
+                    "{got:?}"
+                );
+            }
+        }
+        assert_eq!((obj.id, &obj.part.bvh.nodes), (id, &nodes));
+        assert_eq!(obj.part.bvh.vertices, rest.vertices());
+        // And the whole list, put right, moves every vertex.
+        let stats = pool
+            .install(|| obj.deform_some(&indices, &positions, 0.05))
+            .unwrap();
+        assert_eq!(stats.moved_vertices as usize, n);
+        assert_eq!(obj.part.bvh.vertices, positions);
     }
 
     #[test]
