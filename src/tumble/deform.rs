@@ -631,7 +631,7 @@ impl<const K: usize> FlyingObject<K> {
     ///
     /// A `sparse` refit visits in each piece only the nodes marked in
     /// [`DeformScratch::marks`] (the leaves of moved vertices, by
-    /// [`DeformScratch::mark_leaves`]) and the ancestors they change; a dense one visits
+    /// [`DeformScratch::mark_leaves`]) and their ancestors; a dense one visits
     /// every node. Both leave the same bounds, corners and counts. `all_moved` says every
     /// vertex moved, so every leaf did.
     fn refit(
