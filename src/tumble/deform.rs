@@ -316,8 +316,13 @@ impl Gathered {
 }
 
 /// From this many listed vertices, an increasing list of [`FlyingObject::deform_some`] is
-/// applied on rayon's pool, in slices of at most this many ([`put_list`]).
+/// applied on rayon's pool, in slices of at most this many ([`put_list`]). Tests and
+/// fuzzing use small objects: a smaller count there, so that lists are cut. At least 128,
+/// so that a list longer than it is cut with entries on both sides.
+#[cfg(not(any(test, fuzzing)))]
 const PARALLEL_LIST: usize = 4096;
+#[cfg(any(test, fuzzing))]
+const PARALLEL_LIST: usize = 128;
 
 /// Stores `p` in `slot` and sets `bit` of `bits` if it moves the vertex (bit for bit);
 /// says whether it did.
@@ -352,8 +357,9 @@ fn put_list(
         }
         return (count, magnitude);
     }
-    // The middle entry's word and all after it go right; the list increases, so more
-    // than 64 entries lie before that word's first.
+    // The middle entry's word and all after it go right; the list increases and is over
+    // 128 long, so at most 63 of the 64 or more entries before the middle one share its
+    // word, and the left half is not empty.
     let word = indices[indices.len() / 2] as usize / 64;
     let cut = indices.partition_point(|&v| (v as usize / 64) < word);
     let (vl, vr) = verts.split_at_mut((word - base) * 64);
