@@ -323,6 +323,7 @@ impl Gathered {
 const PARALLEL_LIST: usize = 4096;
 #[cfg(any(test, fuzzing))]
 const PARALLEL_LIST: usize = 128;
+const _: () = assert!(PARALLEL_LIST >= 128);
 
 /// Stores `p` in `slot` and sets `bit` of `bits` if it moves the vertex (bit for bit);
 /// says whether it did.
@@ -546,7 +547,7 @@ impl<const K: usize> FlyingObject<K> {
         scratch.moved.clear();
         scratch.moved.resize(n.div_ceil(64), 0);
         let vertices = &mut self.part.bvh.vertices;
-        let (count, magnitude) = if increasing && indices.len() >= PARALLEL_LIST {
+        let (count, magnitude) = if increasing {
             put_list(vertices, &mut scratch.moved, 0, indices, positions)
         } else {
             scratch.listed.resize(n.div_ceil(64), 0);
@@ -1199,10 +1200,8 @@ struct Scout {
     word: usize,
     bits: u64,
     bits_at: usize,
-    /// Whether every word down to `lo` has been read...
+    /// Whether every word down to `lo` has been read.
     read_all: bool,
-    /// ... and every mark found.
-    done: bool,
 }
 
 /// Room of the scout's ring (a power of two, at least [`SCOUT_FAR`]).
@@ -1228,7 +1227,6 @@ impl Scout {
             bits: 0,
             bits_at: 0,
             read_all: false,
-            done: false,
         }
     }
 
@@ -1240,9 +1238,8 @@ impl Scout {
         span: &Span<'_, K>,
         s: &Shared<K>,
     ) -> Option<usize> {
-        while !self.done && self.tail - self.head < SCOUT_FAR {
+        while self.tail - self.head < SCOUT_FAR {
             let Some(j) = self.find(marks) else {
-                self.done = true;
                 break;
             };
             prefetch(&s.own_at[j]);
