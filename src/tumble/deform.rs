@@ -202,46 +202,94 @@ impl<const K: usize> Shared<'_, K> {
     }
 }
 
-/// A bit per node slot, set and cleared from several threads: pieces' slot ranges are not
-/// aligned to words, and any thread may mark any leaf.
+/// A bit per node slot: whether a sparse refit is to visit it. Each thread that marks
+/// writes a set of its own, so that a new mark is a plain store: a locked operation on a
+/// shared word is a full barrier, which the marking waited on at every new mark. The walks
+/// take the union; pieces' slot ranges are not aligned to words, so two walks may share a
+/// word.
 #[derive(Debug, Default)]
-struct Marks(Vec<AtomicU64>);
+struct Marks {
+    /// Words per set.
+    words: usize,
+    sets: Vec<Vec<AtomicU64>>,
+}
 
 impl Clone for Marks {
     fn clone(&self) -> Self {
-        Marks(
-            self.0
-                .iter()
+        let copy = |set: &Vec<AtomicU64>| {
+            set.iter()
                 .map(|w| AtomicU64::new(w.load(AtomicOrdering::Relaxed)))
-                .collect(),
-        )
+                .collect()
+        };
+        Marks {
+            words: self.words,
+            sets: self.sets.iter().map(copy).collect(),
+        }
     }
 }
 
 impl Marks {
-    /// Room for `n` slots, all clear.
+    /// Room for `n` slots, all clear, in one set (more come with [`Marks::for_threads`]).
     fn reset(&mut self, n: usize) {
-        self.0.clear();
-        self.0.resize_with(n.div_ceil(64), AtomicU64::default);
+        self.words = n.div_ceil(64);
+        self.sets.truncate(1);
+        if self.sets.is_empty() {
+            self.sets.push(Vec::new());
+        }
+        self.sets[0].clear();
+        self.sets[0].resize_with(self.words, AtomicU64::default);
     }
 
-    /// Sets slot `i`'s mark; says whether it was clear before (so that one caller alone
-    /// goes on from it).
+    /// A set for each of `threads` threads (rayon's pool that marks), all clear.
+    fn for_threads(&mut self, threads: usize) {
+        while self.sets.len() < threads.max(1) {
+            self.sets.push(
+                std::iter::repeat_with(AtomicU64::default)
+                    .take(self.words)
+                    .collect(),
+            );
+        }
+    }
+
+    /// The set the calling thread of rayon's pool writes alone (the pool's threads are
+    /// counted by [`Marks::for_threads`] before they mark).
+    fn own_set(&self) -> &[AtomicU64] {
+        let i = rayon::current_thread_index().unwrap_or(0);
+        &self.sets[i % self.sets.len()]
+    }
+
+    /// Sets slot `i`'s mark in `set`, which the calling thread alone writes; says whether
+    /// it was clear before (so that the caller goes on from it).
     #[inline]
-    fn set(&self, i: usize) -> bool {
-        let (w, bit) = (&self.0[i / 64], 1u64 << (i % 64));
-        // Neighbouring vertices mostly mark the same leaves: read before a locked write.
-        w.load(AtomicOrdering::Relaxed) & bit == 0
-            && w.fetch_or(bit, AtomicOrdering::Relaxed) & bit == 0
+    fn set(set: &[AtomicU64], i: usize) -> bool {
+        let (w, bit) = (&set[i / 64], 1u64 << (i % 64));
+        let old = w.load(AtomicOrdering::Relaxed);
+        if old & bit != 0 {
+            return false;
+        }
+        w.store(old | bit, AtomicOrdering::Relaxed);
+        true
     }
 
-    fn clear(&self, i: usize) {
-        self.0[i / 64].fetch_and(!(1u64 << (i % 64)), AtomicOrdering::Relaxed);
+    /// Clears slot `i`'s mark in every set.
+    fn clear(&mut self, i: usize) {
+        for set in &mut self.sets {
+            *set[i / 64].get_mut() &= !(1u64 << (i % 64));
+        }
     }
 
-    /// The marks of word `w` among the slots `lo..hi`, taken (cleared) by the thread that
-    /// alone walks those slots: a word wholly inside them is cleared without a locked
-    /// operation.
+    /// Whether no mark is set.
+    #[cfg(test)]
+    fn all_clear(&self) -> bool {
+        self.sets
+            .iter()
+            .flatten()
+            .all(|w| w.load(AtomicOrdering::Relaxed) == 0)
+    }
+
+    /// The marks of word `w` among the slots `lo..hi` (the union of the sets), taken
+    /// (cleared) by the thread that alone walks those slots: a word wholly inside them is
+    /// cleared without a locked operation.
     #[inline]
     fn take_word(&self, w: usize, lo: usize, hi: usize) -> u64 {
         let from = w * 64;
@@ -252,16 +300,20 @@ impl Marks {
         if lo > from {
             mask &= !((1u64 << (lo - from)) - 1);
         }
-        let word = &self.0[w];
-        let bits = word.load(AtomicOrdering::Relaxed) & mask;
-        if bits != 0 {
-            if mask == u64::MAX {
-                word.store(0, AtomicOrdering::Relaxed);
-            } else {
-                word.fetch_and(!bits, AtomicOrdering::Relaxed);
+        let mut union = 0;
+        for set in &self.sets {
+            let word = &set[w];
+            let bits = word.load(AtomicOrdering::Relaxed) & mask;
+            if bits != 0 {
+                if mask == u64::MAX {
+                    word.store(0, AtomicOrdering::Relaxed);
+                } else {
+                    word.fetch_and(!bits, AtomicOrdering::Relaxed);
+                }
+                union |= bits;
             }
         }
-        bits
+        union
     }
 }
 
@@ -708,7 +760,7 @@ impl<const K: usize> FlyingObject<K> {
             };
         }
         let mut rest = whole!();
-        let marks = &*marks;
+        let walked = &*marks;
         rayon::scope(|scope| {
             for ((p, tally), seen) in pieces
                 .iter()
@@ -720,7 +772,7 @@ impl<const K: usize> FlyingObject<K> {
                 let shared = &shared;
                 scope.spawn(move |_| {
                     *tally = if sparse {
-                        span.refit_sparse(lo, hi, marks, seen, shared)
+                        span.refit_sparse(lo, hi, walked, seen, shared)
                     } else {
                         span.refit((lo..hi).rev(), shared)
                     };
@@ -1072,39 +1124,44 @@ impl<const K: usize> DeformScratch<K> {
 
     /// Marks, for a sparse refit, every leaf holding a triangle of a moved vertex and
     /// every ancestor of those (in parallel over the vertices; `parent` gives each node's
-    /// parent). Whoever sets a node's mark goes on to its parent, so each node is marked
-    /// once and the climbs stop where they meet.
-    fn mark_leaves(&self, parent: &[u32]) {
+    /// parent). Whoever sets a node's mark in its thread's set goes on to its parent, so
+    /// each thread marks a node once and its climbs stop where they meet; two threads may
+    /// both climb from a node, which marks nothing wrong.
+    fn mark_leaves(&mut self, parent: &[u32]) {
+        self.marks.for_threads(rayon::current_num_threads());
         let (at, of, leaf_of, marks) = (&self.tris_at, &self.tris_of, &self.leaf_of, &self.marks);
         self.moved
             .par_iter()
             .enumerate()
             .with_min_len(256)
-            .for_each(|(w, &bits)| {
-                let mut b = bits;
-                let mut last = u32::MAX;
-                while b != 0 {
-                    let v = w * 64 + b.trailing_zeros() as usize;
-                    b &= b - 1;
-                    for &t in &of[at[v] as usize..at[v + 1] as usize] {
-                        let leaf = leaf_of[t as usize];
-                        if leaf != last {
-                            last = leaf;
-                            let mut i = leaf;
-                            while i != u32::MAX && marks.set(i as usize) {
-                                i = parent[i as usize];
+            .for_each_init(
+                || marks.own_set(),
+                |set, (w, &bits)| {
+                    let mut b = bits;
+                    let mut last = u32::MAX;
+                    while b != 0 {
+                        let v = w * 64 + b.trailing_zeros() as usize;
+                        b &= b - 1;
+                        for &t in &of[at[v] as usize..at[v + 1] as usize] {
+                            let leaf = leaf_of[t as usize];
+                            if leaf != last {
+                                last = leaf;
+                                let mut i = leaf;
+                                while i != u32::MAX && Marks::set(set, i as usize) {
+                                    i = parent[i as usize];
+                                }
                             }
                         }
                     }
-                }
-            });
+                },
+            );
     }
 
     /// Bytes of what it keeps.
     pub(super) fn memory_bytes(&self) -> usize {
         self.moved.len() * 8
             + (self.tris_at.len() + self.tris_of.len() + self.leaf_of.len()) * 4
-            + self.marks.0.len() * 8
+            + self.marks.sets.len() * self.marks.words * 8
             + self.visited.iter().map(|v| v.capacity() * 4).sum::<usize>()
             + self.links.len() * 4
             + self.flags.len()
@@ -1599,8 +1656,8 @@ pub(super) mod tests {
     }
 
     /// The scout's walk finds exactly the marked slots of its range, highest first, in
-    /// and across words, at the ends of the range and with no mark at all, and clears
-    /// those marks and no others.
+    /// and across words, at the ends of the range and with no mark at all, whichever
+    /// thread's set holds them, and clears those marks and no others.
     #[test]
     fn the_scout_walks_the_marks_of_its_range() {
         let mut s = 7u64;
@@ -1612,10 +1669,13 @@ pub(super) mod tests {
                     }
                     let mut marks = Marks::default();
                     marks.reset(n);
+                    marks.for_threads(3);
                     let mut model = vec![false; n];
                     for _ in 0..(lcg(&mut s) * (n / 5 + 2) as f64) as usize {
                         let i = ((lcg(&mut s) * n as f64) as usize).min(n - 1);
-                        marks.set(i);
+                        // In any thread's set: the walk takes their union.
+                        let set = ((lcg(&mut s) * 3.0) as usize).min(2);
+                        Marks::set(&marks.sets[set], i);
                         model[i] = true;
                     }
                     let want: Vec<usize> = (lo..hi).rev().filter(|&i| model[i]).collect();
@@ -1623,9 +1683,11 @@ pub(super) mod tests {
                     let got: Vec<usize> = std::iter::from_fn(|| scout.find(&marks)).collect();
                     assert_eq!(got, want, "n {n} lo {lo} hi {hi}");
                     for (i, &m) in model.iter().enumerate() {
-                        let set = marks.0[i / 64].load(AtomicOrdering::Relaxed) >> (i % 64) & 1;
+                        let set = marks.sets.iter().any(|set| {
+                            set[i / 64].load(AtomicOrdering::Relaxed) >> (i % 64) & 1 == 1
+                        });
                         let left = m && !(lo..hi).contains(&i);
-                        assert_eq!(set == 1, left, "n {n} lo {lo} hi {hi}: mark {i}");
+                        assert_eq!(set, left, "n {n} lo {lo} hi {hi}: mark {i}");
                     }
                 }
             }
@@ -1645,11 +1707,14 @@ pub(super) mod tests {
         sparse.deform.as_mut().unwrap().force_sparse = Some(true);
         dense.deform.as_mut().unwrap().force_sparse = Some(false);
         assert!(sparse.deform.as_ref().unwrap().pieces.len() >= 4);
-        let pool = crate::testing::pool(3);
+        // Pools of three threads and of one in turn: the marks' sets grow with the first
+        // and outnumber the second's threads.
+        let pools = [crate::testing::pool(3), crate::testing::pool(1)];
         let mut s = 21;
         let mut now = rest.vertices().to_vec();
         let mut visited = 0;
         for round in 0..12 {
+            let pool = &pools[round % 2];
             let next: Vec<DVec3> = match round % 4 {
                 // One vertex far out, then back.
                 0 => one_moved(&now, &mut s, |s| {
@@ -1694,11 +1759,7 @@ pub(super) mod tests {
                 scratch.flags.iter().all(|&f| f == 0),
                 "round {round}: flags"
             );
-            let marks = &scratch.marks.0;
-            assert!(
-                marks.iter().all(|w| w.load(AtomicOrdering::Relaxed) == 0),
-                "round {round}: marks"
-            );
+            assert!(scratch.marks.all_clear(), "round {round}: marks");
             visited += scratch.visited.iter().map(Vec::len).sum::<usize>();
             valid(&sparse);
             if round % 4 == 3 {
