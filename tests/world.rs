@@ -841,8 +841,9 @@ fn deformed_shapes_are_seen_by_objects_and_parts_that_stand_still() {
 /// A shape worn past `rebuild_at` is rebuilt whole: without a renewal budget on a thread of
 /// its own, taking over exactly `rebuild_frames` deformations later, refit to that call's
 /// vertices; with one, laid out and staged in slices (this small shape's in the call that
-/// finds it worn) and taken over by the next deformation. Every step before, at and after
-/// the change equals brute force, on one thread and on four alike.
+/// finds it worn) and taken over by the next deformation, either way with the shape's own
+/// build options. Every step before, at and after the change equals brute force, on one
+/// thread and on four alike.
 #[test]
 fn a_worn_shape_is_rebuilt_beside_the_frames() {
     let run = |renew_budget: u32| {
@@ -857,7 +858,13 @@ fn a_worn_shape_is_rebuilt_beside_the_frames() {
             cluster(&mut rng, 300, 1.0, 0.3),
             cluster(&mut rng, 80, 2.0, 0.6),
         ];
-        let shapes = add_shapes(&mut world, &meshes);
+        // The worn shape built for deforming: its rebuilds keep its options.
+        let shapes = [
+            world
+                .add_shape_with(meshes[0].clone(), &BuildOptions::DEFORMING)
+                .unwrap(),
+            world.add_shape(meshes[1].clone()).unwrap(),
+        ];
         let mut objects = BTreeMap::new();
         let mut parts = BTreeMap::new();
         for i in 0..6 {
@@ -915,6 +922,13 @@ fn a_worn_shape_is_rebuilt_beside_the_frames() {
             step_and_check(&mut world, &meshes, &objects, &parts, &mut previous, frame);
             trace.push(by_user(&world));
         }
+        // Leaves of up to 16 triangles: under half the nodes of a build with leaves of 4.
+        let nodes = world.shape_object(shapes[0]).unwrap().bvh().node_count();
+        let rigid = FlyingObject::<18>::new(meshes[0].clone(), &BuildOptions::FLYING).unwrap();
+        assert!(
+            nodes * 2 < rigid.bvh().node_count(),
+            "rebuilt with the shape's own options: {nodes} nodes"
+        );
         (rebuilt_at, trace)
     };
     let (rebuilt_at, one) = common::on_threads(1, || run(0));

@@ -6,8 +6,8 @@ mod common;
 
 use common::{Rng, cluster, random_pose};
 use kdop::{
-    Body, Environment, Error, FormatError, Mesh, Mode, ObjectDesc, ObjectId, PartDesc, PartHandle,
-    Pose, World,
+    Body, BuildOptions, Environment, Error, FormatError, Mesh, Mode, ObjectDesc, ObjectId,
+    PartDesc, PartHandle, Pose, World,
 };
 
 /// A world with holes in its handle slots, a deformed shape and affine part placements;
@@ -224,8 +224,8 @@ fn damaged_world_files_are_typed_errors() {
         Err(Error::Format(FormatError::Corrupt("unknown object mode")))
     ));
     // The first vertex's x: after the header (24), options (16 + 32 + 8 + 4), the shape
-    // count and the shape's two counts.
-    let first_vertex = 24 + 60 + 8 + 16;
+    // count, the shape's build options and its two counts.
+    let first_vertex = 24 + 60 + 8 + 8 + 16;
     let mut nan = good.clone();
     nan[first_vertex..first_vertex + 8].copy_from_slice(&f64::NAN.to_le_bytes());
     let err = World::<18>::from_bytes(&reseal(nan)).err().unwrap();
@@ -236,37 +236,134 @@ fn damaged_world_files_are_typed_errors() {
     );
 }
 
-/// A file of version 1 (before `renew_budget`) still loads, as a world that renews no
-/// subtrees (the behaviour of the code that wrote it), and answers as the saved world.
+/// The bytes of an older version of a current file: without the shapes' own build
+/// options (version 2), and without `renew_budget` too (version 1), with the version,
+/// length and checksum set. What the older code wrote for a world whose shapes were all
+/// built with `shape_build`.
+fn older(v3: &[u8], version: u32) -> Vec<u8> {
+    let u64_at = |at: usize| u64::from_le_bytes(v3[at..at + 8].try_into().unwrap()) as usize;
+    // The header's 24 bytes, the options' 56 and `renew_budget`'s 4, then the shapes.
+    let mut out = if version >= 2 {
+        v3[..24 + 60].to_vec()
+    } else {
+        v3[..24 + 56].to_vec()
+    };
+    let mut at = 24 + 60;
+    let shapes = u64_at(at);
+    out.extend_from_slice(&v3[at..at + 8]);
+    at += 8;
+    for _ in 0..shapes {
+        at += 8; // the shape's own build options
+        let (nv, nt) = (u64_at(at), u64_at(at + 8));
+        let end = at + 16 + nv * 24 + nt * 12;
+        out.extend_from_slice(&v3[at..end]);
+        at = end;
+    }
+    out.extend_from_slice(&v3[at..]);
+    out[8..12].copy_from_slice(&version.to_le_bytes());
+    let len = out.len() as u64;
+    out[16..24].copy_from_slice(&len.to_le_bytes());
+    let n = out.len() - 4;
+    let crc = crc32fast::hash(&out[..n]);
+    out[n..].copy_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Files of versions 1 (before `renew_budget`) and 2 (before each shape's own build
+/// options) still load: version 1 as a world that renews no subtrees (the behaviour of
+/// the code that wrote it), both with every shape built with `shape_build`, and both
+/// answer as the saved world.
 #[test]
-fn version_one_files_load_without_renewal() {
+fn older_files_load() {
     let w = edited_world(5);
-    let v2 = w.to_bytes();
-    // Version 1: the same bytes without the four of `renew_budget` (after the header's
-    // 24 and the other options' 56), with its version, length and checksum.
-    let mut v1 = [&v2[..24 + 56], &v2[24 + 60..]].concat();
-    v1[8..12].copy_from_slice(&1u32.to_le_bytes());
-    let len = v1.len() as u64;
-    v1[16..24].copy_from_slice(&len.to_le_bytes());
-    let n = v1.len() - 4;
-    let crc = crc32fast::hash(&v1[..n]);
-    v1[n..].copy_from_slice(&crc.to_le_bytes());
-    let mut old = World::<18>::from_bytes(&v1).unwrap().world;
-    assert_eq!(old.options().renew_budget, 0);
-    assert_eq!(
-        kdop::WorldOptions {
-            renew_budget: w.options().renew_budget,
-            ..*old.options()
-        },
-        *w.options()
-    );
-    let mut new = World::<18>::from_bytes(&v2).unwrap().world;
-    old.step().unwrap();
+    let v3 = w.to_bytes();
+    let mut new = World::<18>::from_bytes(&v3).unwrap().world;
     new.step().unwrap();
     assert!(!new.pairs().is_empty(), "no pairs to compare");
-    assert_eq!(old.pairs().len(), new.pairs().len());
-    for (a, b) in old.pairs().iter().zip(new.pairs()) {
-        assert_eq!(old.contacts(a).unwrap(), new.contacts(b).unwrap());
+    for version in [1, 2] {
+        let loaded = World::<18>::from_bytes(&older(&v3, version)).unwrap();
+        let mut old = loaded.world;
+        let renew = if version == 1 {
+            0
+        } else {
+            w.options().renew_budget
+        };
+        assert_eq!(old.options().renew_budget, renew);
+        assert_eq!(
+            kdop::WorldOptions {
+                renew_budget: w.options().renew_budget,
+                ..*old.options()
+            },
+            *w.options()
+        );
+        for &s in &loaded.shapes {
+            assert_eq!(old.shape_build(s).unwrap(), w.options().shape_build);
+        }
+        old.step().unwrap();
+        assert_eq!(old.pairs().len(), new.pairs().len(), "version {version}");
+        for (a, b) in old.pairs().iter().zip(new.pairs()) {
+            assert_eq!(old.contacts(a).unwrap(), new.contacts(b).unwrap());
+        }
+    }
+}
+
+/// A shape built with options of its own (here for deforming) keeps them through a save,
+/// and the loaded world answers as the saved one. Report mode: a deformed shape is built
+/// afresh on load, so a detect pair may name another of its contacts.
+#[test]
+fn a_shape_keeps_its_own_build_options() {
+    let mut rng = Rng::new(17);
+    let mut w = World::<18>::new();
+    let rigid = w.add_shape(cluster(&mut rng, 40, 1.0, 0.4)).unwrap();
+    let sheet = cluster(&mut rng, 300, 1.5, 0.3);
+    let soft = w
+        .add_shape_with(sheet.clone(), &BuildOptions::DEFORMING)
+        .unwrap();
+    assert_eq!(w.shape_build(rigid).unwrap(), BuildOptions::FLYING);
+    assert_eq!(w.shape_build(soft).unwrap(), BuildOptions::DEFORMING);
+    // A binary tree's leaves.
+    let leaves = |w: &World<18>, s| w.shape_object(s).unwrap().bvh().node_count().div_ceil(2);
+    assert!(
+        leaves(&w, soft) * 3 < sheet.triangle_count(),
+        "leaves of up to 16"
+    );
+    for i in 0..12u64 {
+        let shape = [rigid, soft][(i % 2) as usize];
+        let desc = ObjectDesc {
+            mode: Mode::Report,
+            user: i,
+            ..ObjectDesc::default()
+        };
+        w.add_object(shape, random_pose(&mut rng, 2.0, false), desc)
+            .unwrap();
+    }
+    w.add_part(soft, random_pose(&mut rng, 1.0, false), PartDesc::default())
+        .unwrap();
+    let grown: Vec<_> = sheet.vertices().iter().map(|&v| v * 1.2).collect();
+    w.deform_shape(soft, &grown).unwrap();
+    w.step().unwrap();
+    let loaded = World::<18>::from_bytes(&w.to_bytes()).unwrap();
+    let mut copy = loaded.world;
+    assert_eq!(
+        copy.shape_build(loaded.shapes[0]).unwrap(),
+        BuildOptions::FLYING
+    );
+    assert_eq!(
+        copy.shape_build(loaded.shapes[1]).unwrap(),
+        BuildOptions::DEFORMING
+    );
+    for _ in 0..2 {
+        w.step().unwrap();
+        copy.step().unwrap();
+        let (a, b) = (seen(&w), seen(&copy));
+        assert!(!a.is_empty(), "no pairs to compare");
+        // Events start afresh in the loaded world.
+        let drop_events = |s: Seen| -> Vec<_> {
+            s.into_iter()
+                .map(|(a, b, x, y, _, c)| (a, b, x, y, c))
+                .collect()
+        };
+        assert_eq!(drop_events(a), drop_events(b));
     }
 }
 

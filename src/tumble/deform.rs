@@ -1475,9 +1475,11 @@ pub(super) mod tests {
     /// Against an environment and against another object, on either side of a pair: every
     /// answer after a deformation equals brute force on a fresh build of the deformed mesh,
     /// with the same query state (warmed on the old geometry) at the same pose, so no
-    /// cached bound or placed triangle of the old geometry may survive.
+    /// cached bound or placed triangle of the old geometry may survive. Leaves of the
+    /// rigid default and of the deforming one.
     fn answers_as_fresh_builds<const K: usize>() {
-        answers_as_fresh_builds_with::<K>(None);
+        answers_as_fresh_builds_with::<K>(None, &BuildOptions::FLYING);
+        answers_as_fresh_builds_with::<K>(None, &BuildOptions::DEFORMING);
     }
 
     /// Asserts that `obj` at `pose` against `env` reports exactly the contacts of brute
@@ -1501,16 +1503,17 @@ pub(super) mod tests {
     }
 
     /// [`answers_as_fresh_builds`] with `renew` called on the object after each
-    /// deformation (with the round).
+    /// deformation (with the round), the object built with `build`.
     pub(crate) fn answers_as_fresh_builds_with<const K: usize>(
         renew: Option<fn(&mut FlyingObject<K>, usize)>,
+        build: &BuildOptions,
     ) {
         let mut s = 7;
         let env = Environment::<K>::from_mesh(soup(300, 2.0, &mut s), &BuildOptions::ENVIRONMENT)
             .unwrap();
         let rest = sphere(9, 14);
         let tris = rest.triangles().to_vec();
-        let mut obj = FlyingObject::<K>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
+        let mut obj = FlyingObject::<K>::new(rest.clone(), build).unwrap();
         let other = FlyingObject::<K>::new(soup(80, 1.5, &mut s), &BuildOptions::FLYING).unwrap();
         // Turned poses: a pose without rotation shifts stored bounds and would never
         // read the corners or the hull.

@@ -843,7 +843,8 @@ mod tests {
     #[test]
     fn renewed_objects_answer_as_fresh_builds() {
         fn with<const K: usize>() {
-            answers_as_fresh_builds_with::<K>(Some(renew_some::<K>));
+            answers_as_fresh_builds_with::<K>(Some(renew_some::<K>), &BuildOptions::FLYING);
+            answers_as_fresh_builds_with::<K>(Some(renew_some::<K>), &BuildOptions::DEFORMING);
         }
         for_each_k!(with);
     }

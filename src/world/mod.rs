@@ -238,6 +238,8 @@ impl Default for WorldOptions {
 
 struct Shape<const K: usize> {
     object: FlyingObject<K>,
+    /// The options it was built with, which its rebuilds keep.
+    build: BuildOptions,
     users: u32,
     /// Once the shape has been deformed, its objects and parts (kept as they come and go),
     /// so that each deformation marks them without a pass over the world's objects. Made
@@ -439,18 +441,31 @@ impl<const K: usize> World<K> {
         &self.options
     }
 
-    /// Builds a shape's hierarchy (in the mesh's own frame) for objects and parts to use.
+    /// Builds a shape's hierarchy (in the mesh's own frame) for objects and parts to use,
+    /// with [`WorldOptions::shape_build`].
     ///
     /// # Errors
     /// As [`FlyingObject::new`].
     pub fn add_shape(&mut self, mesh: Mesh) -> Result<ShapeId> {
-        let object = FlyingObject::new(mesh, &self.options.shape_build)?;
-        Ok(self.insert_shape(object))
+        let build = self.options.shape_build;
+        self.add_shape_with(mesh, &build)
     }
 
-    fn insert_shape(&mut self, object: FlyingObject<K>) -> ShapeId {
+    /// [`World::add_shape`] with build options of its own, kept for the shape's
+    /// rebuilds and saved with it: [`BuildOptions::DEFORMING`] for a shape that
+    /// deforms frame after frame ([`World::deform_shape`]).
+    ///
+    /// # Errors
+    /// As [`FlyingObject::new`] (the options checked as [`BuildOptions`] checks them).
+    pub fn add_shape_with(&mut self, mesh: Mesh, build: &BuildOptions) -> Result<ShapeId> {
+        let object = FlyingObject::new(mesh, build)?;
+        Ok(self.insert_shape(object, *build))
+    }
+
+    fn insert_shape(&mut self, object: FlyingObject<K>, build: BuildOptions) -> ShapeId {
         let key = self.shapes.insert(Shape {
             object,
+            build,
             users: 0,
             deformed: None,
             rebuild: None,
@@ -481,6 +496,15 @@ impl<const K: usize> World<K> {
     /// A stale or foreign handle.
     pub fn shape_object(&self, id: ShapeId) -> Result<&FlyingObject<K>> {
         Ok(&self.shape(id)?.object)
+    }
+
+    /// The options a shape was built with ([`World::add_shape_with`]), which its
+    /// rebuilds keep.
+    ///
+    /// # Errors
+    /// A stale or foreign handle.
+    pub fn shape_build(&self, id: ShapeId) -> Result<BuildOptions> {
+        Ok(self.shape(id)?.build)
     }
 
     fn shape(&self, id: ShapeId) -> Result<&Shape<K>> {
@@ -835,8 +859,8 @@ impl<const K: usize> World<K> {
         let margin = self.options.deform_margin;
         let mut stats = deform(&mut self.shapes[id.key].object, margin)?;
         let (at, frames) = (self.options.rebuild_at, self.options.rebuild_frames);
-        let build = self.options.shape_build;
         let shape = &mut self.shapes[id.key];
+        let build = shape.build;
         match &mut shape.rebuild {
             Some(r) if r.due > 1 => r.due -= 1,
             Some(_) => {

@@ -12,6 +12,7 @@
 use super::{PartDesc, PartHandle, PartKey, ShapeId, ShapeKey, World};
 use crate::dop::Dop;
 use crate::error::{Error, Result};
+use crate::hierarchy::BuildOptions;
 use crate::mesh::Mesh;
 use crate::pose::Pose;
 use crate::tumble::FlyingObject;
@@ -40,6 +41,7 @@ pub enum PartEdit {
 /// [`World::add_prepared_shape`].
 pub struct PreparedShape<const K: usize> {
     object: FlyingObject<K>,
+    build: BuildOptions,
     world: u32,
 }
 
@@ -89,8 +91,18 @@ impl<const K: usize> World<K> {
     /// # Errors
     /// As [`FlyingObject::new`].
     pub fn prepare_shape(&self, mesh: Mesh) -> Result<PreparedShape<K>> {
+        self.prepare_shape_with(mesh, &self.options.shape_build)
+    }
+
+    /// [`World::prepare_shape`] with build options of its own, as
+    /// [`World::add_shape_with`].
+    ///
+    /// # Errors
+    /// As [`FlyingObject::new`].
+    pub fn prepare_shape_with(&self, mesh: Mesh, build: &BuildOptions) -> Result<PreparedShape<K>> {
         Ok(PreparedShape {
-            object: FlyingObject::new(mesh, &self.options.shape_build)?,
+            object: FlyingObject::new(mesh, build)?,
+            build: *build,
             world: self.id,
         })
     }
@@ -101,7 +113,7 @@ impl<const K: usize> World<K> {
     /// [`Error::ForeignHandle`] for a shape prepared by another world.
     pub fn add_prepared_shape(&mut self, shape: PreparedShape<K>) -> Result<ShapeId> {
         self.check(shape.world, "prepared shape")?;
-        Ok(self.insert_shape(shape.object))
+        Ok(self.insert_shape(shape.object, shape.build))
     }
 
     /// Checks a batch of part edits against the world as it stands and places their

@@ -3,10 +3,11 @@
 //! edited assembly can be written out and read back (Klosowski et al. 1998, §5 saves the
 //! environment hierarchy; issue 20 asks that a saved edited environment answer alike).
 //!
-//! # Format (version 2, little-endian, in the envelope of every kdop file)
+//! # Format (version 3, little-endian, in the envelope of every kdop file)
 //! ```text
 //! magic        8 bytes  "KDOPWLD\0"
-//! version      u32      2 (1 is read too: it has no renew_budget)
+//! version      u32      3 (1 and 2 are read too: 1 has no renew_budget, neither has
+//!                       a shape's own build options, which are then shape_build)
 //! k            u32
 //! length       u64      of the whole file, checksum included
 //! shape_build  8 bytes  rule u8, split u8, reserved u16, leaf size u32
@@ -14,7 +15,8 @@
 //! margins      4 × f64  fat, deform, part; rebuild_at
 //! tree_budget  u32, rebuild_frames u32
 //! renew        u32      renew_budget (version 2 on)
-//! shapes       u64; per shape: vertices u64, triangles u64,
+//! shapes       u64; per shape: build 8 bytes (as shape_build; version 3 on),
+//!                     vertices u64, triangles u64,
 //!                     vertices × 3 f64, triangles × 3 u32 (the mesh's own order)
 //! parts        u64; per part: shape u32 (its index above), placement 12 × f64,
 //!                     group u32, mask u32, user u64
@@ -23,8 +25,11 @@
 //! crc32        u32      of every byte before it
 //! ```
 //! Hierarchies are not stored: each shape is built again on load from its mesh as it
-//! stands (a deformed shape from its current vertices), and builds are deterministic, so
-//! a loaded world answers every query as the saved one did. Shapes, parts and objects are
+//! stands (a deformed shape from its current vertices) with its own build options, and
+//! builds are deterministic, so a loaded world finds the same pairs and reports the same
+//! contacts as the saved one did. A detect pair names one contact, the first its
+//! hierarchy meets: for a deformed shape, whose hierarchy was refit where the loaded one
+//! is built afresh, it may name another. Shapes, parts and objects are
 //! added in their saved order, which is the order of their handles, so pairs come out in
 //! the same order too. Events start afresh: the loaded world's first step reports every
 //! colliding pair as begun.
@@ -40,7 +45,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"KDOPWLD\0";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 /// Bytes of a part's record, and of an object's.
 const PART_BYTES: usize = 4 + 96 + 16;
 const OBJECT_BYTES: usize = 4 + 96 + 4 + 16;
@@ -97,6 +102,7 @@ impl<const K: usize> World<K> {
         b.extend_from_slice(&(self.shapes.len() as u64).to_le_bytes());
         for (i, (key, shape)) in self.shapes.iter().enumerate() {
             index.insert(key, i as u32);
+            envelope::put_build_options(&mut b, &shape.build);
             let mesh = shape.object.mesh();
             b.extend_from_slice(&(mesh.vertices().len() as u64).to_le_bytes());
             b.extend_from_slice(&(mesh.triangles().len() as u64).to_le_bytes());
@@ -180,9 +186,15 @@ impl<const K: usize> World<K> {
         options
             .check()
             .map_err(|e| e.context("the world file's options"))?;
-        let shape_count = c.count(16)?;
+        let shape_count = c.count(if version >= 3 { 24 } else { 16 })?;
         let mut raw = Vec::with_capacity(shape_count);
+        let mut builds = Vec::with_capacity(shape_count);
         for _ in 0..shape_count {
+            builds.push(if version >= 3 {
+                c.build_options()?
+            } else {
+                options.shape_build
+            });
             let nv = c.u64()?;
             let nt = c.u64()?;
             let need = nv
@@ -202,11 +214,11 @@ impl<const K: usize> World<K> {
         let mut world = World::with_options(options)?;
         let mut shapes = Vec::with_capacity(shape_count);
         // Built one after another: each build is parallel inside.
-        for mesh in meshes {
+        for (mesh, build) in meshes.into_iter().zip(&builds) {
             let i = shapes.len();
             shapes.push(
                 world
-                    .add_shape(mesh?)
+                    .add_shape_with(mesh?, build)
                     .map_err(|e| e.context(format!("shape {i}")))?,
             );
         }
