@@ -9,7 +9,9 @@
 //! `PAIR=objects` (the environment's mesh as a second flying object at the identity pose,
 //! queried by `FlyingObject::collide_with` with the flying object first, as the matrix's
 //! object-against-object row), `DEFORMED=1` (the flying object grown by a deformation
-//! and brought back, `SHRINK`, `MARGIN` and `REBUILT` as commented where they are read).
+//! and brought back, `SHRINK`, `MARGIN` and `REBUILT` as commented where they are read),
+//! `LEAF` (the flying object's leaf size, default `BuildOptions::FLYING`'s 4; 16 is
+//! `BuildOptions::DEFORMING`'s).
 use kdop::{BuildOptions, Environment, FlyingObject, Pose, QueryOptions, QueryState, QueryStats};
 use std::time::Instant;
 
@@ -39,7 +41,15 @@ fn run<const K: usize>(env_file: &str, obj_file: &str, poses: usize, passes: usi
     let still = pair.then(|| FlyingObject::<K>::new(env_mesh.clone(), &BuildOptions::FLYING));
     let still = still.transpose().expect("still object");
     let env = Environment::<K>::from_mesh(env_mesh, &BuildOptions::ENVIRONMENT).expect("env");
-    let mut obj = FlyingObject::<K>::new(obj_mesh, &BuildOptions::FLYING).expect("object");
+    let leaf_size = std::env::var("LEAF")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(BuildOptions::FLYING.leaf_size);
+    let fly = BuildOptions {
+        leaf_size,
+        ..BuildOptions::FLYING
+    };
+    let mut obj = FlyingObject::<K>::new(obj_mesh, &fly).expect("object");
     if std::env::var("DEFORMED").as_deref() == Ok("1") {
         // What a deformable object's hierarchy keeps (bounds enlarged by the margin, re-made
         // only when the geometry leaves them) queried instead of a fresh build: the object
@@ -91,7 +101,7 @@ fn run<const K: usize>(env_file: &str, obj_file: &str, poses: usize, passes: usi
             );
         }
         if std::env::var("REBUILT").is_ok() {
-            obj = FlyingObject::<K>::new(obj.mesh(), &BuildOptions::FLYING).expect("rebuilt");
+            obj = FlyingObject::<K>::new(obj.mesh(), &fly).expect("rebuilt");
         }
     }
     let mut options = match std::env::var("MODE").as_deref() {

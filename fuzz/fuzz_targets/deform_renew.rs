@@ -1,8 +1,9 @@
-//! A deforming sheet renewed within fuzzed budgets: fuzzed deformations (swirls, positions
-//! dealt out, noise of any amplitude, collapses, non-finite vertices) and thresholds, given
-//! whole or as the changed vertices alone (`deform_some`, with decoys and bad indices). A
-//! refused deformation changes nothing; after every call the hierarchy is valid, and every
-//! answer against a small environment equals brute force on a fresh build of the current
+//! A deforming sheet (leaves of the rigid default or of the deforming one) renewed within
+//! fuzzed budgets: fuzzed deformations (swirls, positions dealt out, noise of any
+//! amplitude, collapses, non-finite vertices) and thresholds, given whole or as the
+//! changed vertices alone (`deform_some`, with decoys and bad indices). A refused
+//! deformation changes nothing; after every call the hierarchy is valid, and every answer
+//! against a small environment equals brute force on a fresh build of the current
 //! vertices. Built with `--cfg fuzzing`, the library cuts small trees into pieces, so
 //! subtree renewals run here as well as whole rebuilds in slices.
 #![no_main]
@@ -86,10 +87,17 @@ fn deformed(b: &mut Bytes, rest: &[DVec3], now: &[DVec3]) -> Vec<DVec3> {
 
 fuzz_target!(|data: &[u8]| {
     let mut b = Bytes(data);
-    let m = 2 + usize::from(b.byte() % 12);
+    let first = b.byte();
+    let m = 2 + usize::from(first % 12);
     let rest = sheet(m);
     let tris = rest.triangles().to_vec();
-    let Ok(mut obj) = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING) else {
+    // Leaves of the rigid default or of the deforming one.
+    let build = if first & 0x80 == 0 {
+        BuildOptions::FLYING
+    } else {
+        BuildOptions::DEFORMING
+    };
+    let Ok(mut obj) = FlyingObject::<18>::new(rest.clone(), &build) else {
         return;
     };
     let mut rng = Rng::new(5);

@@ -51,6 +51,10 @@ pub struct DeformArgs {
     /// of them.
     #[arg(long)]
     some: bool,
+    /// Triangles per leaf of the sheet's hierarchy (default `BuildOptions::DEFORMING`'s;
+    /// 4 is the rigid default, `BuildOptions::FLYING`).
+    #[arg(long, default_value_t = BuildOptions::DEFORMING.leaf_size)]
+    leaf: u32,
     /// One JSON line per size and motion.
     #[arg(long)]
     json: bool,
@@ -150,7 +154,7 @@ pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
                 Motion::Still => "still",
                 Motion::Dent => "dent",
             };
-            let mut obj = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING)?;
+            let mut obj = FlyingObject::<18>::new(rest.clone(), &a.build())?;
             let nodes = obj.bvh().node_count();
             let mut verts = Vec::new();
             // With `--some`, the vertices the motion may move, and their positions.
@@ -201,7 +205,7 @@ pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
                     "{}",
                     serde_json::json!({
                         "triangles": tris, "motion": motion, "threads": a.threads,
-                        "some": a.some,
+                        "some": a.some, "leaf_size": a.leaf,
                         "nodes": nodes, "escaped_share": share,
                         "kdop_ms_p50": p50 / 1e3, "kdop_ms_mean": kdop_t.mean() / 1e3,
                         "kdop_ms_max": kdop_t.max() / 1e3,
@@ -215,8 +219,9 @@ pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
                     |p| format!("parry3d set_vertices {p:.2} ms ({:.2}x)", p * 1e3 / p50),
                 );
                 println!(
-                    "{tris} triangles, {motion}: {:.0} % of leaves escaped; kdop {} p50 \
-                     {:.2} ms, mean {:.2} ms, max {:.2} ms ({:.0} M nodes/s, {} threads); {peer}",
+                    "{tris} triangles, {motion}, leaves of {}: {:.0} % of leaves escaped; kdop {} \
+                     p50 {:.2} ms, mean {:.2} ms, max {:.2} ms ({:.0} M nodes/s, {} threads); {peer}",
+                    a.leaf,
                     share * 100.0,
                     if a.some { "deform_some" } else { "deform" },
                     p50 / 1e3,
@@ -231,13 +236,25 @@ pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A world of `options` with the sheet as its one shape and one object of it, stepped once.
+impl DeformArgs {
+    /// The sheet's build options: `BuildOptions::DEFORMING` with the leaf size asked for.
+    fn build(&self) -> BuildOptions {
+        BuildOptions {
+            leaf_size: self.leaf,
+            ..BuildOptions::DEFORMING
+        }
+    }
+}
+
+/// A world of `options` with the sheet as its one shape (built with `build`) and one
+/// object of it, stepped once.
 fn sheet_world(
     rest: &Mesh,
     options: kdop::WorldOptions,
+    build: &BuildOptions,
 ) -> kdop::Result<(kdop::World<18>, kdop::ShapeId)> {
     let mut w = kdop::World::<18>::with_options(options)?;
-    let s = w.add_shape(rest.clone())?;
+    let s = w.add_shape_with(rest.clone(), build)?;
     w.add_object(s, kdop::Pose::IDENTITY, kdop::ObjectDesc::default())?;
     w.step()?;
     Ok((w, s))
@@ -270,6 +287,7 @@ fn worn(a: &DeformArgs) -> kdop::Result<ExitCode> {
                     rebuild_frames: frames,
                     ..defaults
                 },
+                &a.build(),
             )?;
             let mut verts = Vec::new();
             let mut times = TimeStats::default();
@@ -348,6 +366,7 @@ fn twist(a: &DeformArgs) -> kdop::Result<ExitCode> {
                     renew_budget: renew,
                     ..kdop::WorldOptions::default()
                 },
+                &a.build(),
             )?;
             let mut verts = Vec::new();
             let mut times = TimeStats::default();

@@ -534,7 +534,7 @@ impl Assembly {
         let major = extent * 0.5;
         let rest = torus(major, extent * 0.18, 48, 16)?;
         let verts = rest.vertices().to_vec();
-        let torus = world.add_shape(rest)?;
+        let torus = world.add_shape_with(rest, &kdop::BuildOptions::DEFORMING)?;
         let mut asm = Assembly {
             shapes,
             parts: Vec::new(),

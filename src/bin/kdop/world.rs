@@ -10,7 +10,7 @@ use crate::stats::TimeStats;
 use crate::with_k;
 use clap::Args;
 use indicatif::ProgressBar;
-use kdop::{Body, ObjectDesc, ObjectId, PartDesc, PartHandle, World};
+use kdop::{Body, BuildOptions, ObjectDesc, ObjectId, PartDesc, PartHandle, World};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,11 +69,27 @@ fn replay<const K: usize>(a: &WorldArgs, scene: &SceneFile) -> kdop::Result<Exit
     let mut shapes = Vec::with_capacity(scene.shapes.len());
     // Per shape, its triangles: a deformation's mesh file must have the same.
     let mut triangles = Vec::with_capacity(scene.shapes.len());
-    for (name, path) in &scene.shapes {
+    // A shape that some frame deforms is built for deforming (fewer, fuller leaves).
+    let mut deformed = vec![false; scene.shapes.len()];
+    for edit in scene.frames.iter().flat_map(|f| &f.edits) {
+        if let Edit::Deform { shape, .. } = edit {
+            deformed[*shape] = true;
+        }
+    }
+    for (i, (name, path)) in scene.shapes.iter().enumerate() {
         let role = format!("scene {}, shape {name}", a.scene.display());
         let mesh = load_mesh(path, &role)?;
         triangles.push(mesh.triangles().to_vec());
-        shapes.push(world.add_shape(mesh).map_err(|e| e.context(role))?);
+        let build = if deformed[i] {
+            BuildOptions::DEFORMING
+        } else {
+            world.options().shape_build
+        };
+        shapes.push(
+            world
+                .add_shape_with(mesh, &build)
+                .map_err(|e| e.context(role))?,
+        );
     }
     // Names, parts then objects: a body's user value is its index here.
     let mut names: Vec<&str> = scene.parts.iter().map(|p| p.name.as_str()).collect();
