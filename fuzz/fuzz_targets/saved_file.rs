@@ -57,11 +57,11 @@ fuzz_target!(|data: &[u8]| {
     let _ = Environment::<6>::from_bytes(&bytes);
 });
 
-/// A saved k = 18 environment (or world: the mesh as a shape, placed once as a part and
-/// once as an object) of the triangles in `data`'s first bytes (a count byte, then nine
-/// coordinate bytes per triangle), edited by the rest (three bytes per edit: a position in
-/// the body, little-endian u16 scaled to its length, and the new value), checksum
-/// recomputed.
+/// A saved k = 18 environment (or world: the mesh as a shape, with the rigid default's
+/// build options or the deforming ones, placed once as a part and once as an object) of
+/// the triangles in `data`'s first bytes (a count byte, then nine coordinate bytes per
+/// triangle), edited by the rest (three bytes per edit: a position in the body,
+/// little-endian u16 scaled to its length, and the new value), checksum recomputed.
 fn edited_file(data: &[u8], world: bool) -> Option<Vec<u8>> {
     let (&count, rest) = data.split_first()?;
     let n = usize::from(count % 64) + 1;
@@ -78,7 +78,12 @@ fn edited_file(data: &[u8], world: bool) -> Option<Vec<u8>> {
     let mesh = Mesh::from_triangles(&tris).ok()?;
     let saved = if world {
         let mut w = World::<18>::new();
-        let s = w.add_shape(mesh).ok()?;
+        // The count's high bit: the shape built with options of its own.
+        let s = if count & 0x80 != 0 {
+            w.add_shape_with(mesh, &BuildOptions::DEFORMING).ok()?
+        } else {
+            w.add_shape(mesh).ok()?
+        };
         w.add_part(s, Pose::IDENTITY, PartDesc::default()).ok()?;
         w.add_object(s, Pose::IDENTITY, ObjectDesc::default())
             .ok()?;
