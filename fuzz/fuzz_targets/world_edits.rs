@@ -1,4 +1,5 @@
-//! Random sequences of world edits — shapes, objects and parts added and removed, poses and
+//! Random sequences of world edits — shapes (with the world's build options, the deforming
+//! preset or leaves of any size, 0 refused), objects and parts added and removed, poses and
 //! part placements set (bad ones too), filters changed, shapes swapped, shapes deformed,
 //! whole or by listed vertices (bad vertices too), stale handles used, batches of part
 //! edits prepared and finalized (some gone stale by an edit in between), probes of a shape
@@ -14,8 +15,8 @@ mod decode;
 use decode::Bytes;
 use kdop::oracle::brute_force_object_contacts;
 use kdop::{
-    Body, Error, Mesh, ObjectDesc, ObjectId, PartDesc, PartEdit, PartHandle, Pose, ProbeScratch,
-    ShapeId, World,
+    Body, BuildOptions, Error, FlyingObject, Mesh, ObjectDesc, ObjectId, PartDesc, PartEdit,
+    PartHandle, Pose, ProbeScratch, ShapeId, World,
 };
 use libfuzzer_sys::fuzz_target;
 use std::collections::BTreeMap;
@@ -72,11 +73,36 @@ fuzz_target!(|data: &[u8]| {
         }
         match b.byte() % 13 {
             0 => {
-                if let Some(m) = mesh(&mut b)
-                    && let Ok(s) = w.add_shape(m.clone())
-                {
-                    shapes.push(s);
-                    counts.push(m.vertices().len());
+                let how = b.byte();
+                if let Some(m) = mesh(&mut b) {
+                    // The world's options, the deforming preset, or leaves of 0 (refused)
+                    // to 7 triangles.
+                    let leaf_size = u32::from(how / 3) % 8;
+                    let added = match how % 3 {
+                        0 => w.add_shape(m.clone()),
+                        1 => w.add_shape_with(m.clone(), &BuildOptions::DEFORMING),
+                        _ => w.add_shape_with(
+                            m.clone(),
+                            &BuildOptions {
+                                leaf_size,
+                                ..BuildOptions::FLYING
+                            },
+                        ),
+                    };
+                    match added {
+                        Ok(s) => {
+                            shapes.push(s);
+                            counts.push(m.vertices().len());
+                        }
+                        // Refused for its options, or for a mesh no build takes.
+                        Err(e) => assert!(
+                            (how % 3 == 2 && leaf_size == 0)
+                                || FlyingObject::<18>::new(m.clone(), &BuildOptions::FLYING)
+                                    .is_err(),
+                            "a buildable mesh refused: {e}"
+                        ),
+                    }
+                    assert_eq!(w.shape_ids().count(), shapes.len(), "a refused shape added");
                 }
             }
             7 if !parts.is_empty() => {
