@@ -434,6 +434,9 @@ impl<const K: usize> FlyingObject<K> {
     ///
     /// A deformed object's root is re-bounded from its slabs, not hill-climbed on its
     /// convex hull (which is not re-made): its root bound contains it without being tight.
+    /// An object that deforms frame after frame is best built with
+    /// [`BuildOptions::DEFORMING`](crate::BuildOptions::DEFORMING): fewer, fuller leaves
+    /// for the refit to re-make.
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] for a vertex count other than the object's or a
