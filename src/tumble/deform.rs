@@ -209,8 +209,6 @@ impl<const K: usize> Shared<'_, K> {
 /// word.
 #[derive(Debug, Default)]
 struct Marks {
-    /// Words per set.
-    words: usize,
     sets: Vec<Vec<AtomicU64>>,
 }
 
@@ -222,7 +220,6 @@ impl Clone for Marks {
                 .collect()
         };
         Marks {
-            words: self.words,
             sets: self.sets.iter().map(copy).collect(),
         }
     }
@@ -231,21 +228,26 @@ impl Clone for Marks {
 impl Marks {
     /// Room for `n` slots, all clear, in one set (more come with [`Marks::for_threads`]).
     fn reset(&mut self, n: usize) {
-        self.words = n.div_ceil(64);
         self.sets.truncate(1);
         if self.sets.is_empty() {
             self.sets.push(Vec::new());
         }
         self.sets[0].clear();
-        self.sets[0].resize_with(self.words, AtomicU64::default);
+        self.sets[0].resize_with(n.div_ceil(64), AtomicU64::default);
+    }
+
+    /// Words in each set (every set has as many as the first).
+    fn words(&self) -> usize {
+        self.sets.first().map_or(0, Vec::len)
     }
 
     /// A set for each of `threads` threads (rayon's pool that marks), all clear.
     fn for_threads(&mut self, threads: usize) {
+        let words = self.words();
         while self.sets.len() < threads.max(1) {
             self.sets.push(
                 std::iter::repeat_with(AtomicU64::default)
-                    .take(self.words)
+                    .take(words)
                     .collect(),
             );
         }
@@ -1164,7 +1166,7 @@ impl<const K: usize> DeformScratch<K> {
     pub(super) fn memory_bytes(&self) -> usize {
         self.moved.len() * 8
             + (self.tris_at.len() + self.tris_of.len() + self.leaf_of.len()) * 4
-            + self.marks.sets.len() * self.marks.words * 8
+            + self.marks.sets.len() * self.marks.words() * 8
             + self.visited.iter().map(|v| v.capacity() * 4).sum::<usize>()
             + self.links.len() * 4
             + self.flags.len()

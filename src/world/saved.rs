@@ -36,6 +36,7 @@
 
 use super::{ObjectDesc, ObjectId, PartDesc, PartHandle, ShapeId, World, WorldOptions};
 use crate::error::{Error, FormatError, Result};
+use crate::hierarchy::BuildOptions;
 use crate::io::envelope::{self, Cursor};
 use crate::mesh::Mesh;
 use crate::query::Mode;
@@ -188,13 +189,12 @@ impl<const K: usize> World<K> {
             .map_err(|e| e.context("the world file's options"))?;
         let shape_count = c.count(if version >= 3 { 24 } else { 16 })?;
         let mut raw = Vec::with_capacity(shape_count);
-        let mut builds = Vec::with_capacity(shape_count);
         for _ in 0..shape_count {
-            builds.push(if version >= 3 {
+            let build = if version >= 3 {
                 c.build_options()?
             } else {
                 options.shape_build
-            });
+            };
             let nv = c.u64()?;
             let nt = c.u64()?;
             let need = nv
@@ -204,21 +204,28 @@ impl<const K: usize> World<K> {
             if need > c.remaining() as u64 {
                 return Err(FormatError::Truncated.into());
             }
-            raw.push((c.bytes(nv as usize * 24)?, c.bytes(nt as usize * 12)?));
+            raw.push((
+                build,
+                c.bytes(nv as usize * 24)?,
+                c.bytes(nt as usize * 12)?,
+            ));
         }
-        let meshes: Vec<Result<Mesh>> = raw
+        let meshes: Vec<(BuildOptions, Result<Mesh>)> = raw
             .par_iter()
             .enumerate()
-            .map(|(i, (v, t))| decode_mesh(v, t).map_err(|e| e.context(format!("shape {i}"))))
+            .map(|(i, &(build, v, t))| {
+                let mesh = decode_mesh(v, t).map_err(|e| e.context(format!("shape {i}")));
+                (build, mesh)
+            })
             .collect();
         let mut world = World::with_options(options)?;
         let mut shapes = Vec::with_capacity(shape_count);
         // Built one after another: each build is parallel inside.
-        for (mesh, build) in meshes.into_iter().zip(&builds) {
+        for (build, mesh) in meshes {
             let i = shapes.len();
             shapes.push(
                 world
-                    .add_shape_with(mesh?, build)
+                    .add_shape_with(mesh?, &build)
                     .map_err(|e| e.context(format!("shape {i}")))?,
             );
         }
