@@ -186,7 +186,7 @@ impl BuildOptions {
     /// when a query refines it, so fewer, fuller leaves cost the refit less and the query
     /// little: leaves of 16 refit a travelling wave 2.3 times as fast as leaves of 4, and
     /// on real meshes report queries take 0.8 to 1.05 times as long and detect queries up
-    /// to 1.7 times (microseconds; `docs/benchmarks.md`, "Design choices").
+    /// to about 1.9 times (microseconds; `docs/benchmarks.md`, "Design choices").
     pub const DEFORMING: BuildOptions = BuildOptions {
         rule: AxisRule::SurfaceArea,
         split: SplitPoint::Mean,
