@@ -184,9 +184,8 @@ impl BuildOptions {
     /// surface-area rule, τ = 16. A refit re-makes every leaf and inner node its
     /// deformation reaches, and a deformed leaf's triangles are bounded from their corners
     /// when a query refines it, so fewer, fuller leaves cost the refit less and the query
-    /// little: leaves of 16 refit a travelling wave 2.3 times as fast as leaves of 4, and
-    /// on real meshes report queries take 0.8 to 1.05 times as long and detect queries up
-    /// to about 1.9 times (microseconds; `docs/benchmarks.md`, "Design choices").
+    /// little: a report query no more, a detect query a few microseconds more, which a
+    /// shape refit every frame repays (`docs/benchmarks.md`, "Design choices").
     pub const DEFORMING: BuildOptions = BuildOptions {
         rule: AxisRule::SurfaceArea,
         split: SplitPoint::Mean,
