@@ -389,10 +389,35 @@ pub fn summary(times: &mut [f64]) -> (f64, f64, f64, f64) {
     (mean, pct(0.5), pct(0.99), times[n - 1])
 }
 
-/// A rayon pool of `threads` workers (0: one per core), for `--threads`.
+/// A rayon pool of `threads` workers (0: one per core), for `--threads`, each worker
+/// pinned to a core of its own when there are enough (the cores this process may run on).
+///
+/// Pinned, because a pool whose workers slept through a single-threaded stretch (a peer's
+/// frame, an oracle's check) otherwise wakes with its workers queued on one core: Linux
+/// places a woken thread near its waker, and the idle core pulls one over only at its next
+/// balancing, a millisecond or more later, which a parallel pass of a few milliseconds
+/// then spends on one core (`docs/benchmarks.md`, "Machine and method"). Engines pin
+/// their workers for the same reason.
 pub fn thread_pool(threads: usize) -> kdop::Result<rayon::ThreadPool> {
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    // 0 is rayon's default: `RAYON_NUM_THREADS` when set, else one per core.
+    let workers = match threads {
+        0 => std::env::var("RAYON_NUM_THREADS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&n: &usize| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)),
+        n => n,
+    };
+    let pin = workers <= cores.len();
     rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(workers)
+        .start_handler(move |i| {
+            if pin {
+                // A hint: a worker left unpinned still runs, only less promptly.
+                let _ = core_affinity::set_for_current(cores[i]);
+            }
+        })
         .build()
         .map_err(|e| kdop::Error::InvalidParameter {
             name: "threads",
