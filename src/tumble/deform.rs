@@ -379,6 +379,50 @@ const PARALLEL_LIST: usize = 4096;
 const PARALLEL_LIST: usize = 128;
 const _: () = assert!(PARALLEL_LIST >= 128);
 
+/// What a check of part of a [`FlyingObject::deform_some`] list found: its first fault
+/// (an index past the vertices or a position out of range; `usize::MAX` for none),
+/// whether its indices increase, and its first and last index. Slices checked apart are
+/// joined in list order by [`Listed::then`].
+#[derive(Clone, Copy, Debug)]
+struct Listed {
+    fault: usize,
+    increasing: bool,
+    /// First and last index, `None` for no entries.
+    ends: Option<(u32, u32)>,
+}
+
+impl Listed {
+    const EMPTY: Listed = Listed {
+        fault: usize::MAX,
+        increasing: true,
+        ends: None,
+    };
+
+    /// Entry `at`, index `v`, at fault or not.
+    #[inline]
+    fn one(at: usize, v: u32, fault: bool) -> Listed {
+        Listed {
+            fault: if fault { at } else { usize::MAX },
+            increasing: true,
+            ends: Some((v, v)),
+        }
+    }
+
+    /// This part followed by `next`.
+    #[inline]
+    fn then(self, next: Listed) -> Listed {
+        let (ends, step) = match (self.ends, next.ends) {
+            (Some((first, last)), Some((head, tail))) => (Some((first, tail)), last < head),
+            (a, b) => (a.or(b), true),
+        };
+        Listed {
+            fault: self.fault.min(next.fault),
+            increasing: self.increasing && next.increasing && step,
+            ends,
+        }
+    }
+}
+
 /// Stores `p` in `slot` and sets `bit` of `bits` if it moves the vertex (bit for bit);
 /// says whether it did.
 #[inline]
@@ -581,22 +625,45 @@ impl<const K: usize> FlyingObject<K> {
             });
         }
         // One pass checks the lists and learns whether the indices increase (then no
-        // vertex is listed twice, and a long list can go in parallel).
-        let mut increasing = true;
-        let mut last = None;
-        for (at, (&v, &p)) in indices.iter().zip(positions).enumerate() {
+        // vertex is listed twice, and a long list can go in parallel); a long list is
+        // checked in slices on the pool, each entry read once either way.
+        let look = |v: u32, p: DVec3| v as usize >= n || !point_in_range(p);
+        let list = if indices.len() <= PARALLEL_LIST {
+            indices
+                .iter()
+                .zip(positions)
+                .enumerate()
+                .fold(Listed::EMPTY, |l, (at, (&v, &p))| {
+                    l.then(Listed::one(at, v, look(v, p)))
+                })
+        } else {
+            indices
+                .par_chunks(PARALLEL_LIST)
+                .zip(positions.par_chunks(PARALLEL_LIST))
+                .enumerate()
+                .map(|(k, (iv, ip))| {
+                    let base = k * PARALLEL_LIST;
+                    iv.iter()
+                        .zip(ip)
+                        .enumerate()
+                        .fold(Listed::EMPTY, |l, (j, (&v, &p))| {
+                            l.then(Listed::one(base + j, v, look(v, p)))
+                        })
+                })
+                .reduce(|| Listed::EMPTY, Listed::then)
+        };
+        if list.fault != usize::MAX {
+            let (at, v, p) = (list.fault, indices[list.fault], positions[list.fault]);
             if v as usize >= n {
                 return Err(Error::InvalidParameter {
                     name: "indices",
                     reason: format!("indices[{at}] is {v}, and the shape has {n} vertices"),
                 });
             }
-            if !point_in_range(p) {
-                check_point(p, v as usize)?;
-            }
-            increasing &= last < Some(v);
-            last = Some(v);
+            // Out of range, so this is an error.
+            check_point(p, v as usize)?;
         }
+        let increasing = list.increasing;
         let mut scratch = self
             .deform
             .take()
@@ -2121,6 +2188,40 @@ pub(super) mod tests {
             .unwrap();
         assert_eq!(stats.moved_vertices as usize, n);
         assert_eq!(obj.part.bvh.vertices, positions);
+    }
+
+    /// A long list is checked in slices; a repeat or a step back where two slices meet
+    /// still makes it a list that does not increase, whose last position of a vertex wins.
+    #[test]
+    fn a_repeat_between_checked_slices_is_seen() {
+        let rest = sphere(100, 120);
+        let n = rest.vertices().len();
+        assert!(n > 4 * PARALLEL_LIST);
+        let pool = crate::testing::pool(3);
+        for back in [0, 1] {
+            let mut obj = FlyingObject::<18>::new(rest.clone(), &BuildOptions::FLYING).unwrap();
+            // Slices start at multiples of `PARALLEL_LIST`: entry `PARALLEL_LIST` repeats
+            // (or steps back from) the last index of the slice before it.
+            let mut indices: Vec<u32> = (0..n as u32).collect();
+            indices[PARALLEL_LIST] = indices[PARALLEL_LIST - 1] - back;
+            let positions: Vec<DVec3> = indices
+                .iter()
+                .enumerate()
+                .map(|(at, &v)| rest.vertices()[v as usize] + DVec3::splat(at as f64 * 1e-3))
+                .collect();
+            let mut want = rest.vertices().to_vec();
+            for (&v, &p) in indices.iter().zip(&positions) {
+                want[v as usize] = p;
+            }
+            let stats = pool
+                .install(|| obj.deform_some(&indices, &positions, 0.05))
+                .unwrap();
+            assert_eq!(obj.part.bvh.vertices, want, "stepping back by {back}");
+            // Each vertex counted once, however often listed.
+            let moved = want.iter().zip(rest.vertices()).filter(|(a, b)| a != b);
+            assert_eq!(stats.moved_vertices as usize, moved.count());
+            valid(&obj);
+        }
     }
 
     #[test]
