@@ -34,7 +34,8 @@ pub struct BroadArgs {
     /// Frames timed (after two warm-up frames).
     #[arg(long, default_value_t = 60)]
     frames: usize,
-    /// Threads for kdop's sweep (rayon); parry's traversal is single-threaded.
+    /// Threads for kdop's sweep (rayon), each pinned to a core of its own when there are
+    /// enough; parry's traversal is single-threaded.
     #[arg(long, default_value_t = 1)]
     threads: usize,
     /// One JSON line per N.

@@ -36,7 +36,8 @@ pub struct DeformArgs {
     /// Frames timed per motion (after one warm-up frame).
     #[arg(long, default_value_t = 20)]
     frames: usize,
-    /// Threads (rayon) for kdop's refit; parry's refit is single-threaded.
+    /// Threads (rayon) for kdop's refit, each pinned to a core of its own when there are
+    /// enough; parry's refit is single-threaded.
     #[arg(long, default_value_t = 2)]
     threads: usize,
     /// Node margin, as a share of the node's largest extent.

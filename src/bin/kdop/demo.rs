@@ -34,7 +34,8 @@ pub struct DemoArgs {
     /// k of the k-DOPs.
     #[arg(long, value_enum, default_value = "18")]
     pub k: KArg,
-    /// Worker threads of the narrow phase (0: one per core).
+    /// Worker threads of the narrow phase (0: one per core), each pinned to a core of its own
+    /// when there are enough.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
     /// Environment mesh (OBJ, STL, PLY), one static part, instead of the built-in room.
