@@ -106,6 +106,22 @@ fn demo_is_the_world_and_repeats_on_any_thread_count() {
     for k in ["record", "broad", "step"] {
         assert!(n(&format!("bytes_per_object_{k}")) > 0.0, "{k}: {one}");
     }
+    // Unpinned workers and paced frames change the times, never the answers.
+    let paced = run(&["--threads", "2", "--unpinned", "--pace", "1"]);
+    assert_eq!(
+        (&paced["pinned"], &two["pinned"]),
+        (&false.into(), &true.into())
+    );
+    assert_eq!(paced["pace_ms"], 1.0);
+    for k in [
+        "contacts",
+        "broad_pairs_mean",
+        "colliding_mean",
+        "begins",
+        "ends",
+    ] {
+        assert_eq!(paced[k], two[k], "{k} differs when paced and unpinned");
+    }
     let detect = run(&["--mode", "detect"]);
     // Detect and report find the same colliding pairs, so the objects fly the same paths.
     assert_eq!(detect["colliding_mean"], one["colliding_mean"]);
@@ -639,6 +655,11 @@ fn option_values_out_of_range_are_refused_with_the_range() {
         assert!(!stderr(&out).contains("panicked"));
     }
     assert!(stderr(&kdop(&["flight", "--leaf", "0"])).contains("1..=4096"));
+    for pace in ["-1", "1001", "NaN", "soon"] {
+        let out = kdop(&["demo", &format!("--pace={pace}"), "--steps", "1"]);
+        assert_eq!(out.status.code(), Some(2), "--pace {pace}");
+        assert!(stderr(&out).contains("from 0 to 1000"), "{}", stderr(&out));
+    }
 }
 
 #[test]

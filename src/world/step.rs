@@ -490,6 +490,12 @@ impl<const K: usize> World<K> {
     /// whose sides changed (pose, shape, geometry, mode, filter) keeps its last answer in
     /// place; the others run in parallel (rayon), each object's root bound once per step.
     /// Buffers are kept, so a steady state allocates nothing.
+    ///
+    /// In a frame loop whose workers idle between steps, pin each of the pool's workers to
+    /// a core of its own (in the pool's start handler): on Linux a worker woken for a step
+    /// otherwise runs on its waker's core until the idle one pulls it over, a millisecond
+    /// or more, which a step of that length then spends on one core (`docs/benchmarks.md`,
+    /// "World step").
     pub fn step(&mut self) -> Result<StepStats> {
         zone!("World::step");
         let start = Instant::now();

@@ -399,6 +399,11 @@ pub fn summary(times: &mut [f64]) -> (f64, f64, f64, f64) {
 /// then spends on one core (`docs/benchmarks.md`, "Machine and method"). Engines pin
 /// their workers for the same reason.
 pub fn thread_pool(threads: usize) -> kdop::Result<rayon::ThreadPool> {
+    thread_pool_pinned(threads, true)
+}
+
+/// [`thread_pool`], its workers pinned only if `pin` (and there are enough cores).
+pub fn thread_pool_pinned(threads: usize, pin: bool) -> kdop::Result<rayon::ThreadPool> {
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     // 0 is rayon's default: `RAYON_NUM_THREADS` when set, else one per core.
     let workers = match threads {
@@ -409,7 +414,7 @@ pub fn thread_pool(threads: usize) -> kdop::Result<rayon::ThreadPool> {
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)),
         n => n,
     };
-    let pin = workers <= cores.len();
+    let pin = pin && workers <= cores.len();
     rayon::ThreadPoolBuilder::new()
         .num_threads(workers)
         .start_handler(move |i| {

@@ -38,6 +38,14 @@ pub struct DemoArgs {
     /// when there are enough.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Leave the workers unpinned (the OS places them), to see what pinning saves.
+    #[arg(long)]
+    pub unpinned: bool,
+    /// Frame time in milliseconds, as a game loop paces its frames: after each step the
+    /// program sleeps out the rest of the frame, so the workers idle between steps as they
+    /// do in an engine (0: steps back to back).
+    #[arg(long, default_value_t = 0.0, value_parser = pace)]
+    pub pace: f64,
     /// Environment mesh (OBJ, STL, PLY), one static part, instead of the built-in room.
     #[arg(long)]
     pub env: Option<PathBuf>,
@@ -85,6 +93,16 @@ fn object_scale(objects: u32, crowded: bool) -> f64 {
     }
 }
 
+/// A frame time in milliseconds, 0 to 1,000.
+fn pace(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=1000.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "{s} is not a number of milliseconds from 0 to 1000"
+        )),
+    }
+}
+
 /// A share from 0 to 1.
 fn share(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
@@ -94,7 +112,7 @@ fn share(s: &str) -> Result<f64, String> {
 }
 
 pub fn run(a: &DemoArgs) -> kdop::Result<ExitCode> {
-    let pool = crate::common::thread_pool(a.threads)?;
+    let pool = crate::common::thread_pool_pinned(a.threads, !a.unpinned)?;
     pool.install(|| with_k!(a.k, KK => fly::<KK>(a)))
 }
 
@@ -272,11 +290,17 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     if !a.json {
         eprintln!(
             "{K}-DOP world: {} objects ({}), environment {env_triangles} triangles in {} parts; \
-             built and placed in {build_ms:.0} ms on {} threads",
+             built and placed in {build_ms:.0} ms on {} threads{}{}",
             a.objects,
             object_triangles.join(", "),
             world.part_count(),
-            rayon::current_num_threads()
+            rayon::current_num_threads(),
+            if a.unpinned { " (unpinned)" } else { "" },
+            if a.pace > 0.0 {
+                format!("; frames paced at {} ms", a.pace)
+            } else {
+                String::new()
+            }
         );
         if scale != 1.0 {
             eprintln!(
@@ -296,7 +320,9 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
     let stride = a.steps.div_ceil(500);
     // The first objects rest: a share of every shape, as `i % shapes` takes turns.
     let resting = (a.resting * f64::from(a.objects)).round() as usize;
+    let frame_time = std::time::Duration::from_secs_f64(a.pace / 1e3);
     for frame in 0..a.steps {
+        let frame_start = Instant::now();
         for (path, &id) in paths.iter_mut().zip(&ids).skip(resting) {
             world.set_pose(id, path.step())?;
         }
@@ -338,6 +364,9 @@ fn fly<const K: usize>(a: &DemoArgs) -> kdop::Result<ExitCode> {
             paths[i].bounce();
         }
         bar.inc(1);
+        if let Some(rest) = frame_time.checked_sub(frame_start.elapsed()) {
+            std::thread::sleep(rest);
+        }
     }
     bar.finish_and_clear();
     if let Some(path) = &a.plot {
@@ -391,6 +420,8 @@ fn summary<const K: usize>(
             "objects": a.objects,
             "env_triangles": env_triangles,
             "threads": rayon::current_num_threads(),
+            "pinned": !a.unpinned,
+            "pace_ms": a.pace,
             "steps": s.count(),
             "contact_steps": t.contact_steps,
             "contacts": t.contacts,
