@@ -36,23 +36,26 @@ pub struct TreeLeaf {
     generation: u32,
 }
 
-/// One node of the pool.
+/// One node of the pool. In C order, what the sibling search reads first (the links, the
+/// height, then the k-DOP, whose box bounds open it), so that the search's reads of a node
+/// span its first 76 bytes.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub(crate) struct TreeNode<const K: usize> {
-    /// A leaf's fat k-DOP, or the union of an internal node's children's.
-    pub(crate) dop: Dop<K>,
-    /// The parent, or [`NULL`] for the root; on the free list, the next free node.
-    pub(crate) parent: u32,
+    /// An internal node's children's children (`NULL` under a leaf child): the sibling
+    /// search asks for them two levels ahead of its reads.
+    grand: [u32; 4],
     /// The two children of an internal node; a leaf's `[NULL, item]`.
     pub(crate) child: [u32; 2],
     /// 0 for a leaf, one more than the higher child for an internal node, [`FREE`] on the
     /// free list.
     pub(crate) height: u32,
+    /// A leaf's fat k-DOP, or the union of an internal node's children's.
+    pub(crate) dop: Dop<K>,
+    /// The parent, or [`NULL`] for the root; on the free list, the next free node.
+    pub(crate) parent: u32,
     /// Bumped each time the node is freed.
     generation: u32,
-    /// An internal node's children's children (`NULL` under a leaf child): the sibling
-    /// search asks for them two levels ahead of its reads.
-    grand: [u32; 4],
 }
 
 const _: () = assert!(size_of::<TreeNode<18>>() == 108);
@@ -385,13 +388,17 @@ fn prefetch_grandchildren<const K: usize>(nodes: &[TreeNode<K>], i: u32) {
     }
 }
 
-/// Asks for every line of node `n` (its first, middle and last bytes: the search reads
-/// its box bounds, its links and its grandchildren, spread over the node).
+/// Asks for every line of node `n` (the search reads its box bounds, its links and its
+/// grandchildren, spread over the node): its first byte, the byte 64 on, in the next line
+/// whatever the node's place in its first, and its last.
 #[inline(always)]
 fn prefetch_node<const K: usize>(n: &TreeNode<K>) {
-    crate::hint::prefetch(&n.dop);
-    crate::hint::prefetch(&n.parent);
-    crate::hint::prefetch(&n.grand[3]);
+    let p = std::ptr::from_ref(n).cast::<u8>();
+    crate::hint::prefetch_at(p);
+    // Lines are 64 bytes and a node is at most two lines and a bit more.
+    const _: () = assert!(size_of::<TreeNode<18>>() <= 128);
+    crate::hint::prefetch_at(p.wrapping_add(64));
+    crate::hint::prefetch_at(p.wrapping_add(size_of::<TreeNode<K>>() - 1));
 }
 
 /// The area of a k-DOP for the cost: the surface area of its bounding box.
