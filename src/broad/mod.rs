@@ -57,7 +57,7 @@ mod trim;
 pub use brute::{brute_force_pairs, single_sweep_pairs};
 
 use crate::error::{Error, Result};
-use crate::hint::prefetch;
+use crate::hint::prefetch_whole;
 
 /// A proxy id that names no proxy.
 const NONE: u32 = u32::MAX;
@@ -803,7 +803,7 @@ impl BroadPhase {
                 .get(i + SET_AHEAD)
                 .and_then(|&(ahead, _)| self.proxies.get(ahead as usize))
             {
-                prefetch(p);
+                prefetch_whole(p);
             }
             self.set_checked(id, aabb, dynamic);
         }

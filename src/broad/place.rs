@@ -11,7 +11,7 @@ use super::{
     Aabb, BroadPhase, Chunk, ColsMut, Entry, NONE, Place, Proxy, Row, Rows, SKIP, Spare,
     StaticRows, bit, set_bit,
 };
-use crate::hint::{prefetch, prefetch_at};
+use crate::hint::{prefetch_at, prefetch_whole};
 use rayon::prelude::*;
 
 /// The cell edge is this many times the chosen percentile of the boxes' largest extent in
@@ -416,7 +416,7 @@ impl BroadPhase {
             for (slice, j) in placing[..slices].iter().zip((0..n).step_by(per)) {
                 for (i, &new) in slice.placed.iter().enumerate() {
                     if let Some(&ahead) = self.moved.get(j + i + AHEAD) {
-                        prefetch(&self.proxies[ahead as usize]);
+                        prefetch_whole(&self.proxies[ahead as usize]);
                     }
                     self.settle(j + i, new);
                 }
@@ -438,7 +438,7 @@ impl BroadPhase {
             // Changed boxes come in the caller's order, at random in memory: asked for
             // ahead, a proxy arrives while the ones before it are placed.
             if let Some(&ahead) = self.moved.get(i + AHEAD) {
-                prefetch(&self.proxies[ahead as usize]);
+                prefetch_whole(&self.proxies[ahead as usize]);
             }
             let id = self.moved[i];
             let p = self.proxies[id as usize];
@@ -512,7 +512,7 @@ impl BroadPhase {
             // Changed boxes come in the caller's order, at random in memory: asked for
             // ahead, a proxy arrives while the ones before it are placed.
             if let Some(&ahead) = ids.get(i + AHEAD) {
-                prefetch(&self.proxies[ahead as usize]);
+                prefetch_whole(&self.proxies[ahead as usize]);
             }
             let p = &self.proxies[id as usize];
             let new = self.placement(p);

@@ -28,7 +28,7 @@ use crate::dop::Dop;
 use crate::env::tree::area;
 use crate::error::{Error, Result};
 use crate::hierarchy::{Bvh, END, LEAF, Node, leaf_span};
-use crate::hint::prefetch;
+use crate::hint::{prefetch, prefetch_whole};
 use crate::mesh::{check_point, point_in_range};
 use glam::DVec3;
 use rayon::prelude::*;
@@ -950,7 +950,7 @@ impl<'a, const K: usize> Span<'a, K> {
                 && self.flags[j - self.base] & TOUCHED != 0
             {
                 for &v in s.own(j) {
-                    prefetch(&s.vertices[v as usize]);
+                    prefetch_whole(&s.vertices[v as usize]);
                 }
             }
             self.visit(i, &mut pts, &mut tally, s);
@@ -1372,7 +1372,7 @@ impl Scout {
                 break;
             };
             prefetch(&s.own_at[j]);
-            prefetch(&span.nodes[j - span.base]);
+            prefetch_whole(&span.nodes[j - span.base]);
             self.ring[self.tail % SCOUT_RING] = j as u32;
             self.tail += 1;
             if let Some(x) = self
@@ -1383,7 +1383,7 @@ impl Scout {
             }
             if let Some(k) = self.found(SCOUT_CORNERS) {
                 for &v in s.own(k) {
-                    prefetch(&s.vertices[v as usize]);
+                    prefetch_whole(&s.vertices[v as usize]);
                 }
             }
         }

@@ -388,17 +388,11 @@ fn prefetch_grandchildren<const K: usize>(nodes: &[TreeNode<K>], i: u32) {
     }
 }
 
-/// Asks for every line of node `n` (the search reads its box bounds, its links and its
-/// grandchildren, spread over the node): its first byte, the byte 64 on, in the next line
-/// whatever the node's place in its first, and its last.
+/// Asks for every line of node `n` (the search reads its links, its height and its box
+/// bounds, the walk up its whole k-DOP).
 #[inline(always)]
 fn prefetch_node<const K: usize>(n: &TreeNode<K>) {
-    let p = std::ptr::from_ref(n).cast::<u8>();
-    crate::hint::prefetch_at(p);
-    // Lines are 64 bytes and a node is at most two lines and a bit more.
-    const _: () = assert!(size_of::<TreeNode<18>>() <= 128);
-    crate::hint::prefetch_at(p.wrapping_add(64));
-    crate::hint::prefetch_at(p.wrapping_add(size_of::<TreeNode<K>>() - 1));
+    crate::hint::prefetch_whole(n);
 }
 
 /// The area of a k-DOP for the cost: the surface area of its bounding box.
