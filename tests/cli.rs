@@ -106,6 +106,18 @@ fn demo_is_the_world_and_repeats_on_any_thread_count() {
     for k in ["record", "broad", "step"] {
         assert!(n(&format!("bytes_per_object_{k}")) > 0.0, "{k}: {one}");
     }
+    // What a run found, which the runs below must share.
+    let same = |a: &Value, b: &Value, what: &str| {
+        for k in [
+            "contacts",
+            "broad_pairs_mean",
+            "colliding_mean",
+            "begins",
+            "ends",
+        ] {
+            assert_eq!(a[k], b[k], "{k} differs {what}");
+        }
+    };
     // Unpinned workers and paced frames change the times, never the answers.
     let paced = run(&["--threads", "2", "--unpinned", "--pace", "1"]);
     assert_eq!(
@@ -113,15 +125,7 @@ fn demo_is_the_world_and_repeats_on_any_thread_count() {
         (&false.into(), &true.into())
     );
     assert_eq!(paced["pace_ms"], 1.0);
-    for k in [
-        "contacts",
-        "broad_pairs_mean",
-        "colliding_mean",
-        "begins",
-        "ends",
-    ] {
-        assert_eq!(paced[k], two[k], "{k} differs when paced and unpinned");
-    }
+    same(&paced, &two, "when paced and unpinned");
     let detect = run(&["--mode", "detect"]);
     // Detect and report find the same colliding pairs, so the objects fly the same paths.
     assert_eq!(detect["colliding_mean"], one["colliding_mean"]);
@@ -136,18 +140,7 @@ fn demo_is_the_world_and_repeats_on_any_thread_count() {
     let edits = ["--edits", "15", "--parts", "400"];
     let one = run(&[&edits[..], &["--threads", "1"]].concat());
     let two = run(&[&edits[..], &["--threads", "2"]].concat());
-    for k in [
-        "contacts",
-        "broad_pairs_mean",
-        "colliding_mean",
-        "begins",
-        "ends",
-    ] {
-        assert_eq!(
-            one[k], two[k],
-            "{k} differs between one thread and two, with edits"
-        );
-    }
+    same(&one, &two, "between one thread and two, with edits");
     let e = &one["edits"];
     assert_eq!(e["per_frame"], 15);
     let count = |k: &str| e[k]["count"].as_u64().unwrap();
