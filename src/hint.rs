@@ -7,14 +7,14 @@ pub(crate) fn prefetch<T>(x: &T) {
     prefetch_at(std::ptr::from_ref(x));
 }
 
-/// Asks for every line of `x`: a record larger than its alignment may straddle two or more
-/// lines, and [`prefetch`] asks for the first alone, leaving the rest to a miss when the
-/// record is read (a hint: nothing else changes).
+/// Asks for every line of `x`: a record larger than its alignment (or than a line) may
+/// touch two or more lines, and [`prefetch`] asks for the first alone, leaving the rest to a
+/// miss when the record is read (a hint: nothing else changes).
 #[inline(always)]
 pub(crate) fn prefetch_whole<T>(x: &T) {
     let p = std::ptr::from_ref(x).cast::<u8>();
     prefetch_at(p);
-    if size_of::<T>() > align_of::<T>() {
+    if size_of::<T>() > align_of::<T>().min(64) {
         // Every 64th byte after the first and the last: one in each line the record
         // touches, whatever its place in its first line.
         let mut at = 64;
