@@ -22,6 +22,7 @@ mod validate;
 
 use crate::dop::Dop;
 use crate::error::{Error, Result};
+use crate::hint::prefetch_whole;
 
 /// No node.
 const NULL: u32 = u32::MAX;
@@ -368,12 +369,13 @@ impl<const K: usize> DynamicTree<K> {
     }
 }
 
-/// Asks for internal node `i`'s children (a hint: the searches read their bounds and links
-/// next, and their misses overlap when asked for ahead).
+/// Asks for every line of internal node `i`'s children (a hint: the searches read their
+/// links and bounds next, the walk up their whole k-DOPs, and the misses overlap when
+/// asked for ahead).
 #[inline(always)]
 fn prefetch_children<const K: usize>(nodes: &[TreeNode<K>], i: u32) {
     for c in nodes[i as usize].child {
-        prefetch_node(&nodes[c as usize]);
+        prefetch_whole(&nodes[c as usize]);
     }
 }
 
@@ -383,16 +385,9 @@ fn prefetch_children<const K: usize>(nodes: &[TreeNode<K>], i: u32) {
 fn prefetch_grandchildren<const K: usize>(nodes: &[TreeNode<K>], i: u32) {
     for g in nodes[i as usize].grand {
         if g != NULL {
-            prefetch_node(&nodes[g as usize]);
+            prefetch_whole(&nodes[g as usize]);
         }
     }
-}
-
-/// Asks for every line of node `n` (the search reads its links, its height and its box
-/// bounds, the walk up its whole k-DOP).
-#[inline(always)]
-fn prefetch_node<const K: usize>(n: &TreeNode<K>) {
-    crate::hint::prefetch_whole(n);
 }
 
 /// The area of a k-DOP for the cost: the surface area of its bounding box.
