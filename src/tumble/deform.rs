@@ -408,6 +408,19 @@ impl Listed {
         }
     }
 
+    /// The part of a list from entry `base` on: `indices` and their `positions`, for a
+    /// shape of `n` vertices.
+    fn of(base: usize, indices: &[u32], positions: &[DVec3], n: usize) -> Listed {
+        indices
+            .iter()
+            .zip(positions)
+            .enumerate()
+            .fold(Listed::EMPTY, |l, (j, (&v, &p))| {
+                let fault = v as usize >= n || !point_in_range(p);
+                l.then(Listed::one(base + j, v, fault))
+            })
+    }
+
     /// This part followed by `next`.
     #[inline]
     fn then(self, next: Listed) -> Listed {
@@ -627,29 +640,14 @@ impl<const K: usize> FlyingObject<K> {
         // One pass checks the lists and learns whether the indices increase (then no
         // vertex is listed twice, and a long list can go in parallel); a long list is
         // checked in slices on the pool, each entry read once either way.
-        let look = |v: u32, p: DVec3| v as usize >= n || !point_in_range(p);
         let list = if indices.len() <= PARALLEL_LIST {
-            indices
-                .iter()
-                .zip(positions)
-                .enumerate()
-                .fold(Listed::EMPTY, |l, (at, (&v, &p))| {
-                    l.then(Listed::one(at, v, look(v, p)))
-                })
+            Listed::of(0, indices, positions, n)
         } else {
             indices
                 .par_chunks(PARALLEL_LIST)
                 .zip(positions.par_chunks(PARALLEL_LIST))
                 .enumerate()
-                .map(|(k, (iv, ip))| {
-                    let base = k * PARALLEL_LIST;
-                    iv.iter()
-                        .zip(ip)
-                        .enumerate()
-                        .fold(Listed::EMPTY, |l, (j, (&v, &p))| {
-                            l.then(Listed::one(base + j, v, look(v, p)))
-                        })
-                })
+                .map(|(k, (iv, ip))| Listed::of(k * PARALLEL_LIST, iv, ip, n))
                 .reduce(|| Listed::EMPTY, Listed::then)
         };
         if list.fault != usize::MAX {
