@@ -653,6 +653,18 @@ fn option_values_out_of_range_are_refused_with_the_range() {
         assert_eq!(out.status.code(), Some(2), "--pace {pace}");
         assert!(stderr(&out).contains("from 0 to 1000"), "{}", stderr(&out));
     }
+    for args in [
+        &["demo", "--resting=2", "--steps", "1"][..],
+        &["bench", "broad", "--asleep=-0.5", "--objects", "10"],
+    ] {
+        let out = kdop(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&out).contains("not a share from 0 to 1"),
+            "{}",
+            stderr(&out)
+        );
+    }
 }
 
 #[test]

@@ -51,24 +51,17 @@ pub struct BroadArgs {
     /// Share of the boxes (0 to 1) ten times larger than the rest, as vehicles among
     /// debris: the grid's cells follow the many small boxes, and the large ones are looked
     /// up in the rows they cover.
-    #[arg(long, default_value_t = 0.0, value_parser = share)]
+    #[arg(long, default_value_t = 0.0, value_parser = crate::common::share)]
     large: f64,
     /// Share of the boxes (0 to 1) ten times longer along one axis (x, y or z at random)
     /// than the rest, as pipes, rails and beams among small parts.
-    #[arg(long, default_value_t = 0.0, value_parser = share)]
+    #[arg(long, default_value_t = 0.0, value_parser = crate::common::share)]
     long: f64,
     /// Share of the moving boxes (0 to 1) that rest: dynamic, but never set again, as
     /// sleeping bodies in a settled scene. parry3d then runs as rapier does for such
     /// scenes: leaves refit along their paths and only pairs with a changed leaf traversed.
-    #[arg(long, default_value_t = 0.0, value_parser = share)]
+    #[arg(long, default_value_t = 0.0, value_parser = crate::common::share)]
     asleep: f64,
-}
-
-fn share(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
-        _ => Err(format!("expected a share from 0 to 1, got {s:?}")),
-    }
 }
 
 /// How much larger the boxes of `--large` are, and the long axis of those of `--long`.

@@ -389,6 +389,24 @@ pub fn summary(times: &mut [f64]) -> (f64, f64, f64, f64) {
     (mean, pct(0.5), pct(0.99), times[n - 1])
 }
 
+/// A number in `range` for an option (`what` names its unit in the error), for clap's
+/// `value_parser`; NaN and anything else outside the range is refused.
+pub fn number_in(s: &str, range: std::ops::RangeInclusive<f64>, what: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if range.contains(&v) => Ok(v),
+        _ => Err(format!(
+            "{s} is not {what} from {} to {}",
+            range.start(),
+            range.end()
+        )),
+    }
+}
+
+/// A share from 0 to 1, for clap's `value_parser`.
+pub fn share(s: &str) -> Result<f64, String> {
+    number_in(s, 0.0..=1.0, "a share")
+}
+
 /// A rayon pool of `threads` workers (0: one per core), for `--threads`, each worker
 /// pinned to a core of its own when there are enough (the cores this process may run on).
 ///

@@ -62,7 +62,7 @@ pub struct DemoArgs {
     pub edits: u32,
     /// Share of the objects, 0 to 1, that rest where they were placed (sleeping bodies: never
     /// moved again); the others fly.
-    #[arg(long, default_value_t = 0.0, value_parser = share)]
+    #[arg(long, default_value_t = 0.0, value_parser = crate::common::share)]
     pub resting: f64,
     /// Parts of the edited assembly (with `--edits`).
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -95,20 +95,7 @@ fn object_scale(objects: u32, crowded: bool) -> f64 {
 
 /// A frame time in milliseconds, 0 to 1,000.
 fn pace(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if (0.0..=1000.0).contains(&v) => Ok(v),
-        _ => Err(format!(
-            "{s} is not a number of milliseconds from 0 to 1000"
-        )),
-    }
-}
-
-/// A share from 0 to 1.
-fn share(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
-        _ => Err(format!("{s} is not a number from 0 to 1")),
-    }
+    crate::common::number_in(s, 0.0..=1000.0, "a number of milliseconds")
 }
 
 pub fn run(a: &DemoArgs) -> kdop::Result<ExitCode> {
