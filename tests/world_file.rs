@@ -205,12 +205,6 @@ fn damaged_world_files_are_typed_errors() {
         .unwrap();
     let good = w.to_bytes();
     let object_at = good.len() - 4 - (4 + 96 + 4 + 16);
-    let reseal = |mut b: Vec<u8>| {
-        let n = b.len() - 4;
-        let crc = crc32fast::hash(&b[..n]);
-        b[n..].copy_from_slice(&crc.to_le_bytes());
-        b
-    };
     let mut bad_shape = good.clone();
     bad_shape[object_at..object_at + 4].copy_from_slice(&7u32.to_le_bytes());
     assert!(matches!(
@@ -263,10 +257,15 @@ fn older(v3: &[u8], version: u32) -> Vec<u8> {
     out[8..12].copy_from_slice(&version.to_le_bytes());
     let len = out.len() as u64;
     out[16..24].copy_from_slice(&len.to_le_bytes());
-    let n = out.len() - 4;
-    let crc = crc32fast::hash(&out[..n]);
-    out[n..].copy_from_slice(&crc.to_le_bytes());
-    out
+    reseal(out)
+}
+
+/// `b` with its checksum (the last four bytes) made right for the bytes before it.
+fn reseal(mut b: Vec<u8>) -> Vec<u8> {
+    let n = b.len() - 4;
+    let crc = crc32fast::hash(&b[..n]);
+    b[n..].copy_from_slice(&crc.to_le_bytes());
+    b
 }
 
 /// Files of versions 1 (before `renew_budget`) and 2 (before each shape's own build
