@@ -11,8 +11,8 @@
 //! two it would weigh the same bounds as before the insertion.
 
 use super::{
-    DynamicTree, NULL, TreeLeaf, area, check_bound, prefetch_children, prefetch_grandchildren,
-    same_bits, union_area,
+    DynamicTree, NULL, TreeLeaf, check_bound, prefetch_children, prefetch_grandchildren, same_bits,
+    search_area, search_union_area,
 };
 use crate::dop::Dop;
 use crate::error::Result;
@@ -137,14 +137,14 @@ impl<const K: usize> DynamicTree<K> {
         // Growths are kept non-negative (rounding could take one below zero, and huge
         // bounds make it NaN, which `max` turns into zero), so a node's bound stays at least
         // the leaf's own area.
-        let leaf_area = area(dop);
+        let leaf_area = search_area(dop);
         let nodes = &self.nodes[..];
         let root = &nodes[self.root as usize];
         let mut best = self.root;
-        let mut best_cost = union_area(&root.dop, dop);
+        let mut best_cost = search_union_area(&root.dop, dop);
         let mut stack = std::mem::take(&mut self.search);
         stack.clear();
-        let below_root = (best_cost - area(&root.dop)).max(0.0);
+        let below_root = (best_cost - search_area(&root.dop)).max(0.0);
         // The node to open next: the child of least growth of the last one opened, taken
         // without a trip through the stack; the other child waits there.
         let mut next = None;
@@ -157,17 +157,17 @@ impl<const K: usize> DynamicTree<K> {
             if leaf_area + inherited >= best_cost {
                 continue;
             }
-            let mut open = [(f64::INFINITY, NULL); 2];
+            let mut open = [(f32::INFINITY, NULL); 2];
             for (slot, c) in nodes[i as usize].child.into_iter().enumerate() {
                 let node = &nodes[c as usize];
-                let direct = union_area(&node.dop, dop);
+                let direct = search_union_area(&node.dop, dop);
                 let cost = direct + inherited;
                 if cost < best_cost {
                     best = c;
                     best_cost = cost;
                 }
                 if !node.is_leaf() {
-                    let below = (inherited + direct - area(&node.dop)).max(0.0);
+                    let below = (inherited + direct - search_area(&node.dop)).max(0.0);
                     if leaf_area + below < best_cost {
                         // Its children were asked for with this node's grandchildren.
                         prefetch_grandchildren(nodes, c);

@@ -98,7 +98,7 @@ pub struct DynamicTree<const K: usize> {
     /// Traversal scratch, kept so that queries and insertions do not allocate.
     stack: Vec<u32>,
     /// The sibling search's stack: (what a node's ancestors grow by, the node).
-    search: Vec<(f64, u32)>,
+    search: Vec<(f32, u32)>,
     /// Where [`DynamicTree::optimize`] goes on in the pool.
     optimize_at: u32,
 }
@@ -276,7 +276,7 @@ impl<const K: usize> DynamicTree<K> {
     pub fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * size_of::<TreeNode<K>>()
             + self.stack.capacity() * 4
-            + self.search.capacity() * size_of::<(f64, u32)>()
+            + self.search.capacity() * size_of::<(f32, u32)>()
     }
 
     fn internal_nodes(&self) -> impl Iterator<Item = &TreeNode<K>> {
@@ -395,7 +395,7 @@ fn prefetch_grandchildren<const K: usize>(nodes: &[TreeNode<K>], i: u32) {
 pub(crate) fn area<const K: usize>(d: &Dop<K>) -> f64 {
     #[cfg(target_arch = "x86_64")]
     if K >= 8 {
-        // SAFETY: as in `union_area`.
+        // SAFETY: as in `search_union_area`.
         unsafe {
             use std::arch::x86_64::_mm_loadu_ps;
             let p = d.b.as_ptr();
@@ -404,27 +404,6 @@ pub(crate) fn area<const K: usize>(d: &Dop<K>) -> f64 {
     }
     let e = d.box_extent();
     2.0 * (e.x * e.y + e.y * e.z + e.z * e.x)
-}
-
-/// [`area`] of the union of two k-DOPs, from their boxes alone (the other bounds do not
-/// change a box's area).
-#[inline]
-pub(crate) fn union_area<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> f64 {
-    #[cfg(target_arch = "x86_64")]
-    if K >= 8 {
-        // The box's four lower and four upper bounds (the fourth is ignored) as one vector
-        // each: the search reckons this for every node it reaches.
-        // SAFETY: SSE is part of the x86_64 baseline; with K >= 8 the four floats from
-        // `K / 2` lie inside the array (`K / 2 + 4 <= K`), and the loads are unaligned.
-        unsafe {
-            use std::arch::x86_64::{_mm_loadu_ps, _mm_max_ps, _mm_min_ps};
-            let (pa, pb) = (a.b.as_ptr(), b.b.as_ptr());
-            let lo = _mm_min_ps(_mm_loadu_ps(pa), _mm_loadu_ps(pb));
-            let hi = _mm_max_ps(_mm_loadu_ps(pa.add(K / 2)), _mm_loadu_ps(pb.add(K / 2)));
-            return box_area_sse(lo, hi);
-        }
-    }
-    union_area_portable(a, b)
 }
 
 /// The surface area of the box from `lo` to `hi` (the first three lanes of each), with
@@ -449,12 +428,68 @@ fn box_area_sse(lo: std::arch::x86_64::__m128, hi: std::arch::x86_64::__m128) ->
     }
 }
 
-/// [`union_area`] one coordinate at a time (every K; the tests compare the two).
+/// The area the sibling search and the rotations weigh: half of [`area`], reckoned in
+/// `f32` (extents, products and the sum `(x·y + y·z) + z·x`). A heuristic needs no more,
+/// and the search waits on one such area a level, so a shorter chain of operations is a
+/// shorter search (`docs/benchmarks.md`, "Design choices"). A box inside another weighs no
+/// more (rounding is monotone), so a union weighs at least its parts. Extents past about
+/// 1.8e19 weigh as infinite.
 #[inline]
-fn union_area_portable<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> f64 {
-    let e = |i: usize| f64::from(a.hi(i).max(b.hi(i))) - f64::from(a.lo(i).min(b.lo(i)));
+pub(crate) fn search_area<const K: usize>(d: &Dop<K>) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if K >= 8 {
+        // SAFETY: as in `search_union_area`.
+        unsafe {
+            use std::arch::x86_64::_mm_loadu_ps;
+            let p = d.b.as_ptr();
+            return box_area_sse_f32(_mm_loadu_ps(p), _mm_loadu_ps(p.add(K / 2)));
+        }
+    }
+    search_union_area_portable(d, d)
+}
+
+/// [`search_area`] of the union of two k-DOPs' boxes.
+#[inline]
+pub(crate) fn search_union_area<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if K >= 8 {
+        // The box's four lower and four upper bounds (the fourth is ignored) as one vector
+        // each.
+        // SAFETY: SSE is part of the x86_64 baseline; with K >= 8 the four floats from
+        // `K / 2` lie inside the array (`K / 2 + 4 <= K`), and the loads are unaligned.
+        unsafe {
+            use std::arch::x86_64::{_mm_loadu_ps, _mm_max_ps, _mm_min_ps};
+            let (pa, pb) = (a.b.as_ptr(), b.b.as_ptr());
+            let lo = _mm_min_ps(_mm_loadu_ps(pa), _mm_loadu_ps(pb));
+            let hi = _mm_max_ps(_mm_loadu_ps(pa.add(K / 2)), _mm_loadu_ps(pb.add(K / 2)));
+            return box_area_sse_f32(lo, hi);
+        }
+    }
+    search_union_area_portable(a, b)
+}
+
+/// Half the surface area of the box from `lo` to `hi` (the first three lanes of each), as
+/// [`search_area`] reckons it.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn box_area_sse_f32(lo: std::arch::x86_64::__m128, hi: std::arch::x86_64::__m128) -> f32 {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE is part of the x86_64 baseline.
+    unsafe {
+        let e = _mm_sub_ps(hi, lo);
+        // Lanes (y, z, x, w): the products x·y, y·z, z·x in the first three.
+        let p = _mm_mul_ps(e, _mm_shuffle_ps(e, e, 0b11_00_10_01));
+        let xy_yz = _mm_add_ss(p, _mm_shuffle_ps(p, p, 0b01));
+        _mm_cvtss_f32(_mm_add_ss(xy_yz, _mm_movehl_ps(p, p)))
+    }
+}
+
+/// [`search_union_area`] one coordinate at a time (every K; the tests compare the two).
+#[inline]
+fn search_union_area_portable<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> f32 {
+    let e = |i: usize| a.hi(i).max(b.hi(i)) - a.lo(i).min(b.lo(i));
     let (x, y, z) = (e(0), e(1), e(2));
-    2.0 * (x * y + y * z + z * x)
+    x * y + y * z + z * x
 }
 
 /// The centre of a k-DOP's bounding box.

@@ -4,7 +4,7 @@
 //! where something below changed, so a tree built by insertions keeps close to a top-down
 //! build's cost.
 
-use super::{DynamicTree, area, union_area};
+use super::{DynamicTree, search_area, search_union_area};
 
 impl<const K: usize> DynamicTree<K> {
     /// The best area-reducing swap at internal node `a`, if any, applied and refitted;
@@ -13,16 +13,16 @@ impl<const K: usize> DynamicTree<K> {
         let [b, c] = self.nodes[a as usize].child;
         // Candidates: (child kept in place, its sibling's child moving up, the other child
         // moving down), as (x, y): swap x with y, where y is a grandchild under the other.
-        let mut best: Option<(f64, u32, u32)> = None;
+        let mut best: Option<(f32, u32, u32)> = None;
         for (moving_down, parent_of_up) in [(b, c), (c, b)] {
             let p = &self.nodes[parent_of_up as usize];
             if p.is_leaf() {
                 continue;
             }
             let [f, g] = p.child;
-            let before = area(&p.dop);
+            let before = search_area(&p.dop);
             for (up, stays) in [(f, g), (g, f)] {
-                let after = union_area(
+                let after = search_union_area(
                     &self.nodes[moving_down as usize].dop,
                     &self.nodes[stays as usize].dop,
                 );
