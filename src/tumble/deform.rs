@@ -88,6 +88,12 @@ pub(crate) struct DeformScratch<const K: usize> {
     tris_of: Vec<u32>,
     /// Per original triangle, the slot of the leaf that holds it.
     leaf_of: Vec<u32>,
+    /// Vertex `v`'s distinct leaves are `leaves_of[tris_at[v]..leaves_end[v]]` (room for
+    /// one a triangle; most vertices have one or two): the marking reads these few words
+    /// a moved vertex rather than its triangles and their leaves, which after another
+    /// program's frame come from memory.
+    leaves_of: Vec<u32>,
+    leaves_end: Vec<u32>,
     /// Per node slot, a bit: whether a sparse refit is to visit it.
     marks: Marks,
     /// Per piece, the nodes its last sparse refit visited (whose flags are cleared after).
@@ -271,6 +277,17 @@ impl Marks {
         }
         w.store(old | bit, AtomicOrdering::Relaxed);
         true
+    }
+
+    /// Sets slot `i`'s mark in `set`, which the calling thread alone writes, without
+    /// looking first.
+    #[inline]
+    fn or(set: &[AtomicU64], i: usize) {
+        let w = &set[i / 64];
+        w.store(
+            w.load(AtomicOrdering::Relaxed) | 1u64 << (i % 64),
+            AtomicOrdering::Relaxed,
+        );
     }
 
     /// Clears slot `i`'s mark in every set.
@@ -1156,6 +1173,8 @@ impl<const K: usize> DeformScratch<K> {
         }
         s.tris_at = at;
         s.leaf_of = vec![0; bvh.tris.len()];
+        s.leaves_of = vec![0; s.tris_of.len()];
+        s.leaves_end = vec![0; bvh.vertices.len()];
         s.leaf_extent = mean_leaf_extent(bvh);
         s.index_leaves(bvh, 0..n);
         s.cut_pieces(bvh);
@@ -1180,26 +1199,69 @@ impl<const K: usize> DeformScratch<K> {
     }
 
     /// Points each triangle of the leaves among the slots `nodes` at its leaf, after a
-    /// build or a renewal laid them out.
+    /// build or a renewal laid them out, and lists anew the leaves of those triangles'
+    /// vertices.
     pub(super) fn index_leaves(&mut self, bvh: &Bvh<K>, nodes: std::ops::Range<usize>) {
-        for j in nodes {
-            let link = bvh.nodes[j].link;
-            if link & LEAF != 0 {
-                for &id in &bvh.ids[leaf_span(&bvh.ids, (link & !LEAF) as usize)] {
-                    self.leaf_of[(id & !END) as usize] = j as u32;
+        let leaves = || {
+            nodes.clone().filter_map(|j| {
+                let link = bvh.nodes[j].link;
+                (link & LEAF != 0).then(|| (j, leaf_span(&bvh.ids, (link & !LEAF) as usize)))
+            })
+        };
+        for (j, span) in leaves() {
+            for &id in &bvh.ids[span] {
+                self.leaf_of[(id & !END) as usize] = j as u32;
+            }
+        }
+        if nodes.len() == bvh.nodes.len() {
+            for v in 0..bvh.vertices.len() {
+                self.list_leaves(v);
+            }
+            return;
+        }
+        // Each vertex once (`listed` is clear between calls, and cleared again here).
+        self.listed.resize(bvh.vertices.len().div_ceil(64), 0);
+        for (_, span) in leaves() {
+            for &v in bvh.tris[span].as_flattened() {
+                let (w, bit) = (v as usize / 64, 1u64 << (v % 64));
+                if self.listed[w] & bit == 0 {
+                    self.listed[w] |= bit;
+                    self.list_leaves(v as usize);
                 }
+            }
+        }
+        for (_, span) in leaves() {
+            for &v in bvh.tris[span].as_flattened() {
+                self.listed[v as usize / 64] = 0;
             }
         }
     }
 
+    /// Lists vertex `v`'s distinct leaves ([`DeformScratch::leaves_of`]) from its
+    /// triangles' leaves.
+    fn list_leaves(&mut self, v: usize) {
+        let (from, to) = (self.tris_at[v] as usize, self.tris_at[v + 1] as usize);
+        let mut end = from;
+        for k in from..to {
+            let leaf = self.leaf_of[self.tris_of[k] as usize];
+            if !self.leaves_of[from..end].contains(&leaf) {
+                self.leaves_of[end] = leaf;
+                end += 1;
+            }
+        }
+        self.leaves_end[v] = end as u32;
+    }
+
     /// Marks, for a sparse refit, every leaf holding a triangle of a moved vertex and
-    /// every ancestor of those (in parallel over the vertices; `parent` gives each node's
-    /// parent). Whoever sets a node's mark in its thread's set goes on to its parent, so
-    /// each thread marks a node once and its climbs stop where they meet; two threads may
-    /// both climb from a node, which marks nothing wrong.
+    /// every ancestor of those, in two passes on rayon's pool, each thread in a set of its
+    /// own ([`Marks`]): first the leaves, over the moved vertices (each of its distinct
+    /// leaves, [`DeformScratch::leaves_of`], by a plain OR: no test to mispredict), then
+    /// the ancestors, climbing from each marked leaf's parent until a node already
+    /// marked. Two threads may both climb from a node, which marks nothing wrong.
     fn mark_leaves(&mut self, parent: &[u32]) {
         self.marks.for_threads(rayon::current_num_threads());
-        let (at, of, leaf_of, marks) = (&self.tris_at, &self.tris_of, &self.leaf_of, &self.marks);
+        let (at, end, leaves) = (&self.tris_at, &self.leaves_end, &self.leaves_of);
+        let marks = &self.marks;
         self.moved
             .par_iter()
             .enumerate()
@@ -1208,29 +1270,43 @@ impl<const K: usize> DeformScratch<K> {
                 || marks.own_set(),
                 |set, (w, &bits)| {
                     let mut b = bits;
-                    let mut last = u32::MAX;
                     while b != 0 {
                         let v = w * 64 + b.trailing_zeros() as usize;
                         b &= b - 1;
-                        for &t in &of[at[v] as usize..at[v + 1] as usize] {
-                            let leaf = leaf_of[t as usize];
-                            if leaf != last {
-                                last = leaf;
-                                let mut i = leaf;
-                                while i != u32::MAX && Marks::set(set, i as usize) {
-                                    i = parent[i as usize];
-                                }
-                            }
+                        for &leaf in &leaves[at[v] as usize..end[v] as usize] {
+                            Marks::or(set, leaf as usize);
                         }
                     }
                 },
             );
+        // Climbs from the first pass's marks, word by word. A word may also hold
+        // ancestors another thread's climb marked already: climbing from one of those
+        // marks what is marked, so the union stays every marked leaf and its ancestors.
+        let words = marks.words();
+        (0..words).into_par_iter().with_min_len(64).for_each_init(
+            || marks.own_set(),
+            |set, w| {
+                let mut b = marks
+                    .sets
+                    .iter()
+                    .fold(0, |acc, s| acc | s[w].load(AtomicOrdering::Relaxed));
+                while b != 0 {
+                    let leaf = w * 64 + b.trailing_zeros() as usize;
+                    b &= b - 1;
+                    let mut i = parent[leaf];
+                    while i != u32::MAX && Marks::set(set, i as usize) {
+                        i = parent[i as usize];
+                    }
+                }
+            },
+        );
     }
 
     /// Bytes of what it keeps.
     pub(super) fn memory_bytes(&self) -> usize {
         self.moved.len() * 8
             + (self.tris_at.len() + self.tris_of.len() + self.leaf_of.len()) * 4
+            + (self.leaves_of.len() + self.leaves_end.len()) * 4
             + self.marks.sets.len() * self.marks.words() * 8
             + self.visited.iter().map(|v| v.capacity() * 4).sum::<usize>()
             + self.links.len() * 4
