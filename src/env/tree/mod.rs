@@ -394,16 +394,28 @@ fn prefetch_grandchildren<const K: usize>(nodes: &[TreeNode<K>], i: u32) {
 #[inline]
 pub(crate) fn area<const K: usize>(d: &Dop<K>) -> f64 {
     #[cfg(target_arch = "x86_64")]
-    if K >= 8 {
-        // SAFETY: as in `search_union_area`.
-        unsafe {
-            use std::arch::x86_64::_mm_loadu_ps;
-            let p = d.b.as_ptr();
-            return box_area_sse(_mm_loadu_ps(p), _mm_loadu_ps(p.add(K / 2)));
-        }
+    if let Some((lo, hi)) = box_lanes(d) {
+        return box_area_sse(lo, hi);
     }
     let e = d.box_extent();
     2.0 * (e.x * e.y + e.y * e.z + e.z * e.x)
+}
+
+/// A k-DOP's box bounds as two vectors, its four lower and four upper bounds (the fourth
+/// ignored), where K leaves room for the four-lane loads (K >= 8); `None` for smaller K.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn box_lanes<const K: usize>(
+    d: &Dop<K>,
+) -> Option<(std::arch::x86_64::__m128, std::arch::x86_64::__m128)> {
+    use std::arch::x86_64::_mm_loadu_ps;
+    if K < 8 {
+        return None;
+    }
+    let p = d.b.as_ptr();
+    // SAFETY: SSE is part of the x86_64 baseline; with K >= 8 the four floats from
+    // `K / 2` lie inside the array (`K / 2 + 4 <= K`), and the loads are unaligned.
+    unsafe { Some((_mm_loadu_ps(p), _mm_loadu_ps(p.add(K / 2)))) }
 }
 
 /// The surface area of the box from `lo` to `hi` (the first three lanes of each), with
@@ -437,13 +449,8 @@ fn box_area_sse(lo: std::arch::x86_64::__m128, hi: std::arch::x86_64::__m128) ->
 #[inline]
 pub(crate) fn search_area<const K: usize>(d: &Dop<K>) -> f32 {
     #[cfg(target_arch = "x86_64")]
-    if K >= 8 {
-        // SAFETY: as in `search_union_area`.
-        unsafe {
-            use std::arch::x86_64::_mm_loadu_ps;
-            let p = d.b.as_ptr();
-            return box_area_sse_f32(_mm_loadu_ps(p), _mm_loadu_ps(p.add(K / 2)));
-        }
+    if let Some((lo, hi)) = box_lanes(d) {
+        return box_area_sse_f32(lo, hi);
     }
     search_union_area_portable(d, d)
 }
@@ -452,18 +459,11 @@ pub(crate) fn search_area<const K: usize>(d: &Dop<K>) -> f32 {
 #[inline]
 pub(crate) fn search_union_area<const K: usize>(a: &Dop<K>, b: &Dop<K>) -> f32 {
     #[cfg(target_arch = "x86_64")]
-    if K >= 8 {
-        // The box's four lower and four upper bounds (the fourth is ignored) as one vector
-        // each.
-        // SAFETY: SSE is part of the x86_64 baseline; with K >= 8 the four floats from
-        // `K / 2` lie inside the array (`K / 2 + 4 <= K`), and the loads are unaligned.
-        unsafe {
-            use std::arch::x86_64::{_mm_loadu_ps, _mm_max_ps, _mm_min_ps};
-            let (pa, pb) = (a.b.as_ptr(), b.b.as_ptr());
-            let lo = _mm_min_ps(_mm_loadu_ps(pa), _mm_loadu_ps(pb));
-            let hi = _mm_max_ps(_mm_loadu_ps(pa.add(K / 2)), _mm_loadu_ps(pb.add(K / 2)));
-            return box_area_sse_f32(lo, hi);
-        }
+    if let (Some((alo, ahi)), Some((blo, bhi))) = (box_lanes(a), box_lanes(b)) {
+        use std::arch::x86_64::{_mm_max_ps, _mm_min_ps};
+        // SAFETY: SSE is part of the x86_64 baseline.
+        let (lo, hi) = unsafe { (_mm_min_ps(alo, blo), _mm_max_ps(ahi, bhi)) };
+        return box_area_sse_f32(lo, hi);
     }
     search_union_area_portable(a, b)
 }
