@@ -1238,18 +1238,24 @@ impl<const K: usize> DeformScratch<K> {
     }
 
     /// Lists vertex `v`'s distinct leaves ([`DeformScratch::leaves_of`]) from its
-    /// triangles' leaves.
+    /// triangles' leaves: sorted and deduplicated in place, so that a vertex shared by
+    /// many triangles (a fan's centre) costs their number's logarithm each, not their
+    /// number.
     fn list_leaves(&mut self, v: usize) {
         let (from, to) = (self.tris_at[v] as usize, self.tris_at[v + 1] as usize);
-        let mut end = from;
-        for k in from..to {
-            let leaf = self.leaf_of[self.tris_of[k] as usize];
-            if !self.leaves_of[from..end].contains(&leaf) {
-                self.leaves_of[end] = leaf;
+        let list = &mut self.leaves_of[from..to];
+        for (slot, &t) in list.iter_mut().zip(&self.tris_of[from..to]) {
+            *slot = self.leaf_of[t as usize];
+        }
+        list.sort_unstable();
+        let mut end = 0;
+        for k in 0..list.len() {
+            if k == 0 || list[k] != list[end - 1] {
+                list[end] = list[k];
                 end += 1;
             }
         }
-        self.leaves_end[v] = end as u32;
+        self.leaves_end[v] = (from + end) as u32;
     }
 
     /// Marks, for a sparse refit, every leaf holding a triangle of a moved vertex and
@@ -2191,6 +2197,63 @@ pub(super) mod tests {
     }
 
     /// Bad lists are refused by name and change nothing.
+    /// A fan's centre lies in every leaf of the fan (thousands, listed once and
+    /// deduplicated); moved alone, by `deform_some` and by `deform`, every one of those
+    /// leaves is refit: the hierarchy stays valid (each bound holds its triangles) and
+    /// answers as a fresh build. Large enough to be cut into pieces, so that the refit
+    /// is sparse and visits only the marked leaves.
+    #[test]
+    fn a_fan_centre_moved_alone_refits_every_leaf_it_is_in() {
+        let ring = 40_000u32;
+        let mut verts = vec![DVec3::ZERO];
+        verts.extend((0..ring).map(|i| {
+            let a = f64::from(i) / f64::from(ring) * std::f64::consts::TAU;
+            DVec3::new(a.cos(), a.sin(), 0.0)
+        }));
+        let tris: Vec<[u32; 3]> = (0..ring).map(|i| [0, 1 + i, 1 + (i + 1) % ring]).collect();
+        let fan = Mesh::new(verts.clone(), tris.clone()).unwrap();
+        let env = Environment::<18>::from_mesh(
+            Mesh::new(
+                vec![
+                    DVec3::new(-2.0, -2.0, 0.5),
+                    DVec3::new(2.0, -2.0, 0.5),
+                    DVec3::new(0.0, 2.0, 0.5),
+                ],
+                vec![[0, 1, 2]],
+            )
+            .unwrap(),
+            &BuildOptions::ENVIRONMENT,
+        )
+        .unwrap();
+        let mut some = FlyingObject::<18>::new(fan, &BuildOptions::FLYING).unwrap();
+        some.prepare_deform();
+        assert!(
+            some.deform.as_ref().is_some_and(|d| !d.pieces.is_empty()),
+            "the fan is refit in pieces"
+        );
+        let mut all = some.clone();
+        let mut state = QueryState::new();
+        // Up through the plane at z = 0.5 and back: the fan turns into a cone and back.
+        for (round, z) in [1.0, 0.25, 2.0, 0.0].into_iter().enumerate() {
+            verts[0] = DVec3::new(0.0, 0.0, z);
+            let a = some.deform_some(&[0], &[verts[0]], 0.05).unwrap();
+            let b = all.deform(&verts, 0.05).unwrap();
+            assert_eq!(a, b, "round {round}");
+            assert_eq!(a.moved_vertices, 1);
+            valid(&some);
+            valid(&all);
+            let hits = matches_fresh_build(
+                &env,
+                &some,
+                (verts.clone(), tris.clone()),
+                &Pose::IDENTITY,
+                &mut state,
+                &format!("round {round}"),
+            );
+            assert_eq!(hits > 0, z >= 0.5, "round {round}: {hits} contacts");
+        }
+    }
+
     #[test]
     fn deforming_some_refuses_bad_lists() {
         let rest = sphere(5, 6);
