@@ -2196,7 +2196,6 @@ pub(super) mod tests {
         assert!(contacts > 0, "no round had a contact to compare");
     }
 
-    /// Bad lists are refused by name and change nothing.
     /// A fan's centre lies in every leaf of the fan (thousands, listed once and
     /// deduplicated); moved alone, by `deform_some` and by `deform`, every one of those
     /// leaves is refit: the hierarchy stays valid (each bound holds its triangles) and
@@ -2250,6 +2249,7 @@ pub(super) mod tests {
                 &mut state,
                 &format!("round {round}"),
             );
+    /// Bad lists are refused by name and change nothing.
             assert_eq!(hits > 0, z >= 0.5, "round {round}: {hits} contacts");
         }
     }
