@@ -79,8 +79,8 @@ pub struct DeformStats {
 pub(crate) struct DeformScratch<const K: usize> {
     /// Per vertex, a bit: whether this deformation moved it.
     pub(super) moved: Vec<u64>,
-    /// Per vertex, a bit: whether `deform_some` has met it in its list (all clear
-    /// between calls).
+    /// Per vertex, a bit: whether `deform_some` has met it in its list, or a renewal's
+    /// `index_leaves` has listed its leaves (all clear between calls).
     listed: Vec<u64>,
     /// Vertex `v`'s triangles, by original index, are `tris_of[tris_at[v]..tris_at[v + 1]]`:
     /// with `leaf_of`, the leaves a moved vertex touches.
@@ -1219,7 +1219,7 @@ impl<const K: usize> DeformScratch<K> {
             }
             return;
         }
-        // Each vertex once (`listed` is clear between calls, and cleared again here).
+        // Each vertex once (`listed` is clear between calls, and cleared again after).
         self.listed.resize(bvh.vertices.len().div_ceil(64), 0);
         for (_, span) in leaves() {
             for &v in bvh.tris[span].as_flattened() {
@@ -1230,11 +1230,7 @@ impl<const K: usize> DeformScratch<K> {
                 }
             }
         }
-        for (_, span) in leaves() {
-            for &v in bvh.tris[span].as_flattened() {
-                self.listed[v as usize / 64] = 0;
-            }
-        }
+        self.listed.fill(0);
     }
 
     /// Lists vertex `v`'s distinct leaves ([`DeformScratch::leaves_of`]) from its
@@ -2249,11 +2245,11 @@ pub(super) mod tests {
                 &mut state,
                 &format!("round {round}"),
             );
-    /// Bad lists are refused by name and change nothing.
             assert_eq!(hits > 0, z >= 0.5, "round {round}: {hits} contacts");
         }
     }
 
+    /// Bad lists are refused by name and change nothing.
     #[test]
     fn deforming_some_refuses_bad_lists() {
         let rest = sphere(5, 6);
