@@ -5,11 +5,11 @@
 //! pairs' answers kept from the step before), teleports, removals and additions, parts
 //! moved, re-shaped, removed and added, objects given other shapes, and shapes deformed (a
 //! wobble, or far and fast, with degenerate triangles), each answer checked against the
-//! oracle on a fresh build
-//! of the test's own meshes; a crowd with more colliding pairs than a step has batches of
-//! jobs; the same answers on one thread and four; handle misuse refused with typed errors;
-//! probes of objects moved since the last step; a world loaded in one step that gives its
-//! scratch back and answers as a fresh one.
+//! oracle on a fresh build of the test's own meshes; a world of the real meshes in
+//! `../shared/data/meshes`, flying through each other and across surfaces; a crowd with
+//! more colliding pairs than a step has batches of jobs; the same answers on one thread and
+//! four; handle misuse refused with typed errors; probes of objects moved since the last
+//! step; a world loaded in one step that gives its scratch back and answers as a fresh one.
 
 mod common;
 
@@ -1448,4 +1448,172 @@ fn a_world_loaded_at_once_gives_its_scratch_back_and_answers_alike() {
     let got = answer(&world);
     assert!(got.len() > n, "neighbours touch: {} pairs", got.len());
     assert_eq!(got, answer(&fresh));
+}
+
+/// A real mesh from `../shared/data/meshes`, centred on the origin and scaled to the
+/// diagonal `diag`.
+fn real_mesh(dir: &std::path::Path, name: &str, diag: f64) -> Mesh {
+    let m = kdop::io::formats::load_mesh(dir.join(name)).unwrap();
+    let (lo, hi) = m.bounds();
+    let s = diag / (hi - lo).length();
+    let fit = Pose::new(
+        glam::DMat3::from_diagonal(DVec3::splat(s)),
+        -(lo + hi) / 2.0 * s,
+    );
+    m.transformed(&fit.unwrap()).unwrap()
+}
+
+/// Real meshes in a world: CAD parts, a robot link, a knot, a ball and FCL's robot as
+/// objects from 0.1 to 6 units across (size ratios up to 60, and 200 against the room),
+/// FCL's room and the CGAL tray as parts. Six objects lie across surfaces (at a vertex of a
+/// part or of an earlier object, turned at random) and drift; eight fly through such
+/// points from a few units away, spinning, while some switch between detect and report. Every step's pairs,
+/// contacts and events equal brute force over all triangle pairs, and the triangles of
+/// every contact meet in a shape (`World::contact_shapes` refuses a pair whose do not).
+#[test]
+fn real_meshes_in_a_world_equal_brute_force() {
+    let Some(dir) = common::meshes_dir() else {
+        return;
+    };
+    // (file, diagonal): objects first, then the parts' shapes.
+    let kinds = [
+        ("fcl_rob.obj", 1.0),
+        ("kuka_iiwa_link0.obj", 0.1),
+        ("trefoil_knot.obj", 2.0),
+        ("soccerball.obj", 0.5),
+        ("boeing_part.obj", 6.0),
+        ("fcl_env.obj", 20.0),
+    ];
+    let meshes: Vec<Mesh> = kinds.iter().map(|&(n, d)| real_mesh(&dir, n, d)).collect();
+    let size = |shape: usize| kinds[shape].1;
+    let mut rng = Rng::new(2026);
+    let mut world = World::<18>::new();
+    let shapes = add_shapes(&mut world, &meshes);
+    let mut parts = BTreeMap::new();
+    for (i, (shape, pose)) in [(5, Pose::IDENTITY), (4, random_pose(&mut rng, 1.0, false))]
+        .into_iter()
+        .enumerate()
+    {
+        let desc = PartDesc {
+            group: 1,
+            mask: u32::MAX,
+            user: 100 + i as u64,
+        };
+        let h = world.add_part(shapes[shape], pose, desc).unwrap();
+        let item = Item {
+            shape,
+            pose,
+            group: 1,
+            mask: u32::MAX,
+            mode: Mode::Report,
+        };
+        parts.insert(h, item);
+    }
+    // A point on a surface already placed: a vertex of a part or of an earlier object.
+    let on_a_surface = |rng: &mut Rng, placed: &[Item]| {
+        let at = &placed[rng.below(placed.len() as u64) as usize];
+        let v = meshes[at.shape].vertices();
+        at.pose
+            .transform_point(v[rng.below(v.len() as u64) as usize])
+    };
+    let mut placed: Vec<Item> = parts.values().copied().collect();
+    let mut objects = BTreeMap::new();
+    // Per object: its slide a frame and its spin. The first six lie across surfaces and
+    // drift a few percent of their size a frame; the others fly at a point on a surface
+    // from 1 to 3 units away, reach it in 4 to 8 frames and fly on through.
+    let mut motion = BTreeMap::new();
+    for i in 0..14 {
+        let shape = i % 5;
+        let target = on_a_surface(&mut rng, &placed);
+        let (centre, slide) = if i < 6 {
+            (target, rng.unit() * 0.03 * size(shape))
+        } else {
+            let start = target + rng.unit() * rng.range(1.0, 3.0);
+            (start, (target - start) / rng.range(4.0, 8.0))
+        };
+        let item = Item {
+            shape,
+            pose: Pose::new(rng.rotation(), centre).unwrap(),
+            group: 1,
+            mask: u32::MAX,
+            mode: if i % 4 == 3 {
+                Mode::Detect
+            } else {
+                Mode::Report
+            },
+        };
+        let desc = ObjectDesc {
+            mode: item.mode,
+            group: 1,
+            mask: u32::MAX,
+            user: i as u64,
+        };
+        let id = world.add_object(shapes[shape], item.pose, desc).unwrap();
+        let spin = glam::DQuat::from_axis_angle(rng.unit(), 0.1);
+        let spin = Pose::from_rotation_translation(spin, DVec3::ZERO).unwrap();
+        motion.insert(id, (slide, spin));
+        objects.insert(id, item);
+        if i < 6 {
+            placed.push(item);
+        }
+    }
+    let mut previous = BTreeSet::new();
+    // Colliding pairs seen of objects with objects, and of objects with parts; of bodies
+    // ten or more times apart in size; begin and end events; contacts with their shapes.
+    let (mut with_objects, mut with_parts, mut far_apart) = (0, 0, 0);
+    let (mut begins, mut ends, mut shapes_checked) = (0, 0, 0);
+    for frame in 0..12 {
+        if frame > 0 {
+            for (id, item) in objects.iter_mut() {
+                let (slide, spin) = motion[id];
+                let step = Pose::from_translation(slide).unwrap();
+                item.pose = step.after(&item.pose.after(&spin).unwrap()).unwrap();
+                if rng.below(8) == 0 {
+                    item.mode = match item.mode {
+                        Mode::Detect => Mode::Report,
+                        Mode::Report => Mode::Detect,
+                    };
+                    let mut d = world.object_desc(*id).unwrap();
+                    d.mode = item.mode;
+                    world.set_object_desc(*id, d).unwrap();
+                }
+                world.set_pose(*id, item.pose).unwrap();
+            }
+        }
+        world.step().unwrap();
+        let truth = brute(&meshes, &objects, &parts);
+        let context = format!("real meshes, frame {frame}");
+        let seen = check_step(&world, &truth, &previous, &objects, &context);
+        for (a, b, event, _) in &seen {
+            let shape_of = |body: &Body| match body {
+                Body::Object(o) => objects[o].shape,
+                Body::Part(p) => parts[p].shape,
+            };
+            match b {
+                Body::Object(_) => with_objects += 1,
+                Body::Part(_) => with_parts += 1,
+            }
+            let (sa, sb) = (size(shape_of(a)), size(shape_of(b)));
+            far_apart += usize::from(sa.max(sb) >= 10.0 * sa.min(sb));
+            begins += usize::from(*event == PairEvent::Begin);
+        }
+        ends += world.ended().len();
+        for p in world.pairs() {
+            let contacts = world.contacts(p).unwrap();
+            let found = world.contact_shapes(p).unwrap();
+            assert_eq!(
+                found.len(),
+                contacts.len(),
+                "{context}: a shape per contact"
+            );
+            shapes_checked += found.len();
+        }
+        previous = truth.keys().copied().collect();
+    }
+    assert!(
+        with_objects > 20 && with_parts > 20 && far_apart > 20,
+        "too few pairs of a kind: {with_objects} object, {with_parts} part, {far_apart} far apart in size"
+    );
+    assert!(begins > 10 && ends > 3, "{begins} begins, {ends} ends");
+    assert!(shapes_checked > 1000, "{shapes_checked} contact shapes");
 }
