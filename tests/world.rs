@@ -1467,9 +1467,11 @@ fn real_mesh(dir: &std::path::Path, name: &str, diag: f64) -> Mesh {
 /// objects from 0.1 to 6 units across (size ratios up to 60, and 200 against the room),
 /// FCL's room and the CGAL tray as parts. Six objects lie across surfaces (at a vertex of a
 /// part or of an earlier object, turned at random) and drift; eight fly through such
-/// points from a few units away, spinning, while some switch between detect and report. Every step's pairs,
-/// contacts and events equal brute force over all triangle pairs, and the triangles of
-/// every contact meet in a shape (`World::contact_shapes` refuses a pair whose do not).
+/// points from a few units away, spinning, while some switch between detect and report;
+/// the knot deforms in a wave and the tray part is dragged now and then. Every step's
+/// pairs, contacts and events equal brute force over all triangle pairs (on the knot as
+/// deformed), and the triangles of every contact meet in a shape (`World::contact_shapes`
+/// refuses a pair whose do not).
 #[test]
 fn real_meshes_in_a_world_equal_brute_force() {
     let Some(dir) = common::meshes_dir() else {
@@ -1484,7 +1486,10 @@ fn real_meshes_in_a_world_equal_brute_force() {
         ("boeing_part.obj", 6.0),
         ("fcl_env.obj", 20.0),
     ];
-    let meshes: Vec<Mesh> = kinds.iter().map(|&(n, d)| real_mesh(&dir, n, d)).collect();
+    let mut meshes: Vec<Mesh> = kinds.iter().map(|&(n, d)| real_mesh(&dir, n, d)).collect();
+    // The knot deforms: a wave along it, a tenth of its size high, the whole array given
+    // on even frames and the moved vertices alone on odd ones.
+    let knot = meshes[2].clone();
     let size = |shape: usize| kinds[shape].1;
     let mut rng = Rng::new(2026);
     let mut world = World::<18>::new();
@@ -1562,6 +1567,7 @@ fn real_meshes_in_a_world_equal_brute_force() {
     // ten or more times apart in size; begin and end events; contacts with their shapes.
     let (mut with_objects, mut with_parts, mut far_apart) = (0, 0, 0);
     let (mut begins, mut ends, mut shapes_checked) = (0, 0, 0);
+    let mut knot_pairs = 0;
     for frame in 0..12 {
         if frame > 0 {
             for (id, item) in objects.iter_mut() {
@@ -1579,8 +1585,34 @@ fn real_meshes_in_a_world_equal_brute_force() {
                 }
                 world.set_pose(*id, item.pose).unwrap();
             }
+            let wave = |v: DVec3| {
+                let phase = f64::from(frame) + 6.0 * v.x;
+                v + DVec3::new(0.3, 0.5, 0.8).normalize() * 0.2 * phase.sin()
+            };
+            let moved: Vec<DVec3> = knot.vertices().iter().map(|&v| wave(v)).collect();
+            let stats = if frame % 2 == 0 {
+                world.deform_shape(shapes[2], &moved)
+            } else {
+                let (indices, positions): (Vec<u32>, Vec<DVec3>) = (moved.iter())
+                    .zip(meshes[2].vertices())
+                    .enumerate()
+                    .filter(|(_, (now, was))| now != was)
+                    .map(|(i, (now, _))| (i as u32, *now))
+                    .unzip();
+                world.deform_shape_some(shapes[2], &indices, &positions)
+            };
+            stats.unwrap();
+            meshes[2] = Mesh::new(moved, knot.triangles().to_vec()).unwrap();
+            // The tray part is moved now and then, as a CAD user drags it.
+            if frame % 3 == 0 {
+                let (&h, tray) = parts.iter_mut().find(|(_, p)| p.shape == 4).unwrap();
+                let nudge = Pose::from_translation(rng.unit() * 0.3).unwrap();
+                tray.pose = nudge.after(&tray.pose).unwrap();
+                world.set_part_placement(h, tray.pose).unwrap();
+            }
         }
         world.step().unwrap();
+        world.part_tree().validate().unwrap();
         let truth = brute(&meshes, &objects, &parts);
         let context = format!("real meshes, frame {frame}");
         let seen = check_step(&world, &truth, &previous, &objects, &context);
@@ -1596,6 +1628,7 @@ fn real_meshes_in_a_world_equal_brute_force() {
             let (sa, sb) = (size(shape_of(a)), size(shape_of(b)));
             far_apart += usize::from(sa.max(sb) >= 10.0 * sa.min(sb));
             begins += usize::from(*event == PairEvent::Begin);
+            knot_pairs += usize::from(shape_of(a) == 2 || shape_of(b) == 2);
         }
         ends += world.ended().len();
         for p in world.pairs() {
@@ -1615,5 +1648,6 @@ fn real_meshes_in_a_world_equal_brute_force() {
         "too few pairs of a kind: {with_objects} object, {with_parts} part, {far_apart} far apart in size"
     );
     assert!(begins > 10 && ends > 3, "{begins} begins, {ends} ends");
+    assert!(knot_pairs > 10, "{knot_pairs} pairs with the deformed knot");
     assert!(shapes_checked > 1000, "{shapes_checked} contact shapes");
 }
