@@ -35,6 +35,30 @@ struct Item {
 /// A frame's answer as a map from pair to contacts (sorted), and the events.
 type Answer = BTreeMap<(Body, Body), Vec<[u32; 2]>>;
 
+impl Item {
+    /// An item of `shape` at `pose` in group 1, accepting every group.
+    fn open(shape: usize, pose: Pose, mode: Mode) -> Item {
+        Item {
+            shape,
+            pose,
+            group: 1,
+            mask: u32::MAX,
+            mode,
+        }
+    }
+}
+
+/// The vertices of `now` that differ from `was` (in order): their indices and positions, as
+/// a sparse deformation gives them.
+fn moved_vertices(now: &[DVec3], was: &[DVec3]) -> (Vec<u32>, Vec<DVec3>) {
+    now.iter()
+        .zip(was)
+        .enumerate()
+        .filter(|(_, (now, was))| now != was)
+        .map(|(i, (now, _))| (i as u32, *now))
+        .unzip()
+}
+
 fn accepts(a: &Item, b: &Item) -> bool {
     a.group & b.mask != 0 && b.group & a.mask != 0
 }
@@ -406,12 +430,7 @@ fn run_scene(seed: u64, frames: usize) -> Scene {
                 world.deform_shape(shapes[s], next.vertices())
             } else {
                 // Only the vertices that moved, by the sparse call.
-                let (indices, positions): (Vec<u32>, Vec<DVec3>) = (next.vertices().iter())
-                    .zip(m.vertices())
-                    .enumerate()
-                    .filter(|(_, (now, was))| now != was)
-                    .map(|(i, (now, _))| (i as u32, *now))
-                    .unzip();
+                let (indices, positions) = moved_vertices(next.vertices(), m.vertices());
                 world.deform_shape_some(shapes[s], &indices, &positions)
             };
             *m = next;
@@ -868,13 +887,7 @@ fn a_worn_shape_is_rebuilt_beside_the_frames() {
         let mut objects = BTreeMap::new();
         let mut parts = BTreeMap::new();
         for i in 0..6 {
-            let item = Item {
-                shape: i % 2,
-                pose: random_pose(&mut rng, 1.5, false),
-                group: 1,
-                mask: u32::MAX,
-                mode: Mode::Report,
-            };
+            let item = Item::open(i % 2, random_pose(&mut rng, 1.5, false), Mode::Report);
             let id = world
                 .add_object(
                     shapes[item.shape],
@@ -887,13 +900,7 @@ fn a_worn_shape_is_rebuilt_beside_the_frames() {
                 .unwrap();
             objects.insert(id, item);
         }
-        let item = Item {
-            shape: 0,
-            pose: random_pose(&mut rng, 1.0, false),
-            group: 1,
-            mask: u32::MAX,
-            mode: Mode::Report,
-        };
+        let item = Item::open(0, random_pose(&mut rng, 1.0, false), Mode::Report);
         parts.insert(
             world
                 .add_part(shapes[0], item.pose, PartDesc::default())
@@ -990,12 +997,12 @@ fn worn_subtrees_are_renewed_in_slices() {
         let shapes = add_shapes(&mut world, &meshes);
         let mut objects = BTreeMap::new();
         let mut parts = BTreeMap::new();
-        let flat = |z: f64| Item {
-            shape: 0,
-            pose: Pose::from_translation(DVec3::Z * z).unwrap(),
-            group: 1,
-            mask: u32::MAX,
-            mode: Mode::Report,
+        let flat = |z: f64| {
+            Item::open(
+                0,
+                Pose::from_translation(DVec3::Z * z).unwrap(),
+                Mode::Report,
+            )
         };
         let id = world
             .add_object(shapes[0], flat(0.0).pose, ObjectDesc::default())
@@ -1005,17 +1012,15 @@ fn worn_subtrees_are_renewed_in_slices() {
         parts.insert(part.unwrap(), flat(0.05));
         for i in 0..4 {
             // Small clusters across the swirl, crossing the sheet.
-            let item = Item {
-                shape: 1,
-                pose: random_pose(&mut rng, 1.2, false),
-                group: 1,
-                mask: u32::MAX,
-                mode: if i % 2 == 0 {
+            let item = Item::open(
+                1,
+                random_pose(&mut rng, 1.2, false),
+                if i % 2 == 0 {
                     Mode::Report
                 } else {
                     Mode::Detect
                 },
-            };
+            );
             let item = Item {
                 pose: Pose::new(
                     item.pose.linear(),
@@ -1222,13 +1227,7 @@ fn resting_pairs_keep_their_answers_and_changed_ones_are_computed() {
     ];
     let mut w = World::<18>::new();
     let shapes = add_shapes(&mut w, &meshes);
-    let plate = Item {
-        shape: 0,
-        pose: Pose::IDENTITY,
-        group: 1,
-        mask: u32::MAX,
-        mode: Mode::Report,
-    };
+    let plate = Item::open(0, Pose::IDENTITY, Mode::Report);
     let mut parts = BTreeMap::new();
     parts.insert(
         w.add_part(shapes[0], plate.pose, PartDesc::default())
@@ -1505,13 +1504,7 @@ fn real_meshes_in_a_world_equal_brute_force() {
             user: 100 + i as u64,
         };
         let h = world.add_part(shapes[shape], pose, desc).unwrap();
-        let item = Item {
-            shape,
-            pose,
-            group: 1,
-            mask: u32::MAX,
-            mode: Mode::Report,
-        };
+        let item = Item::open(shape, pose, Mode::Report);
         parts.insert(h, item);
     }
     // A point on a surface already placed: a vertex of a part or of an earlier object.
@@ -1536,17 +1529,15 @@ fn real_meshes_in_a_world_equal_brute_force() {
             let start = target + rng.unit() * rng.range(1.0, 3.0);
             (start, (target - start) / rng.range(4.0, 8.0))
         };
-        let item = Item {
+        let item = Item::open(
             shape,
-            pose: Pose::new(rng.rotation(), centre).unwrap(),
-            group: 1,
-            mask: u32::MAX,
-            mode: if i % 4 == 3 {
+            Pose::new(rng.rotation(), centre).unwrap(),
+            if i % 4 == 3 {
                 Mode::Detect
             } else {
                 Mode::Report
             },
-        };
+        );
         let desc = ObjectDesc {
             mode: item.mode,
             group: 1,
@@ -1593,12 +1584,7 @@ fn real_meshes_in_a_world_equal_brute_force() {
             let stats = if frame % 2 == 0 {
                 world.deform_shape(shapes[2], &moved)
             } else {
-                let (indices, positions): (Vec<u32>, Vec<DVec3>) = (moved.iter())
-                    .zip(meshes[2].vertices())
-                    .enumerate()
-                    .filter(|(_, (now, was))| now != was)
-                    .map(|(i, (now, _))| (i as u32, *now))
-                    .unzip();
+                let (indices, positions) = moved_vertices(&moved, meshes[2].vertices());
                 world.deform_shape_some(shapes[2], &indices, &positions)
             };
             stats.unwrap();
