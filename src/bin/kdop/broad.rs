@@ -62,6 +62,12 @@ pub struct BroadArgs {
     /// scenes: leaves refit along their paths and only pairs with a changed leaf traversed.
     #[arg(long, default_value_t = 0.0, value_parser = crate::common::share)]
     asleep: f64,
+    /// Boxes from a real mesh instead of random ones: each triangle's box a body, of its
+    /// size and at its place in the file, drifting on a billiard path within the mesh's
+    /// bounds (`--objects` is then the triangle count): the clustered sizes and places of
+    /// real geometry, where a grid's cells fit some regions and not others.
+    #[arg(long)]
+    mesh: Option<std::path::PathBuf>,
 }
 
 /// How much larger the boxes of `--large` are, and the long axis of those of `--long`.
@@ -79,6 +85,9 @@ struct Scene {
     centre: Vec<[f32; 3]>,
     /// Half-extents.
     half: Vec<[f32; 3]>,
+    /// Per box of a mesh, the length its fat box grows by on each side over [`FAT`] (empty
+    /// for random boxes, which grow by their smallest half-extent: [`fat_box`]).
+    grow: Vec<f32>,
     velocity: Vec<[f32; 3]>,
     fat: Vec<Aabb>,
     side: f32,
@@ -95,6 +104,7 @@ impl Scene {
         let mut s = Scene {
             centre: Vec::with_capacity(n),
             half: Vec::with_capacity(n),
+            grow: Vec::new(),
             velocity: Vec::with_capacity(n),
             fat: Vec::with_capacity(n),
             side,
@@ -144,6 +154,63 @@ impl Scene {
         s
     }
 
+    /// The boxes of `triangles` (boxes of a mesh's triangles, in its coordinates), moved so
+    /// that the mesh's bounds start at the origin; each moves [`SPEED`] of its growth length
+    /// (its smallest half-extent, or a quarter of its largest if more: a flat triangle's
+    /// box moves too) per frame in a random direction; `--asleep` rests a share of them.
+    fn of_mesh(triangles: &[Aabb], seed: u64, a: &BroadArgs) -> Scene {
+        let n = triangles.len();
+        let mut rng = Rng::new(seed);
+        let lo = triangles.iter().fold([f32::INFINITY; 3], |m, b| {
+            [0, 1, 2].map(|k| m[k].min(b.lo[k]))
+        });
+        let hi = triangles.iter().fold([f32::NEG_INFINITY; 3], |m, b| {
+            [0, 1, 2].map(|k| m[k].max(b.hi[k]))
+        });
+        let side = (0..3).map(|k| hi[k] - lo[k]).fold(0.0f32, f32::max);
+        let mut s = Scene {
+            centre: Vec::with_capacity(n),
+            half: Vec::with_capacity(n),
+            grow: Vec::with_capacity(n),
+            velocity: Vec::with_capacity(n),
+            fat: Vec::with_capacity(n),
+            side,
+            moving: n,
+        };
+        for b in triangles {
+            let c = [0, 1, 2].map(|k| (b.lo[k] + b.hi[k]) / 2.0 - lo[k]);
+            let half = [0, 1, 2].map(|k| (b.hi[k] - b.lo[k]) / 2.0);
+            let least = half[0].min(half[1]).min(half[2]);
+            let most = half[0].max(half[1]).max(half[2]);
+            let g = least.max(most / 4.0);
+            let dir = rng.unit().to_array().map(|v| v as f32);
+            let resting = a.asleep > 0.0 && rng.f64() < a.asleep;
+            let speed = if resting { 0.0 } else { SPEED * 2.0 * g };
+            let velocity = dir.map(|v| v * speed);
+            let age = if speed > 0.0 {
+                rng.f64() as f32 * (2.0 * FAT * g)
+                    / velocity.iter().fold(0.0f32, |m, v| m.max(v.abs()))
+            } else {
+                0.0
+            };
+            let made = [0, 1, 2].map(|k| c[k] - velocity[k] * age);
+            s.centre.push(c);
+            s.half.push(half);
+            s.grow.push(g);
+            s.velocity.push(velocity);
+            s.fat.push(fat_box_by(made, half, g));
+        }
+        s
+    }
+
+    /// The fat box of box `i` when made at centre `c`.
+    fn fat_at(&self, i: usize, c: [f32; 3]) -> Aabb {
+        match self.grow.get(i) {
+            Some(&g) => fat_box_by(c, self.half[i], g),
+            None => fat_box(c, self.half[i]),
+        }
+    }
+
     fn tight(&self, i: usize) -> Aabb {
         let (c, h) = (self.centre[i], self.half[i]);
         Aabb::new(
@@ -188,7 +255,7 @@ impl Scene {
                 self.centre[i][k] += self.velocity[i][k];
             }
             if !self.fat[i].contains(&self.tight(i)) {
-                self.fat[i] = fat_box(self.centre[i], self.half[i]);
+                self.fat[i] = self.fat_at(i, self.centre[i]);
                 changed.push((i as u32, self.fat[i]));
             }
         }
@@ -221,6 +288,14 @@ fn fat_box(c: [f32; 3], h: [f32; 3]) -> Aabb {
     )
 }
 
+/// The box of centre `c` and half-extents `h` grown by [`FAT`] times `g` on each side.
+fn fat_box_by(c: [f32; 3], h: [f32; 3], g: f32) -> Aabb {
+    Aabb::new(
+        [0, 1, 2].map(|k| c[k] - h[k] - g * 2.0 * FAT),
+        [0, 1, 2].map(|k| c[k] + h[k] + g * 2.0 * FAT),
+    )
+}
+
 /// Runs `kdop bench broad`.
 pub fn run(a: &BroadArgs) -> kdop::Result<ExitCode> {
     let pool = crate::common::thread_pool(a.threads.max(1))?;
@@ -240,8 +315,19 @@ pub fn run(a: &BroadArgs) -> kdop::Result<ExitCode> {
             "checked"
         );
     }
-    for &n in &a.objects {
-        let row = pool.install(|| measure(n, a))?;
+    let triangles = a.mesh.as_ref().map(|p| mesh_boxes(p)).transpose()?;
+    if triangles.is_some() && a.statics > 0 {
+        return Err(kdop::Error::InvalidParameter {
+            name: "statics",
+            reason: "static boxes are random boxes: not with --mesh".into(),
+        });
+    }
+    let counts = match &triangles {
+        Some(t) => vec![t.len()],
+        None => a.objects.clone(),
+    };
+    for &n in &counts {
+        let row = pool.install(|| measure(n, a, triangles.as_deref()))?;
         if a.json {
             println!("{}", row.json(n, a));
         } else {
@@ -334,8 +420,23 @@ fn time_queries(bp: &BroadPhase, parry: Option<&Parry>, fat: &[Aabb]) -> (f64, O
     (kdop, peer)
 }
 
-fn measure(n: usize, a: &BroadArgs) -> kdop::Result<Row> {
-    let mut scene = Scene::new(n, a.statics, a.seed, a);
+/// The boxes of the triangles of the mesh file at `path`, in file order.
+fn mesh_boxes(path: &std::path::Path) -> kdop::Result<Vec<Aabb>> {
+    let mesh = kdop::io::formats::load_mesh(path)?;
+    Ok((0..mesh.triangle_count())
+        .filter_map(|i| mesh.triangle(i))
+        .map(|t| {
+            let (lo, hi) = (t[0].min(t[1]).min(t[2]), t[0].max(t[1]).max(t[2]));
+            Aabb::new(lo.as_vec3().to_array(), hi.as_vec3().to_array())
+        })
+        .collect())
+}
+
+fn measure(n: usize, a: &BroadArgs, triangles: Option<&[Aabb]>) -> kdop::Result<Row> {
+    let mut scene = match triangles {
+        Some(t) => Scene::of_mesh(t, a.seed, a),
+        None => Scene::new(n, a.statics, a.seed, a),
+    };
     let new_phase = || match a.cell {
         Some(size) => BroadPhase::with_cell_size(size),
         None => Ok(BroadPhase::new()),
