@@ -4,19 +4,20 @@
 //! the statics too large for every level, and with the other large dynamic boxes. For
 //! those, the large dynamic boxes are entered in rows of the coarse levels (as the coarse
 //! statics are, `place.rs`; anew when one of them changed) and each looks up its own level
-//! and the coarser ones, so that their pairs cost what their neighbours do, not the square of their
-//! number. A scene's few large boxes cost their own pairs' worth; many of them are looked
+//! and the coarser ones, so that their pairs cost what their neighbours do, not the square
+//! of their number. A scene's few large boxes cost their own pairs' worth; many of them are looked
 //! up in slices on rayon's pool. Each large box keeps the boxes it found its pairs with,
 //! a list of its own, so the pairs come out box by box (the same pairs in the same order
 //! for any number of threads).
 //!
-//! When few boxes changed since the last update, the pairs of two unchanged boxes are
-//! kept: a changed box's pairs leave the lists of the unchanged large boxes that met its
-//! box of the last update (found in their coarse rows, as it finds the ones it meets now),
-//! only the changed large boxes are looked up, and every other changed box joins the lists
-//! of the unchanged large boxes near it. Sleeping large boxes so cost nothing until they
-//! or a neighbour move, and a moving box costs the large boxes near it, not all pairs.
-//! Both lookups run in slices on rayon's pool when there are many, joined in slice order.
+//! When few boxes changed since the last update (fewer than the measured costs of the two
+//! ways make worth it, [`Costs`]), the pairs of two unchanged boxes are kept: a changed
+//! box's pairs leave the lists of the unchanged large boxes that met its box of the last
+//! update (found in their coarse rows, as it finds the ones it meets now), only the changed
+//! large boxes are looked up, and every other changed box joins the lists of the unchanged
+//! large boxes near it. Sleeping large boxes so cost nothing until they or a neighbour
+//! move, and a moving box costs the large boxes near it, not all pairs. Both lookups run in
+//! slices on rayon's pool when there are many, joined in slice order.
 
 use super::place::{COARSE_LEVELS, directory, entries, rank};
 use super::query::query_rows;
@@ -35,10 +36,39 @@ const NEAR_PER_TASK: usize = 256;
 /// The level of a large dynamic box too large for every coarse level.
 const HUGE: u8 = u8::MAX;
 
-/// The pairs of unchanged boxes are kept when at most this many boxes changed per large
-/// dynamic box: each changed box then costs a lookup in the large boxes' coarse rows, a
-/// small share of what a large box's own lookup costs.
+/// Until both lookups have been measured, the pairs of unchanged boxes are kept when at
+/// most this many boxes changed per large dynamic box: each changed box then costs a
+/// lookup in the large boxes' coarse rows, a small share of what a large box's own lookup
+/// costs among boxes of the same size ([`Costs`] decides once measured).
 const KEEP_UP_TO: usize = 8;
+
+/// What the two lookups of [`BroadPhase::large_pairs`] cost, in boxes compared each, as the
+/// last update that made them measured: a changed box's among the large boxes' coarse rows
+/// (`near`, twice per changed box), and a large box's own (`own`). Their ratio is not one
+/// constant: among boxes of a size a changed box meets few large ones, but in real geometry
+/// (a building's walls and floors among its small triangles) thousands of large boxes fill
+/// the coarse rows, and each changed box compares hundreds.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Costs {
+    near: Option<f64>,
+    own: Option<f64>,
+}
+
+impl Costs {
+    /// Whether keeping the pairs of unchanged boxes costs less than finding every large
+    /// box's anew, with `moved` boxes changed among `large` large dynamic ones.
+    fn keep(&self, moved: usize, large: usize) -> bool {
+        match (self.near, self.own) {
+            (Some(near), Some(own)) => 2.0 * moved as f64 * near < large as f64 * own,
+            _ => moved <= KEEP_UP_TO * large,
+        }
+    }
+}
+
+/// `compared` boxes over `lookups`, when there were lookups.
+fn per_lookup(compared: u64, lookups: u64) -> Option<f64> {
+    (lookups > 0).then(|| compared as f64 / lookups as f64)
+}
 
 /// The large dynamic boxes as rows of the coarse levels, remade at an update where one of
 /// them changed.
@@ -60,6 +90,8 @@ pub(super) struct NearLarge {
     left: Vec<(u32, u32)>,
     joined: Vec<(u32, u32)>,
     compared: u64,
+    /// Lookups made (one or two per changed box).
+    lookups: u64,
     /// The large boxes one changed box met, and meets (scratch).
     was: Vec<u32>,
     now: Vec<u32>,
@@ -90,13 +122,13 @@ impl LargeRows {
 
 impl BroadPhase {
     /// Finds every pair of a large dynamic box, into `large_pairs` (each box's list the
-    /// pairs it found): all anew after a rebuild of the grid or when many boxes changed,
-    /// else from the pairs of the last update and the changed boxes (whose bits must still
-    /// be set), the lists first moved to their boxes' new places if a box joined or left
-    /// the large ones.
+    /// pairs it found): all anew after a rebuild of the grid or where that costs less than
+    /// keeping them ([`Costs`]), else from the pairs of the last update and the changed
+    /// boxes (whose bits must still be set), the lists first moved to their boxes' new
+    /// places if a box joined or left the large ones.
     pub(super) fn large_pairs(&mut self, regridded: bool) {
         let n = self.large_dynamic.len();
-        if !regridded && n > 0 && self.moved.len() <= KEEP_UP_TO * n {
+        if !regridded && n > 0 && self.large_costs.keep(self.moved.len(), n) {
             // The coarse rows hold the large boxes of the last update, which `large_ids`
             // names: where none joined or left, only the changed ones are entered anew.
             let joined = self.large_ids != self.large_dynamic;
@@ -111,13 +143,16 @@ impl BroadPhase {
             if !self.moved.is_empty() {
                 self.update_large_pairs();
             }
+            self.stats.large_kept = true;
             self.count_large_pairs();
             return;
         }
         let mut lists = std::mem::take(&mut self.large_pairs);
         lists.resize_with(n, Vec::new);
         self.index_large();
-        self.stats.compared += self.find_large_pairs(&mut lists, None);
+        let (compared, looked) = self.find_large_pairs(&mut lists, None);
+        self.large_costs.own = per_lookup(compared, looked).or(self.large_costs.own);
+        self.stats.compared += compared;
         self.large_pairs = lists;
         self.large_ids.clone_from(&self.large_dynamic);
         self.count_large_pairs();
@@ -125,10 +160,10 @@ impl BroadPhase {
 
     /// Finds anew the list of every large dynamic box (its place in `large_dynamic` is its
     /// place in `lists`), or with `changed` of every changed one alone; returns the boxes
-    /// compared. Many boxes are looked up in slices on rayon's pool, each slice holding
-    /// about [`PER_TASK`] boxes to look up; each list is written by its box alone, so the
-    /// lists do not depend on the threads.
-    fn find_large_pairs(&self, lists: &mut [Vec<u32>], changed: Option<&[u64]>) -> u64 {
+    /// compared and the boxes looked up. Many boxes are looked up in slices on rayon's
+    /// pool, each slice holding about [`PER_TASK`] boxes to look up; each list is written
+    /// by its box alone, so the lists do not depend on the threads.
+    fn find_large_pairs(&self, lists: &mut [Vec<u32>], changed: Option<&[u64]>) -> (u64, u64) {
         let wanted = |l: u32| changed.is_none_or(|bits| bit(bits, l));
         let one = |i: usize, found: &mut Vec<u32>| {
             if wanted(self.large_dynamic[i]) {
@@ -144,11 +179,12 @@ impl BroadPhase {
             Some(_) => self.large_dynamic.iter().filter(|&&l| wanted(l)).count(),
         };
         if looked <= PER_TASK || rayon::current_num_threads() == 1 {
-            return lists.iter_mut().enumerate().map(|(i, f)| one(i, f)).sum();
+            let compared = lists.iter_mut().enumerate().map(|(i, f)| one(i, f)).sum();
+            return (compared, looked as u64);
         }
         // Slices of the lists holding about PER_TASK boxes to look up each.
         let per = (PER_TASK * n).div_ceil(looked).clamp(PER_TASK, n);
-        lists
+        let compared = lists
             .par_chunks_mut(per)
             .enumerate()
             .with_max_len(1)
@@ -160,7 +196,8 @@ impl BroadPhase {
                     .map(|(k, f)| one(at + k, f))
                     .sum::<u64>()
             })
-            .sum()
+            .sum();
+        (compared, looked as u64)
     }
 
     /// Gives each box of `large_dynamic` its list of the last update (`large_ids` names
@@ -203,10 +240,11 @@ impl BroadPhase {
         let mut slices = std::mem::take(&mut self.near_large);
         let looked = self.near_changes(&mut slices);
         let kernel = Kernel::best();
-        let mut compared = 0;
+        let (mut compared, mut lookups) = (0, 0);
         // Drops first, then joins, as one box can be in both (its old box and its new).
         for slice in &slices[..looked] {
             compared += slice.compared;
+            lookups += slice.lookups;
             for &(i, c) in &slice.left {
                 let list = &mut lists[i as usize];
                 if let Some(k) = find(kernel, list, c) {
@@ -219,8 +257,11 @@ impl BroadPhase {
                 lists[i as usize].push(o);
             }
         }
-        compared += self.find_large_pairs(&mut lists, Some(&self.moved_bits));
-        self.stats.compared += compared;
+        let costs = &mut self.large_costs;
+        costs.near = per_lookup(compared, lookups).or(costs.near);
+        let (own, looked) = self.find_large_pairs(&mut lists, Some(&self.moved_bits));
+        self.large_costs.own = per_lookup(own, looked).or(self.large_costs.own);
+        self.stats.compared += compared + own;
         self.large_pairs = lists;
         self.near_large = slices;
     }
@@ -244,16 +285,19 @@ impl BroadPhase {
                 left,
                 joined,
                 compared,
+                lookups,
                 was,
                 now,
             } = slice;
             left.clear();
             joined.clear();
             *compared = 0;
+            *lookups = 0;
             for b in &old[t * per..n.min((t + 1) * per)] {
                 let (c, before) = (b.id, b.aabb);
                 let p = &proxies[c as usize];
                 let joins = !matches!(p.placed, Place::LargeDynamic | Place::None);
+                *lookups += 1 + u64::from(joins);
                 if !(joins && b.listed) {
                     *compared += self.near_unchanged(kernel, &before, |i| left.push((i as u32, c)));
                     if joins {

@@ -612,6 +612,10 @@ pub struct BroadStats {
     pub pairs: u64,
     /// Proxies kept out of the rows for their size.
     pub large: u64,
+    /// Whether the pairs of large dynamic boxes with unchanged boxes were kept from the
+    /// update before (only the changed boxes looked up), rather than all found anew: the
+    /// choice is made by what each way's lookups last cost.
+    pub large_kept: bool,
     /// Whether the grid was rebuilt with a new cell size.
     pub regridded: bool,
 }
@@ -717,6 +721,9 @@ pub struct BroadPhase {
     /// The changed boxes found near unchanged large boxes, one list per task (scratch of
     /// `large.rs`).
     near_large: Vec<large::NearLarge>,
+    /// What its two lookups cost, as last measured: whether it keeps pairs or finds them
+    /// all anew.
+    large_costs: large::Costs,
     /// Pairs of a dynamic box with a static one, as `statics::key(dynamic, static)`,
     /// sorted; kept across updates.
     static_pairs: Vec<u64>,
