@@ -1548,3 +1548,39 @@ fn scene_poses_that_are_not_rigid_are_named() {
         "{err}"
     );
 }
+
+/// `bench broad --mesh`: a mesh's triangle boxes as the bodies, one line with the triangle
+/// count and pairs checked; a missing mesh is an error naming it, before any output.
+#[test]
+fn bench_broad_takes_a_mesh_of_boxes() {
+    // The floor's two triangles share an edge, and the tetrahedron's four meet the floor's.
+    let mesh = write(
+        "broad-mesh.obj",
+        format!(
+            "{FLOOR}v 0 0 -0.5\nv 1 0 0.5\nv 0 1 0.5\nv 0 0 1\nf 5 6 7\nf 5 6 8\nf 5 7 8\nf 6 7 8\n"
+        )
+        .as_bytes(),
+    );
+    let out = kdop_ok(&[
+        "bench",
+        "broad",
+        "--mesh",
+        s(&mesh),
+        "--frames",
+        "3",
+        "--json",
+    ]);
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["objects"], 6);
+    assert_eq!(lines[0]["checked"], true);
+    let missing = tmp("no-such-mesh.obj");
+    let out = kdop(&["bench", "broad", "--mesh", s(&missing)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "nothing printed before the error");
+    assert!(
+        stderr(&out).contains("no-such-mesh.obj"),
+        "{}",
+        stderr(&out)
+    );
+}

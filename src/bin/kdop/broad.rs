@@ -299,6 +299,13 @@ fn fat_box_by(c: [f32; 3], h: [f32; 3], g: f32) -> Aabb {
 /// Runs `kdop bench broad`.
 pub fn run(a: &BroadArgs) -> kdop::Result<ExitCode> {
     let pool = crate::common::thread_pool(a.threads.max(1))?;
+    let triangles = a.mesh.as_ref().map(|p| mesh_boxes(p)).transpose()?;
+    if triangles.is_some() && a.statics > 0 {
+        return Err(kdop::Error::InvalidParameter {
+            name: "statics",
+            reason: "static boxes are random boxes: not with --mesh".into(),
+        });
+    }
     if !a.json {
         println!(
             "{:>9} {:>8} {:>10} {:>10} {:>10} {:>11} {:>10} {:>9} {:>11} {:>9} {:>8}",
@@ -314,13 +321,6 @@ pub fn run(a: &BroadArgs) -> kdop::Result<ExitCode> {
             "pairs",
             "checked"
         );
-    }
-    let triangles = a.mesh.as_ref().map(|p| mesh_boxes(p)).transpose()?;
-    if triangles.is_some() && a.statics > 0 {
-        return Err(kdop::Error::InvalidParameter {
-            name: "statics",
-            reason: "static boxes are random boxes: not with --mesh".into(),
-        });
     }
     let counts = match &triangles {
         Some(t) => vec![t.len()],
