@@ -136,16 +136,7 @@ impl Scene {
                 0.0
             };
             let velocity = dir.map(|v| v * speed);
-            // The fat box as if made some frames ago on the same path (a random share of
-            // the frames it lasts): otherwise every box would leave its fat box in the same
-            // few frames, a wave no running scene has.
-            let fastest = velocity.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-            let age = if fastest > 0.0 {
-                rng.f64() as f32 * (2.0 * FAT * h) / fastest
-            } else {
-                0.0
-            };
-            let made = [0, 1, 2].map(|k| c[k] - velocity[k] * age);
+            let made = made_at(&mut rng, c, velocity, 2.0 * FAT * h);
             s.centre.push(c);
             s.half.push(half);
             s.velocity.push(velocity);
@@ -187,13 +178,7 @@ impl Scene {
             let resting = a.asleep > 0.0 && rng.f64() < a.asleep;
             let speed = if resting { 0.0 } else { SPEED * 2.0 * g };
             let velocity = dir.map(|v| v * speed);
-            let age = if speed > 0.0 {
-                rng.f64() as f32 * (2.0 * FAT * g)
-                    / velocity.iter().fold(0.0f32, |m, v| m.max(v.abs()))
-            } else {
-                0.0
-            };
-            let made = [0, 1, 2].map(|k| c[k] - velocity[k] * age);
+            let made = made_at(&mut rng, c, velocity, 2.0 * FAT * g);
             s.centre.push(c);
             s.half.push(half);
             s.grow.push(g);
@@ -286,6 +271,20 @@ fn fat_box(c: [f32; 3], h: [f32; 3]) -> Aabb {
         [0, 1, 2].map(|k| c[k] - f[k]),
         [0, 1, 2].map(|k| c[k] + f[k]),
     )
+}
+
+/// Where the fat box of a box at centre `c` moving `velocity` a frame was made, its fat box
+/// lasting `reach` along the fastest axis: some frames ago on the same path, a random share
+/// of the frames it lasts, so that the boxes leave their fat boxes spread over the frames,
+/// not in one wave no running scene has. Draws from `rng` only for a moving box.
+fn made_at(rng: &mut Rng, c: [f32; 3], velocity: [f32; 3], reach: f32) -> [f32; 3] {
+    let fastest = velocity.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let age = if fastest > 0.0 {
+        rng.f64() as f32 * reach / fastest
+    } else {
+        0.0
+    };
+    [0, 1, 2].map(|k| c[k] - velocity[k] * age)
 }
 
 /// The box of centre `c` and half-extents `h` grown by [`FAT`] times `g` on each side.
