@@ -5,10 +5,10 @@
 //! those, the large dynamic boxes are entered in rows of the coarse levels (as the coarse
 //! statics are, `place.rs`; anew when one of them changed) and each looks up its own level
 //! and the coarser ones, so that their pairs cost what their neighbours do, not the square
-//! of their number. A scene's few large boxes cost their own pairs' worth; many of them are looked
-//! up in slices on rayon's pool. Each large box keeps the boxes it found its pairs with,
-//! a list of its own, so the pairs come out box by box (the same pairs in the same order
-//! for any number of threads).
+//! of their number. A scene's few large boxes cost their own pairs' worth; many of them are
+//! looked up in slices on rayon's pool. Each large box keeps the boxes it found its pairs
+//! with, a list of its own, so the pairs come out box by box (the same pairs in the same
+//! order for any number of threads).
 //!
 //! When few boxes changed since the last update (fewer than the measured costs of the two
 //! ways make worth it, [`Costs`]), the pairs of two unchanged boxes are kept: a changed
@@ -42,12 +42,12 @@ const HUGE: u8 = u8::MAX;
 /// costs among boxes of the same size ([`Costs`] decides once measured).
 const KEEP_UP_TO: usize = 8;
 
-/// What the two lookups of [`BroadPhase::large_pairs`] cost, in boxes compared each, as the
-/// last update that made them measured: a changed box's among the large boxes' coarse rows
-/// (`near`, twice per changed box), and a large box's own (`own`). Their ratio is not one
-/// constant: among boxes of a size a changed box meets few large ones, but in real geometry
-/// (a building's walls and floors among its small triangles) thousands of large boxes fill
-/// the coarse rows, and each changed box compares hundreds.
+/// What the two lookups of [`BroadPhase::large_pairs`] cost, in boxes compared each, as
+/// measured by the last update that made them: a changed box's among the large boxes'
+/// coarse rows (`near`, twice per changed box), and a large box's own (`own`). Their ratio
+/// is not one constant: among boxes of a size a changed box meets few large ones, but in
+/// real geometry (a building's walls and floors among its small triangles) thousands of
+/// large boxes fill the coarse rows, and each changed box compares hundreds.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Costs {
     near: Option<f64>,
