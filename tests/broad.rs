@@ -574,8 +574,9 @@ fn triangle_boxes(path: &std::path::Path) -> Vec<Aabb> {
 /// Real geometry's boxes: every triangle of a mesh of `../shared/data/meshes` a box (one in
 /// five static), clustered and of every size as real parts make them; a building's walls
 /// and floors are large boxes among thousands of small ones. Then a few boxes move, then a
-/// third of them, then a few again (the large boxes' pairs kept, then found anew, then
-/// kept); every update equals the oracle (all pairs, or one plain sweep for the building).
+/// third of them, then a few again, so that the large boxes' pairs are kept in some
+/// updates and found anew in others (both are asserted); every update equals the oracle
+/// (all pairs, or one plain sweep for the building).
 #[test]
 fn real_mesh_triangles_as_boxes_equal_the_oracle() {
     let Some(dir) = common::meshes_dir() else {
