@@ -1584,3 +1584,29 @@ fn bench_broad_takes_a_mesh_of_boxes() {
         stderr(&out)
     );
 }
+
+/// `bench deform --mesh`: a real mesh waved and poked in place of the sheet, one line per
+/// motion with its triangle count; beside `--worn`, which deforms the sheet, it is refused.
+#[test]
+fn bench_deform_takes_a_mesh() {
+    let mesh = write("deform-mesh.obj", FLOOR.as_bytes());
+    let out = kdop_ok(&[
+        "bench",
+        "deform",
+        "--mesh",
+        s(&mesh),
+        "--frames",
+        "2",
+        "--json",
+    ]);
+    let lines = json_lines(&out);
+    let motions: Vec<&str> = lines
+        .iter()
+        .map(|l| l["motion"].as_str().unwrap())
+        .collect();
+    assert_eq!(motions, ["wave", "poke"]);
+    assert!(lines.iter().all(|l| l["triangles"] == 2), "{lines:?}");
+    let out = kdop(&["bench", "deform", "--mesh", s(&mesh), "--worn"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not with --mesh"), "{}", stderr(&out));
+}

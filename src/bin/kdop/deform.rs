@@ -68,6 +68,12 @@ pub struct DeformArgs {
     /// in slices (`WorldOptions::renew_budget`) and without.
     #[arg(long)]
     twist: bool,
+    /// A real mesh instead of the sheet (`--triangles` is then its count): scaled so that its
+    /// larger x or y extent is the sheet's 10 and centred where the sheet is, each vertex
+    /// moved along z by what the motion gives at its x and y. Real meshes' vertex and
+    /// triangle orders are not a grid's, nor are their triangles' sizes.
+    #[arg(long)]
+    mesh: Option<std::path::PathBuf>,
 }
 
 /// How the sheet moves in `kdop bench deform`.
@@ -132,21 +138,48 @@ fn frame(rest: &[DVec3], bump: f64, f: usize, out: &mut Vec<DVec3>) {
         } else {
             0.5 * (p.x * 1.3 + t).sin() * (p.y * 0.9 - t).cos()
         };
-        DVec3::new(p.x, p.y, z)
+        DVec3::new(p.x, p.y, p.z + z)
     }));
+}
+
+/// The mesh at `path` scaled and moved so that its larger x or y extent is 10 and its x–y
+/// centre the sheet's (5, 5), where the motions are made.
+fn on_the_sheet(path: &std::path::Path) -> kdop::Result<Mesh> {
+    let m = kdop::io::formats::load_mesh(path)?;
+    let (lo, hi) = m.bounds();
+    let s = 10.0 / (hi.x - lo.x).max(hi.y - lo.y).max(f64::MIN_POSITIVE);
+    let centre = (lo + hi) / 2.0;
+    let to = kdop::Pose::new(
+        glam::DMat3::from_diagonal(DVec3::splat(s)),
+        DVec3::new(5.0, 5.0, 0.0) - centre * s,
+    )?;
+    m.transformed(&to)
 }
 
 pub fn run(a: &DeformArgs) -> kdop::Result<ExitCode> {
     let pool = crate::common::thread_pool(a.threads.max(1))?;
+    if a.mesh.is_some() && (a.worn || a.twist) {
+        return Err(kdop::Error::InvalidParameter {
+            name: "mesh",
+            reason: "--worn and --twist deform the sheet: not with --mesh".into(),
+        });
+    }
     if a.worn {
         return pool.install(|| worn(a));
     }
     if a.twist {
         return pool.install(|| twist(a));
     }
-    for &n in &a.triangles {
-        let m = ((n as f64 / 2.0).sqrt().round() as usize).max(1);
-        let rest = sheet(m);
+    let real = a.mesh.as_deref().map(on_the_sheet).transpose()?;
+    let sizes = match &real {
+        Some(m) => vec![m.triangle_count()],
+        None => a.triangles.clone(),
+    };
+    for &n in &sizes {
+        let rest = match &real {
+            Some(m) => m.clone(),
+            None => sheet(((n as f64 / 2.0).sqrt().round() as usize).max(1)),
+        };
         let tris = rest.triangle_count();
         for &m in &a.motion {
             let motion = match m {
