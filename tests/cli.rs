@@ -549,6 +549,15 @@ fn paper_takes_real_meshes_in_scene_roles() {
     assert_eq!(v[0]["rows"].as_array().unwrap().len(), 4, "one row per k");
 }
 
+/// Runs `kdop` and asserts that it refused the arguments (exit status 2) with `says` in
+/// its standard error; returns its output.
+fn refused(args: &[&str], says: &str) -> Output {
+    let out = kdop(args);
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    out
+}
+
 /// Standard error as text.
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -649,21 +658,16 @@ fn option_values_out_of_range_are_refused_with_the_range() {
     }
     assert!(stderr(&kdop(&["flight", "--leaf", "0"])).contains("1..=4096"));
     for pace in ["-1", "1001", "NaN", "soon"] {
-        let out = kdop(&["demo", &format!("--pace={pace}"), "--steps", "1"]);
-        assert_eq!(out.status.code(), Some(2), "--pace {pace}");
-        assert!(stderr(&out).contains("from 0 to 1000"), "{}", stderr(&out));
+        refused(
+            &["demo", &format!("--pace={pace}"), "--steps", "1"],
+            "from 0 to 1000",
+        );
     }
     for args in [
         &["demo", "--resting=2", "--steps", "1"][..],
         &["bench", "broad", "--asleep=-0.5", "--objects", "10"],
     ] {
-        let out = kdop(args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(
-            stderr(&out).contains("not a share from 0 to 1"),
-            "{}",
-            stderr(&out)
-        );
+        refused(args, "not a share from 0 to 1");
     }
 }
 
@@ -1575,14 +1579,11 @@ fn bench_broad_takes_a_mesh_of_boxes() {
     assert_eq!(lines[0]["objects"], 6);
     assert_eq!(lines[0]["checked"], true);
     let missing = tmp("no-such-mesh.obj");
-    let out = kdop(&["bench", "broad", "--mesh", s(&missing)]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(out.stdout.is_empty(), "nothing printed before the error");
-    assert!(
-        stderr(&out).contains("no-such-mesh.obj"),
-        "{}",
-        stderr(&out)
+    let out = refused(
+        &["bench", "broad", "--mesh", s(&missing)],
+        "no-such-mesh.obj",
     );
+    assert!(out.stdout.is_empty(), "nothing printed before the error");
 }
 
 /// `bench deform --mesh`: a real mesh waved and poked in place of the sheet, one line per
@@ -1606,7 +1607,8 @@ fn bench_deform_takes_a_mesh() {
         .collect();
     assert_eq!(motions, ["wave", "poke"]);
     assert!(lines.iter().all(|l| l["triangles"] == 2), "{lines:?}");
-    let out = kdop(&["bench", "deform", "--mesh", s(&mesh), "--worn"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("not with --mesh"), "{}", stderr(&out));
+    refused(
+        &["bench", "deform", "--mesh", s(&mesh), "--worn"],
+        "not with --mesh",
+    );
 }
