@@ -1450,16 +1450,11 @@ fn a_world_loaded_at_once_gives_its_scratch_back_and_answers_alike() {
 }
 
 /// A real mesh from `../shared/data/meshes`, centred on the origin and scaled to the
-/// diagonal `diag`.
+/// diagonal `diag` (`fit_mesh` into a cube of that diagonal).
 fn real_mesh(dir: &std::path::Path, name: &str, diag: f64) -> Mesh {
     let m = kdop::io::formats::load_mesh(dir.join(name)).unwrap();
-    let (lo, hi) = m.bounds();
-    let s = diag / (hi - lo).length();
-    let fit = Pose::new(
-        glam::DMat3::from_diagonal(DVec3::splat(s)),
-        -(lo + hi) / 2.0 * s,
-    );
-    m.transformed(&fit.unwrap()).unwrap()
+    let half = DVec3::splat(diag / 2.0 / 3f64.sqrt());
+    kdop::scene::paper::fit_mesh(&m, -half, half).unwrap()
 }
 
 /// Real meshes in a world: CAD parts, a robot link, a knot, a ball and FCL's robot as
